@@ -1,0 +1,6 @@
+"""``python -m opinfo`` is the ``opinfo`` command."""
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,78 @@
+"""What opinfo reports: one OpInfo per recovered op, one FuncInfo per PrimFunc.
+
+These are the contract between recovery (``opinfo.analyze``) and its users (``layout``,
+``byoc``, the CLI). Op names and attribute names/values follow ../shared/DESIGN.md.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from tir.node import EMPTY, Map
+
+KINDS = ("elemwise", "broadcast", "injective", "comm_reduce", "out_ewise_fusable", "opaque")
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Map):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+@attrs.frozen
+class Operand:
+    """One input or output of a recovered op."""
+
+    role: str
+    """What the operand is to the op: "data", "weight", "bias", "lhs", "rhs", "gamma",
+    "beta", "mean", "var", "indices", "condition", "input", "output", ..."""
+    buffer: str
+    """Name of the buffer in the PrimFunc (a parameter or an intermediate)."""
+    param: "int | None" = None
+    """Index of the PrimFunc parameter holding it; None for an intermediate buffer."""
+
+    def to_json(self) -> dict:
+        return {"role": self.role, "buffer": self.buffer, "param": self.param}
+
+
+@attrs.frozen
+class OpInfo:
+    """A recovered op: Relax op name, its attributes and its operands."""
+
+    name: str
+    """Relax op name without ``relax.``: "nn.conv2d", "add", "sum", ..."""
+    attrs: Map = attrs.field(default=EMPTY, converter=Map)
+    """Relax attribute names and value formats (lists become tuples here, lists in JSON)."""
+    operands: tuple = attrs.field(default=(), converter=tuple)
+    """Inputs in Relax argument order."""
+    output: "Operand | None" = None
+    """Where the op writes its result."""
+    blocks: tuple = attrs.field(default=(), converter=tuple)
+    """Names of the blocks that implement this op."""
+
+    def to_json(self) -> dict:
+        out = {"op": self.name, "attrs": _jsonable(self.attrs),
+               "operands": [o.to_json() for o in self.operands]}
+        if self.output is not None:
+            out["output"] = self.output.to_json()
+        if self.blocks:
+            out["blocks"] = list(self.blocks)
+        return out
+
+
+@attrs.frozen
+class FuncInfo:
+    """What was recovered from one PrimFunc: its TVM pattern kind and its ops in dataflow order.
+
+    ``ops`` is empty when recognition abstained: never a guess.
+    """
+
+    name: "str | None"
+    kind: str = attrs.field(validator=attrs.validators.in_(KINDS))
+    ops: tuple = attrs.field(default=(), converter=tuple)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "ops": [o.to_json() for o in self.ops]}

@@ -1,0 +1,80 @@
+"""Base classes shared by every IR node, and the hashable mapping used for attributes."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Iterator
+
+
+class Node:
+    """Marker base of all IR nodes (expressions, statements, buffers, functions, modules).
+
+    Value nodes compare by their fields; binders (variables, buffers) compare by identity.
+    """
+
+    __slots__ = ()
+
+    def script(self, dialect: str = "tirx") -> str:
+        """TVMScript text of this node (see :func:`tir.to_script`)."""
+        from .printer import to_script
+
+        return to_script(self, dialect=dialect)
+
+
+def freeze(value: Any) -> Any:
+    """Turn lists and dicts (recursively) into tuples and Maps so they can be hashed."""
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(v) for v in value)
+    if isinstance(value, dict):
+        return Map(value)
+    return value
+
+
+class Map(Mapping):
+    """An immutable, hashable mapping that keeps insertion order.
+
+    Used for annotations, function attributes and buffer maps. Keys may be strings or
+    binder nodes (which hash by identity).
+    """
+
+    __slots__ = ("_items", "_dict", "_hash")
+
+    def __init__(self, items: "Mapping | Iterator | None" = None):
+        pairs = items.items() if isinstance(items, Mapping) else (items or ())
+        self._dict = {k: freeze(v) for k, v in pairs}
+        self._items = tuple(self._dict.items())
+        self._hash = None
+
+    def __getitem__(self, key):
+        return self._dict[key]
+
+    def __iter__(self):
+        return iter(self._dict)
+
+    def __len__(self) -> int:
+        return len(self._dict)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(self._items)
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Map):
+            return self._items == other._items
+        return isinstance(other, Mapping) and dict(self._items) == dict(other)
+
+    def __repr__(self) -> str:
+        return f"Map({dict(self._items)!r})"
+
+    def set(self, key, value) -> "Map":
+        """A copy with ``key`` set to ``value``."""
+        d = dict(self._dict)
+        d[key] = value
+        return Map(d)
+
+    def without(self, key) -> "Map":
+        """A copy without ``key``."""
+        return Map((k, v) for k, v in self._items if k != key)
+
+
+EMPTY = Map()
