@@ -1,0 +1,72 @@
+"""Binary ops with numpy broadcasting (``T_add``, ``T_less``... blocks over ``ax0...``) and ``where``."""
+from __future__ import annotations
+
+from ..buffer import Buffer
+from ..builder import Builder
+from .. import dtype as dt
+from ..expr import (EQ, LE, LT, NE, And, Call, Cast, FloorDiv, FloorMod, Max, Min, Or, Select,
+                    const)
+from .broadcast import broadcast_index, broadcast_shape
+from .common import OpError
+
+
+def _floor_divide(a, c):
+    if a.dtype.is_float:
+        return Call(a.dtype, "floor", (a / c,))
+    return FloorDiv(a, c)
+
+
+def _floor_mod(a, c):
+    if a.dtype.is_float:
+        return a - Call(a.dtype, "floor", (a / c,)) * c
+    return FloorMod(a, c)
+
+
+# op name -> (block name, expression of the two operands, result is bool)
+BINARY = {
+    "add": ("T_add", lambda a, c: a + c, False),
+    "subtract": ("T_subtract", lambda a, c: a - c, False),
+    "multiply": ("T_multiply", lambda a, c: a * c, False),
+    "divide": ("T_divide", lambda a, c: a / c, False),
+    "maximum": ("T_maximum", Max, False),
+    "minimum": ("T_minimum", Min, False),
+    "power": ("T_power", lambda a, c: Call(a.dtype, "pow", (a, c)), False),
+    "floor_divide": ("T_floor_divide", _floor_divide, False),
+    "floor_mod": ("T_floor_mod", _floor_mod, False),
+    "equal": ("T_equal", EQ, True),
+    "not_equal": ("T_not_equal", NE, True),
+    "less": ("T_less", LT, True),
+    "less_equal": ("T_less_equal", LE, True),
+    "greater": ("T_greater", lambda a, c: LT(c, a), True),
+    "greater_equal": ("T_greater_equal", lambda a, c: LE(c, a), True),
+    "logical_and": ("T_logical_and", And, True),
+    "logical_or": ("T_logical_or", Or, True),
+}
+
+
+def binary(b: Builder, op: str, x: Buffer, y: Buffer) -> Buffer:
+    """``op`` applied elementwise to ``x`` and ``y`` broadcast together."""
+    name, fn, is_cmp = BINARY[op]
+    if x.dtype != y.dtype:
+        raise OpError(op, "dtype", f"operand types differ ({x.dtype} vs {y.dtype}); insert astype")
+    shape = broadcast_shape([x.shape, y.shape], op)
+
+    def body(*i):
+        return fn(x[broadcast_index(x.shape, i, shape)], y[broadcast_index(y.shape, i, shape)])
+
+    return b.compute(name, shape, body, names=[f"ax{d}" for d in range(len(shape))],
+                     dtype=dt.bool_ if is_cmp else x.dtype)
+
+
+def where(b: Builder, cond: Buffer, x: Buffer, y: Buffer) -> Buffer:
+    """``Select(0 < int64(cond), x, y)`` with the three operands broadcast together."""
+    if x.dtype != y.dtype:
+        raise OpError("where", "dtype", f"branch types differ ({x.dtype} vs {y.dtype})")
+    shape = broadcast_shape([cond.shape, x.shape, y.shape], "where")
+
+    def body(*i):
+        c = cond[broadcast_index(cond.shape, i, shape)]
+        test = LT(const(0, dt.int64), Cast(dt.int64, c)) if c.dtype != dt.int64 else LT(const(0, dt.int64), c)
+        return Select(test, x[broadcast_index(x.shape, i, shape)], y[broadcast_index(y.shape, i, shape)])
+
+    return b.compute("T_where", shape, body, names=[f"ax{d}" for d in range(len(shape))])

@@ -1,0 +1,177 @@
+"""The public op table: one function per Relax op name, taking the builder, the input buffers
+and the op's attributes under their Relax names (DESIGN.md). :func:`tir.topi.lower` reads
+each function's signature to know the inputs and the accepted attributes."""
+from __future__ import annotations
+
+from ..builder import Builder
+from . import binary as bin_
+from . import conv as cv
+from . import elemwise as ew
+from . import matmul as mm
+from . import pool as pl
+from . import reduce as rd
+from . import softmax as sm
+
+
+# ---------------------------------------------------------------- convolution
+def nn_conv1d(b: Builder, data, weight, *, strides=1, padding=0, dilation=1, groups=1, data_layout="NCW",
+              kernel_layout="OIW", out_layout=None, out_dtype=None):
+    return cv.conv(b, data, weight, op="nn.conv1d", nd=1, strides=strides, padding_=padding, dilation=dilation,
+                   groups=groups, data_layout=data_layout, kernel_layout=kernel_layout, out_layout=out_layout,
+                   out_dtype_=out_dtype)
+
+
+def nn_conv2d(b: Builder, data, weight, *, strides=1, padding=0, dilation=1, groups=1, data_layout="NCHW",
+              kernel_layout="OIHW", out_layout=None, out_dtype=None):
+    return cv.conv(b, data, weight, op="nn.conv2d", nd=2, strides=strides, padding_=padding, dilation=dilation,
+                   groups=groups, data_layout=data_layout, kernel_layout=kernel_layout, out_layout=out_layout,
+                   out_dtype_=out_dtype)
+
+
+def nn_conv3d(b: Builder, data, weight, *, strides=1, padding=0, dilation=1, groups=1, data_layout="NCDHW",
+              kernel_layout="OIDHW", out_layout=None, out_dtype=None):
+    return cv.conv(b, data, weight, op="nn.conv3d", nd=3, strides=strides, padding_=padding, dilation=dilation,
+                   groups=groups, data_layout=data_layout, kernel_layout=kernel_layout, out_layout=out_layout,
+                   out_dtype_=out_dtype)
+
+
+# ---------------------------------------------------------------- pooling
+def _pool(nd, kind, default_layout):
+    op = f"nn.{kind}_pool{nd}d"
+
+    def lower_pool(b: Builder, data, *, pool_size=1, strides=1, dilation=1, padding=0, ceil_mode=False,
+                   count_include_pad=False, layout=default_layout, out_layout=None):
+        return pl.pool(b, data, op=op, nd=nd, kind=kind, pool_size=pool_size, strides=strides,
+                       dilation=dilation, padding_=padding, ceil_mode=ceil_mode,
+                       count_include_pad=count_include_pad, layout=layout, out_layout=out_layout)
+
+    lower_pool.__name__ = op.replace(".", "_")
+    lower_pool.__doc__ = f"``{op}``"
+    return lower_pool
+
+
+def nn_adaptive_avg_pool2d(b: Builder, data, *, output_size=None, layout="NCHW", out_layout=None):
+    return pl.adaptive_avg_pool2d(b, data, op="nn.adaptive_avg_pool2d", output_size=output_size, layout=layout,
+                                  out_layout=out_layout)
+
+
+# ---------------------------------------------------------------- linear algebra, casts
+def matmul(b: Builder, x, y, *, out_dtype=None):
+    return mm.matmul(b, x, y, out_dtype)
+
+
+def astype(b: Builder, x, *, dtype="float32"):
+    return ew.astype(b, x, dtype)
+
+
+# ---------------------------------------------------------------- elementwise
+def _unary(name):
+    def lower_unary(b: Builder, x):
+        return ew.unary(b, name, x)
+
+    lower_unary.__name__ = name
+    return lower_unary
+
+
+def _binary(name):
+    def lower_binary(b: Builder, x, y):
+        return bin_.binary(b, name, x, y)
+
+    lower_binary.__name__ = name
+    return lower_binary
+
+
+def nn_relu(b: Builder, x):
+    return ew.relu(b, x)
+
+
+def nn_relu6(b: Builder, x, *, min=0.0, max=6.0):  # noqa: A002 - Relax argument names
+    return ew.clip(b, x, min, max)
+
+
+def clip(b: Builder, x, *, min=None, max=None):  # noqa: A002
+    if min is None or max is None:
+        from .common import OpError
+        raise OpError("clip", "min" if min is None else "max", "is required")
+    return ew.clip(b, x, min, max)
+
+
+def nn_leakyrelu(b: Builder, x, *, alpha=0.01):
+    return ew.leakyrelu(b, x, alpha)
+
+
+def nn_softplus(b: Builder, x, *, beta=1.0, threshold=20.0):
+    return ew.softplus(b, x, beta, threshold)
+
+
+def nn_gelu(b: Builder, x):
+    return ew.gelu(b, x)
+
+
+def nn_gelu_tanh(b: Builder, x):
+    return ew.gelu_tanh(b, x)
+
+
+def nn_silu(b: Builder, x):
+    return ew.silu(b, x)
+
+
+def nn_selu(b: Builder, x):
+    return ew.selu(b, x)
+
+
+def where(b: Builder, condition, x, y):
+    return bin_.where(b, condition, x, y)
+
+
+# ---------------------------------------------------------------- softmax and reductions
+def nn_softmax(b: Builder, x, *, axis=-1):
+    return sm.softmax(b, x, axis)
+
+
+def nn_log_softmax(b: Builder, x, *, axis=-1):
+    return sm.log_softmax(b, x, axis)
+
+
+def _reduce(name):
+    def lower_reduce(b: Builder, x, *, axis=None, keepdims=False):
+        return rd.reduce(b, name, x, axis, keepdims)
+
+    lower_reduce.__name__ = name
+    return lower_reduce
+
+
+def variance(b: Builder, x, *, axis=None, keepdims=False):
+    return rd.variance(b, x, axis, keepdims)
+
+
+def _arg(name):
+    def lower_arg(b: Builder, x, *, axis=None, keepdims=False):
+        return rd.arg_reduce(b, name, x, axis, keepdims)
+
+    lower_arg.__name__ = name
+    return lower_arg
+
+
+def op_table() -> dict:
+    """Op name -> lowering function (built on call; nothing is registered at import)."""
+    table = {
+        "nn.conv1d": nn_conv1d, "nn.conv2d": nn_conv2d, "nn.conv3d": nn_conv3d,
+        "nn.adaptive_avg_pool2d": nn_adaptive_avg_pool2d,
+        "matmul": matmul, "astype": astype,
+        "nn.relu": nn_relu, "nn.relu6": nn_relu6, "clip": clip, "nn.leakyrelu": nn_leakyrelu,
+        "nn.softplus": nn_softplus, "nn.gelu": nn_gelu, "nn.gelu_tanh": nn_gelu_tanh, "nn.silu": nn_silu,
+        "nn.selu": nn_selu, "where": where,
+        "nn.softmax": nn_softmax, "nn.log_softmax": nn_log_softmax,
+        "variance": variance, "argmax": _arg("argmax"), "argmin": _arg("argmin"),
+    }
+    for nd, layout in ((1, "NCW"), (2, "NCHW"), (3, "NCDHW")):
+        for kind in ("max", "avg"):
+            table[f"nn.{kind}_pool{nd}d"] = _pool(nd, kind, layout)
+    for name in list(ew.INTRINSICS) + ["negative", "square", "sign"]:
+        table[name] = _unary(name)
+    for name in bin_.BINARY:
+        table[name] = _binary(name)
+    for name in ("sum", "mean", "max", "min", "prod"):
+        table[name] = _reduce(name)
+    return table
