@@ -1,0 +1,50 @@
+"""The TVMScript reader: ``tir.parse(text)`` -> IRModule or PrimFunc.
+
+The text is read with Python's ``ast`` module and never executed. Both dialects are
+accepted: ``tir`` (``T.block``, ``T.alloc_buffer``, TVM up to 0.24) and ``tirx``
+(``T.sblock``, ``T.sblock_alloc_buffer``, ``s_tir=True``, 0.25 and later). Anything the
+reader does not understand raises :class:`tir.ParseError` with its line and column.
+"""
+from __future__ import annotations
+
+import ast
+import gc
+
+from ..errors import ParseError
+from .context import Context
+from .module import read_file
+
+__all__ = ["parse", "parse_file", "ParseError"]
+
+
+def parse(text: str):
+    """Read TVMScript: a module (``@I.ir_module class``) gives an IRModule, a lone
+    ``@T.prim_func`` a PrimFunc (with ``global_symbol`` set to its name unless private)."""
+    if not isinstance(text, str):
+        raise ParseError(f"expected TVMScript text, got {type(text).__name__}", 1, 1)
+    # The reader allocates many small objects and frees none: the cyclic collector would
+    # only rescan them, so it is paused for the duration of the call.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return read_file(Context(), _syntax(text))
+    except RecursionError:
+        raise ParseError("input nested too deeply", 1, 1) from None
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def parse_file(path: str):
+    """Read a TVMScript file (see :func:`parse`)."""
+    with open(path, encoding="utf-8") as f:
+        return parse(f.read())
+
+
+def _syntax(text: str) -> ast.Module:
+    try:
+        return ast.parse(text)
+    except SyntaxError as err:
+        raise ParseError(f"invalid Python syntax: {err.msg}", err.lineno or 1, err.offset or 1) from None
+    except (ValueError, MemoryError, RecursionError) as err:
+        raise ParseError(f"cannot read the text: {err}", 1, 1) from None

@@ -1,0 +1,258 @@
+"""Scalar expressions of TVMScript: names, literals, operators, buffer loads and ``T.*`` calls.
+
+Literals stay Python numbers until they meet a typed operand, whose dtype they take
+(``i * 2`` with an int64 ``i`` gives an int64 constant); a lone integer literal is int32 and
+a lone float literal float32, as in TVM. Operands of different widths are widened like TVM
+does (an int32 operand meeting an int64 one is cast; a constant is re-typed instead).
+"""
+from __future__ import annotations
+
+import ast
+
+from .. import dtype as dt
+from ..buffer import Buffer
+from ..expr import (
+    EQ, GE, GT, LE, LT, NE, Add, And, BufferLoad, Cast, Div, FloatImm, FloorDiv, FloorMod,
+    IntImm, Mul, Not, Or, PrimExpr, Select, StringImm, Sub, convert,
+)
+from ..errors import ParseError
+from .context import Context, describe, dotted, error
+
+_BINOPS = {ast.Add: Add, ast.Sub: Sub, ast.Mult: Mul, ast.Div: Div, ast.FloorDiv: FloorDiv, ast.Mod: FloorMod}
+_CMPOPS = {ast.Eq: EQ, ast.NotEq: NE, ast.Lt: LT, ast.LtE: LE, ast.Gt: GT, ast.GtE: GE}
+_NUMBER = (bool, int, float)
+
+
+def expr(ctx: Context, node):
+    """Evaluate an expression node: a PrimExpr, a Python number, a string or a Buffer."""
+    handler = _HANDLERS.get(type(node))
+    if handler is None:
+        raise error(node, f"unsupported expression {describe(node)!r}; expected a TIR expression")
+    try:
+        return handler(ctx, node)
+    except ParseError:
+        raise
+    except RecursionError:
+        raise error(node, "expression nested too deeply") from None
+    except Exception as err:  # noqa: BLE001 - an IR constructor refused the operands
+        raise error(node, f"invalid expression {describe(node)!r}: {err}") from None
+
+
+def prim(ctx: Context, node, like: "dt.DataType | None" = None) -> PrimExpr:
+    """Evaluate ``node`` to a PrimExpr; Python literals take dtype ``like`` (or the default)."""
+    value = expr(ctx, node)
+    return to_prim(value, node, like)
+
+
+def to_prim(value, node, like: "dt.DataType | None" = None) -> PrimExpr:
+    """Turn an evaluated value into a PrimExpr, or raise a ParseError at ``node``."""
+    if isinstance(value, PrimExpr):
+        return value
+    if isinstance(value, _NUMBER):
+        return convert(value, like)
+    if isinstance(value, str):
+        return StringImm(value)
+    if isinstance(value, Buffer):
+        raise error(node, f"buffer {value.name!r} used as a value; expected an element such as {value.name}[i]")
+    raise error(node, f"expected a TIR expression, got {describe(node)!r}")
+
+
+def match_types(a: PrimExpr, b: PrimExpr):
+    """Bring two operands to one dtype the way TVM does (widen, int -> float)."""
+    da, db = a.dtype, b.dtype
+    if da == db:
+        return a, b
+    if _wider(da, db):
+        return a, _retype(b, da)
+    return _retype(a, db), b
+
+
+def _wider(da, db) -> bool:
+    if da.is_float != db.is_float:
+        return da.is_float
+    if da.is_bool != db.is_bool:
+        return db.is_bool
+    return da.bits >= db.bits
+
+
+def _retype(e: PrimExpr, d) -> PrimExpr:
+    if isinstance(e, IntImm) and (d.is_integer or d.is_bool):
+        return IntImm(d, e.value)
+    if isinstance(e, (IntImm, FloatImm)) and d.is_float:
+        return FloatImm(d, float(e.value))
+    return Cast(d, e)
+
+
+def operands(a, b, node=None) -> tuple:
+    """Two evaluated operands as PrimExprs of one dtype (literals take the other side's type)."""
+    a_lit, b_lit = not isinstance(a, PrimExpr), not isinstance(b, PrimExpr)
+    if a_lit and b_lit:
+        a = to_prim(a, node)
+        a_lit = False
+    if a_lit:
+        a = to_prim(a, node, b.dtype)
+    elif b_lit:
+        b = to_prim(b, node, a.dtype)
+    return match_types(a, b)
+
+
+def binary(cls, a, b, node=None) -> PrimExpr:
+    """Build ``cls(a, b)`` from evaluated operands."""
+    a, b = operands(a, b, node)
+    return cls(a, b)
+
+
+def span(lo: PrimExpr, hi: PrimExpr) -> PrimExpr:
+    """The extent of ``[lo, hi)`` as the printer writes it back.
+
+    Constants fold; ``0:n`` is ``n``; ``m:m + e`` is ``e``; anything else is ``hi - lo``.
+    """
+    from ..structural import structural_equal
+
+    lo, hi = match_types(lo, hi)
+    if isinstance(lo, IntImm) and isinstance(hi, IntImm):
+        return IntImm(hi.dtype, hi.value - lo.value)
+    if isinstance(lo, IntImm) and lo.value == 0:
+        return hi
+    if isinstance(hi, Add) and structural_equal(hi.a, lo):
+        return hi.b
+    return Sub(hi, lo)
+
+
+def boolean(value, node) -> PrimExpr:
+    """A bool PrimExpr from an evaluated operand of ``and``/``or``/``not``."""
+    if isinstance(value, bool):
+        return IntImm(dt.bool_, int(value))
+    return to_prim(value, node)
+
+
+# ---------------------------------------------------------------------------- handlers
+
+def _name(ctx, node):
+    return ctx.lookup(node.id, node)
+
+
+def _constant(ctx, node):
+    value = node.value
+    if isinstance(value, (_NUMBER, str)):
+        return value
+    raise error(node, f"unsupported literal {value!r}")
+
+
+def _binop(ctx, node):
+    cls = _BINOPS.get(type(node.op))
+    if cls is None:
+        raise error(node, f"unsupported operator in {describe(node)!r}; expected + - * / // %")
+    return binary(cls, expr(ctx, node.left), expr(ctx, node.right), node)
+
+
+def _unaryop(ctx, node):
+    value = expr(ctx, node.operand)
+    op = type(node.op)
+    if op is ast.Not:
+        return not value if isinstance(value, bool) else Not(boolean(value, node))
+    if op is ast.UAdd:
+        return value
+    if op is not ast.USub:
+        raise error(node, "unsupported unary operator; expected -, + or not")
+    if isinstance(value, _NUMBER) and not isinstance(value, bool):
+        return -value
+    value = to_prim(value, node.operand)
+    if isinstance(value, IntImm):
+        return IntImm(value.dtype, -value.value)
+    if isinstance(value, FloatImm):
+        return FloatImm(value.dtype, -value.value)
+    return -value
+
+
+def _compare(ctx, node):
+    left = expr(ctx, node.left)
+    out = None
+    for op, right_node in zip(node.ops, node.comparators):
+        cls = _CMPOPS.get(type(op))
+        if cls is None:
+            raise error(node, "unsupported comparison; expected == != < <= > >=")
+        right = expr(ctx, right_node)
+        term = binary(cls, left, right, node)
+        out = term if out is None else And(out, term)
+        left = right
+    return out
+
+
+def _boolop(ctx, node):
+    cls = And if isinstance(node.op, ast.And) else Or
+    values = [boolean(expr(ctx, v), v) for v in node.values]
+    out = values[0]
+    for v in values[1:]:
+        out = cls(out, v)
+    return out
+
+
+def _ifexp(ctx, node):
+    cond = boolean(expr(ctx, node.test), node.test)
+    return binary_select(cond, expr(ctx, node.body), expr(ctx, node.orelse), node)
+
+
+def binary_select(cond, t, f, node) -> PrimExpr:
+    """``Select(cond, t, f)`` with literal branches typed like the other branch."""
+    t, f = _same_type_pair(t, f, node)
+    return Select(cond, t, f)
+
+
+def _same_type_pair(t, f, node):
+    return operands(t, f, node)
+
+
+def _subscript(ctx, node):
+    target = expr(ctx, node.value)
+    if not isinstance(target, Buffer):
+        raise error(node, f"cannot index {describe(node.value)!r}; expected a buffer")
+    return BufferLoad(target, indices(ctx, target, node.slice, node))
+
+
+def index_nodes(slice_node) -> list:
+    """The index expressions of ``A[i, j]`` (``A[()]`` has none)."""
+    if isinstance(slice_node, ast.Tuple):
+        return list(slice_node.elts)
+    return [slice_node]
+
+
+def indices(ctx, buffer: Buffer, slice_node, node) -> tuple:
+    """Point indices of a buffer access, checked against the buffer's rank."""
+    nodes = index_nodes(slice_node)
+    if len(nodes) != len(buffer.shape):
+        raise error(node, f"buffer {buffer.name!r} has rank {len(buffer.shape)}, accessed with {len(nodes)} indices")
+    out = []
+    for n in nodes:
+        if isinstance(n, ast.Slice):
+            raise error(n, "a slice is only allowed in T.reads/T.writes regions")
+        out.append(prim(ctx, n))
+    return tuple(out)
+
+
+def _call(ctx, node):
+    from .tir_calls import call_handler
+
+    name = dotted(node.func)
+    handler = call_handler(name)
+    if handler is None:
+        raise error(node, f"unknown function {name or describe(node.func)!r} in a TIR expression")
+    return handler(ctx, node)
+
+
+def _attribute(ctx, node):
+    raise error(node, f"unexpected {describe(node)!r} in a TIR expression")
+
+
+_HANDLERS = {
+    ast.Name: _name,
+    ast.Constant: _constant,
+    ast.BinOp: _binop,
+    ast.UnaryOp: _unaryop,
+    ast.Compare: _compare,
+    ast.BoolOp: _boolop,
+    ast.IfExp: _ifexp,
+    ast.Subscript: _subscript,
+    ast.Call: _call,
+    ast.Attribute: _attribute,
+}

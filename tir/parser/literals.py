@@ -1,0 +1,49 @@
+"""Attribute values (``T.func_attr``, block attributes, loop annotations) as Python data."""
+from __future__ import annotations
+
+import ast
+
+from ..expr import FloatImm, IntImm, PrimExpr
+from .context import describe, error
+
+
+def literal(ctx, node):
+    """A Python value from a literal: numbers, strings, bools, None, lists, tuples, dicts.
+
+    ``T.int32(4)`` and friends give their number; other TIR expressions are kept as PrimExprs.
+    """
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [literal(ctx, e) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        return _dict(ctx, node)
+    from .expr import expr
+
+    value = expr(ctx, node)
+    if isinstance(value, (IntImm, FloatImm)) and not value.dtype.is_bool:
+        return value.value
+    if isinstance(value, IntImm):
+        return bool(value.value)
+    if isinstance(value, (PrimExpr, int, float, str)):
+        return value
+    raise error(node, f"expected a literal value, got {describe(node)!r}")
+
+
+def _dict(ctx, node: ast.Dict) -> dict:
+    out = {}
+    for k, v in zip(node.keys, node.values):
+        if k is None:
+            raise error(v, "**expansion is not supported in an attribute dict")
+        key = literal(ctx, k)
+        if not isinstance(key, str):
+            raise error(k, "attribute names must be strings")
+        out[key] = literal(ctx, v)
+    return out
+
+
+def literal_dict(ctx, node) -> dict:
+    """A ``{"name": value}`` literal."""
+    if not isinstance(node, ast.Dict):
+        raise error(node, f"expected a dict such as {{\"key\": value}}, got {describe(node)!r}")
+    return _dict(ctx, node)

@@ -1,0 +1,290 @@
+"""``@R.function`` -> graph-level Function: typed parameters, dataflow blocks of bindings."""
+from __future__ import annotations
+
+import ast
+
+from .. import dtype as dt
+from .. import relax as rx
+from ..expr import PrimExpr, Var
+from ..errors import ParseError
+from .context import describe, dotted, error
+from .expr import expr
+from .literals import literal_dict
+from .tir_calls import dtype_arg, keyword, positional
+
+
+class ModuleRef:
+    """The value of ``cls = Module`` inside a graph function."""
+
+
+MODULE = ModuleRef()
+
+
+def function(ctx, node: ast.FunctionDef, flags: dict) -> rx.Function:
+    """Read an ``@R.function``; a non-private one gets ``global_symbol`` = its name."""
+    a = node.args
+    if a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs:
+        raise error(node, f"function {node.name!r}: only plain annotated parameters are supported")
+    mark = ctx.mark()
+    try:
+        params = [_param(ctx, p) for p in a.args]
+        ret_type = struct_info(ctx, node.returns) if node.returns is not None else None
+        attrs, blocks, ret = _body(ctx, node)
+    finally:
+        ctx.release(mark)
+    if not flags.get("private", False) and "global_symbol" not in attrs:
+        attrs["global_symbol"] = node.name
+    return rx.Function(tuple(params), tuple(blocks), ret, ret_type, attrs)
+
+
+def _param(ctx, arg: ast.arg) -> rx.RVar:
+    if arg.annotation is None:
+        raise error(arg, f"parameter {arg.arg!r} needs a type such as R.Tensor((n, 4), \"float32\")")
+    var = rx.RVar(arg.arg, struct_info(ctx, arg.annotation))
+    ctx.define(arg.arg, var)
+    return var
+
+
+def _body(ctx, node):
+    attrs, blocks, loose, ret = {}, [], [], None
+    for k, s in enumerate(node.body):
+        if ret is not None:
+            raise error(s, "statement after return")
+        ret = _guard(s, _statement, ctx, s, attrs, blocks, loose)
+    if ret is None:
+        raise error(node, f"function {node.name!r} has no return statement")
+    if loose:
+        blocks.append(rx.BindingBlock(tuple(loose)))
+    return attrs, blocks, ret
+
+
+def _guard(node, fn, *args):
+    try:
+        return fn(*args)
+    except ParseError:
+        raise
+    except Exception as err:  # noqa: BLE001 - an IR constructor refused the parts
+        raise error(node, f"invalid statement {describe(node)!r}: {err}") from None
+
+
+def _statement(ctx, s, attrs, blocks, loose):
+    """Read one statement of a graph function; returns the returned value for ``return``."""
+    if isinstance(s, ast.Return):
+        if s.value is None:
+            raise error(s, "return needs a value")
+        return value(ctx, s.value)
+    if isinstance(s, ast.With):
+        if loose:
+            blocks.append(rx.BindingBlock(tuple(loose)))
+            loose.clear()
+        blocks.append(_dataflow(ctx, s))
+        return None
+    if isinstance(s, ast.Expr) and dotted(getattr(s.value, "func", None)) == "R.func_attr":
+        (arg,) = positional(s.value, 1)
+        attrs.update(literal_dict(ctx, arg))
+        return None
+    if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str):
+        return None  # a docstring
+    if _is_module_alias(ctx, s):
+        ctx.define(s.targets[0].id, MODULE)
+        return None
+    loose.append(binding(ctx, s))
+    return None
+
+
+def _is_module_alias(ctx, s) -> bool:
+    return (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+            and isinstance(s.value, ast.Name) and s.value.id == ctx.module_name)
+
+
+def _dataflow(ctx, node: ast.With) -> rx.DataflowBlock:
+    if len(node.items) != 1 or dotted(getattr(node.items[0].context_expr, "func", None)) != "R.dataflow":
+        raise error(node, "expected with R.dataflow():")
+    bindings, outputs = [], None
+    for s in node.body:
+        if outputs is not None:
+            raise error(s, "statement after R.output(...) in a dataflow block")
+        if isinstance(s, ast.Expr) and dotted(getattr(s.value, "func", None)) == "R.output":
+            outputs = tuple(_output(ctx, a) for a in positional(s.value, 0, len(s.value.args)))
+            continue
+        bindings.append(_guard(s, binding, ctx, s))
+    return rx.DataflowBlock(tuple(bindings), outputs or ())
+
+
+def _output(ctx, node) -> rx.RVar:
+    v = value(ctx, node)
+    if not isinstance(v, rx.RVar):
+        raise error(node, "R.output takes variables bound in the dataflow block")
+    return v
+
+
+def binding(ctx, s) -> rx.Binding:
+    """``lv = value`` or ``gv: R.Tensor(...) = value``."""
+    if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.value is not None:
+        target, ann = s.target, struct_info(ctx, s.annotation)
+    elif isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+        target, ann = s.targets[0], None
+    else:
+        raise error(s, f"unsupported statement {describe(s)!r} in a graph function; expected name = value")
+    rhs = value(ctx, s.value)
+    var = rx.RVar(target.id, ann)
+    ctx.define(target.id, var)
+    return rx.Binding(var, rhs)
+
+
+# ---------------------------------------------------------------------------- values
+
+def value(ctx, node):
+    """A graph-level expression: variable, tuple, tuple item, call_tir, call_dps_packed, call."""
+    if isinstance(node, ast.Name):
+        v = ctx.lookup(node.id, node)
+        if not isinstance(v, rx.RExpr):
+            raise error(node, f"{node.id!r} is not a graph-level value")
+        return v
+    if isinstance(node, ast.Tuple):
+        return rx.Tuple(tuple(value(ctx, e) for e in node.elts))
+    if isinstance(node, ast.Subscript):
+        return _item(ctx, node)
+    if isinstance(node, ast.Call):
+        return _call(ctx, node)
+    raise error(node, f"unsupported graph-level expression {describe(node)!r}")
+
+
+def _item(ctx, node):
+    base = value(ctx, node.value)
+    idx = node.slice
+    if not (isinstance(idx, ast.Constant) and type(idx.value) is int):
+        raise error(idx, "a tuple index must be an integer literal")
+    return rx.TupleGetItem(base, idx.value)
+
+
+def _call(ctx, node):
+    name = dotted(node.func)
+    if name == "R.call_tir":
+        return _call_tir(ctx, node)
+    if name == "R.call_dps_packed":
+        args = positional(node, 2, 3, ("out_ty",))
+        func = expr(ctx, args[0])
+        if not isinstance(func, str):
+            raise error(args[0], "R.call_dps_packed needs the external function's name as a string")
+        return rx.CallDPSPacked(func, _args(ctx, args[1]), _out_ty(ctx, node, args))
+    gv = global_ref(ctx, node.func)
+    if gv is not None:
+        positional(node, 0, len(node.args))
+        return rx.Call(gv, tuple(value(ctx, a) for a in node.args))
+    raise error(node, f"unsupported call {describe(node.func)!r}; expected R.call_tir, R.call_dps_packed or cls.f(...)")
+
+
+def _call_tir(ctx, node):
+    args = positional(node, 2, 3, ("out_ty", "tir_vars"))
+    gv = global_ref(ctx, args[0])
+    if gv is None:
+        raise error(args[0], "R.call_tir needs a function of the module, written cls.name")
+    tv_node = keyword(node, "tir_vars")
+    tir_vars = _tir_vars(ctx, tv_node) if tv_node is not None else None
+    return rx.CallTIR(gv, _args(ctx, args[1]), _out_ty(ctx, node, args), tir_vars)
+
+
+def _tir_vars(ctx, node) -> tuple:
+    if isinstance(node, ast.Call) and dotted(node.func) in ("R.shape", "R.ShapeExpr"):
+        (node,) = positional(node, 1)
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        raise error(node, "tir_vars must be R.shape([...])")
+    return tuple(dim(ctx, e) for e in node.elts)
+
+
+def _args(ctx, node) -> tuple:
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return tuple(value(ctx, e) for e in node.elts)
+    return (value(ctx, node),)
+
+
+def _out_ty(ctx, node, args):
+    out = args[2] if len(args) > 2 else keyword(node, "out_ty")
+    if out is None:
+        raise error(node, f"{describe(node.func)} needs out_ty=R.Tensor(...)")
+    return struct_info(ctx, out)
+
+
+def global_ref(ctx, node) -> "rx.GlobalVar | None":
+    """``cls.f`` -> GlobalVar("f"); the name is checked once the whole module is read."""
+    if not isinstance(node, ast.Attribute) or not isinstance(node.value, ast.Name):
+        return None
+    owner = ctx.names.get(node.value.id)
+    if owner is not MODULE and node.value.id != ctx.module_name:
+        return None
+    ctx.global_refs.append((node.attr, node))
+    return rx.GlobalVar(node.attr)
+
+
+# ---------------------------------------------------------------------------- types
+
+def struct_info(ctx, node):
+    """``R.Tensor(...)``, ``R.Tuple(...)``, a list of types, ``R.Shape(...)`` or ``R.Object``."""
+    if isinstance(node, ast.List):
+        return rx.TupleType(tuple(struct_info(ctx, e) for e in node.elts))
+    name = dotted(node.func) if isinstance(node, ast.Call) else dotted(node)
+    if name == "R.Tensor":
+        return _tensor(ctx, node) if isinstance(node, ast.Call) else rx.TensorType(None, dt.float32, -1)
+    if name == "R.Tuple":
+        elts = node.args if isinstance(node, ast.Call) else []
+        return rx.TupleType(tuple(struct_info(ctx, e) for e in elts))
+    if name == "R.Shape":
+        return _shape_type(ctx, node)
+    if name == "R.Object":
+        return rx.ObjectType()
+    raise error(node, f"unsupported type {describe(node)!r}; expected R.Tensor, R.Tuple, R.Shape or R.Object")
+
+
+def _tensor(ctx, node):
+    args = positional(node, 0, 2, ("dtype", "ndim", "shape"))
+    shape_node = args[0] if args else keyword(node, "shape")
+    d_node = args[1] if len(args) > 1 else keyword(node, "dtype")
+    if d_node is None:
+        raise error(node, "R.Tensor needs a dtype, e.g. R.Tensor((n, 4), dtype=\"float32\")")
+    shape = None if shape_node is None or _is_none(shape_node) else _dims(ctx, shape_node)
+    ndim_node = keyword(node, "ndim")
+    ndim = len(shape) if shape is not None else -1
+    if ndim_node is not None:
+        if not (isinstance(ndim_node, ast.Constant) and type(ndim_node.value) is int):
+            raise error(ndim_node, "ndim must be an integer")
+        ndim = ndim_node.value
+        if shape is not None and ndim != len(shape):
+            raise error(ndim_node, f"ndim={ndim} does not match a shape of {len(shape)} dimensions")
+    return rx.TensorType(shape, dtype_arg(ctx, d_node), ndim if shape is None else -1)
+
+
+def _shape_type(ctx, node):
+    if not isinstance(node, ast.Call) or not node.args:
+        return rx.ShapeType(None)
+    (arg,) = positional(node, 1)
+    return rx.ShapeType(_dims(ctx, arg))
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _dims(ctx, node) -> tuple:
+    if not isinstance(node, (ast.Tuple, ast.List)):
+        raise error(node, "a shape is a tuple such as (n, 4)")
+    return tuple(dim(ctx, e) for e in node.elts)
+
+
+def dim(ctx, node):
+    """One dimension: an int, or an int64 PrimExpr; ``"n"`` names (and declares) a variable."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        found = ctx.names.get(node.value)
+        if isinstance(found, Var):
+            return found
+        if not node.value.isidentifier():
+            raise error(node, f"{node.value!r} is not a valid variable name")
+        var = Var(node.value, dt.int64)
+        ctx.define(node.value, var)
+        return var
+    v = expr(ctx, node)
+    if type(v) is int:
+        return v
+    if isinstance(v, PrimExpr) and v.dtype.is_integer:
+        return v
+    raise error(node, f"expected an integer dimension, got {describe(node)!r}")

@@ -1,0 +1,206 @@
+"""``T.*`` calls inside TIR expressions: typed immediates, casts, select, min/max, intrinsics."""
+from __future__ import annotations
+
+import ast
+import math
+
+from .. import dtype as dt
+from ..expr import (
+    GE, Call, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min, Mod, PrimExpr, Select, Sub,
+    max_value, min_value,
+)
+from .context import describe, error
+from .expr import binary, binary_select, boolean, expr, operands, prim, to_prim
+
+UNARY_MATH = frozenset((
+    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "tanh",
+    "sigmoid", "erf", "fabs", "floor", "ceil", "round", "nearbyint", "trunc", "sin", "cos",
+    "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "popcount",
+    "clz", "bitwise_not",
+))
+"""Intrinsics of one argument whose result has the argument's dtype."""
+BOOL_UNARY = frozenset(("isnan", "isinf", "isfinite"))
+"""Intrinsics of one argument with a bool result."""
+BINARY_MATH = frozenset((
+    "pow", "atan2", "fmod", "hypot", "copysign", "nextafter", "ldexp", "shift_left",
+    "shift_right", "bitwise_and", "bitwise_or", "bitwise_xor",
+))
+"""Intrinsics of two arguments of one dtype."""
+_BINARY_NODES = {
+    "max": Max, "min": Min, "floordiv": FloorDiv, "floormod": FloorMod, "truncdiv": Div,
+    "truncmod": Mod,
+}
+_SPECIAL_FLOATS = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+
+
+def positional(node, low: int, high: "int | None" = None, keywords=()) -> list:
+    """The positional arguments of a call, checked for count and allowed keywords."""
+    name = describe(node.func)
+    high = low if high is None else high
+    for arg in node.args:
+        if isinstance(arg, ast.Starred):
+            raise error(arg, f"{name}: *arguments are not supported")
+    for kw in node.keywords:
+        if kw.arg is None or kw.arg not in keywords:
+            allowed = ", ".join(keywords) or "none"
+            raise error(kw, f"{name}: unexpected keyword argument {kw.arg!r} (allowed: {allowed})")
+    n = len(node.args)
+    if n < low or n > high:
+        want = str(low) if low == high else f"{low} to {high}"
+        raise error(node, f"{name} takes {want} argument(s), got {n}")
+    return node.args
+
+
+def keyword(node, name: str):
+    """The value node of keyword argument ``name``, or None."""
+    for kw in node.keywords:
+        if kw.arg == name:
+            return kw.value
+    return None
+
+
+def dtype_arg(ctx, node) -> dt.DataType:
+    """A dtype written as a string literal (``"float32"``) or ``T.float32``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        text = node.value
+    elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "T":
+        text = node.attr
+    else:
+        raise error(node, f"expected a data type such as \"float32\", got {describe(node)!r}")
+    try:
+        return dt.dtype(text)
+    except ValueError:
+        raise error(node, f"unknown data type {text!r}") from None
+
+
+def typed_immediate(ctx, node, d: dt.DataType):
+    """``T.int64(3)``, ``T.float32(0.5)``, ``T.bool(True)``, ``T.float32("inf")``; ``T.int64(e)`` casts."""
+    (arg,) = positional(node, 1)
+    value = expr(ctx, arg)
+    if isinstance(value, str):
+        if value not in _SPECIAL_FLOATS or not d.is_float:
+            raise error(arg, f"T.{d}: unexpected string {value!r}")
+        return FloatImm(d, _SPECIAL_FLOATS[value])
+    if isinstance(value, PrimExpr):
+        return Cast(d, value)
+    if d.is_float:
+        return FloatImm(d, float(value))
+    if isinstance(value, float):
+        raise error(arg, f"T.{d} needs an integer, got {value!r}")
+    if d.is_bool:
+        return IntImm(d, int(bool(value)))
+    return IntImm(d, int(value))
+
+
+def _cast(ctx, node):
+    d_node, v_node = positional(node, 2)
+    return Cast(dtype_arg(ctx, d_node), prim(ctx, v_node))
+
+
+def _select(ctx, node):
+    c, t, f = positional(node, 3)
+    return binary_select(boolean(expr(ctx, c), c), expr(ctx, t), expr(ctx, f), node)
+
+
+def _if_then_else(ctx, node):
+    c, t, f = positional(node, 3)
+    sel = binary_select(boolean(expr(ctx, c), c), expr(ctx, t), expr(ctx, f), node)
+    return Call(sel.dtype, "if_then_else", (sel.condition, sel.true_value, sel.false_value))
+
+
+def _limit(fn):
+    def handler(ctx, node):
+        (arg,) = positional(node, 1)
+        return fn(dtype_arg(ctx, arg))
+
+    return handler
+
+
+def _binary_node(cls):
+    def handler(ctx, node):
+        a, b = positional(node, 2)
+        return binary(cls, expr(ctx, a), expr(ctx, b), node)
+
+    return handler
+
+
+def _unary_math(name, bool_result=False):
+    def handler(ctx, node):
+        (arg,) = positional(node, 1)
+        x = prim(ctx, arg)
+        return Call(dt.bool_ if bool_result else x.dtype, name, (x,))
+
+    return handler
+
+
+def _binary_math(name):
+    def handler(ctx, node):
+        a, b = positional(node, 2)
+        x, y = operands(expr(ctx, a), expr(ctx, b), node)
+        return Call(x.dtype, name, (x, y))
+
+    return handler
+
+
+def _abs(ctx, node):
+    (arg,) = positional(node, 1)
+    x = prim(ctx, arg)
+    if x.dtype.is_float:
+        return Call(x.dtype, "fabs", (x,))
+    zero = to_prim(0, arg, x.dtype)
+    return Select(GE(x, zero), x, Sub(zero, x))
+
+
+def _likely(ctx, node):
+    (arg,) = positional(node, 1)
+    return Call(dt.bool_, "likely", (boolean(expr(ctx, arg), arg),))
+
+
+def _call_intrin(ctx, node):
+    """``T.call_intrin("float32", "tir.op", args...)``: any intrinsic by name."""
+    if len(node.args) < 2:
+        raise error(node, "T.call_intrin takes a dtype, an op name and arguments")
+    positional(node, 2, len(node.args))
+    d = dtype_arg(ctx, node.args[0])
+    op = expr(ctx, node.args[1])
+    if not isinstance(op, str):
+        raise error(node.args[1], "T.call_intrin: the op name must be a string")
+    args = tuple(to_prim(expr(ctx, a), a) for a in node.args[2:])
+    return Call(d, op[4:] if op.startswith("tir.") else op, args)
+
+
+def _table() -> dict:
+    table = {
+        "T.Cast": _cast, "T.Select": _select, "T.if_then_else": _if_then_else,
+        "T.max_value": _limit(max_value), "T.min_value": _limit(min_value), "T.abs": _abs,
+        "T.likely": _likely, "T.call_intrin": _call_intrin,
+    }
+    table.update({f"T.{k}": _binary_node(v) for k, v in _BINARY_NODES.items()})
+    table.update({f"T.{k}": _unary_math(k) for k in UNARY_MATH})
+    table.update({f"T.{k}": _unary_math(k, True) for k in BOOL_UNARY})
+    table.update({f"T.{k}": _binary_math(k) for k in BINARY_MATH})
+    return table
+
+
+_TABLE = _table()
+
+
+def call_handler(name: "str | None"):
+    """The handler of a call to ``name`` in an expression (None when unknown)."""
+    if name is None:
+        return None
+    handler = _TABLE.get(name)
+    if handler is not None:
+        return handler
+    if name.startswith("T."):
+        d = _dtype_or_none(name[2:])
+        if d is not None:
+            return lambda ctx, node: typed_immediate(ctx, node, d)
+    return None
+
+
+def _dtype_or_none(text: str):
+    try:
+        return dt.dtype(text)
+    except ValueError:
+        return None

@@ -1,0 +1,231 @@
+"""TIR statements: stores, lets, loops, blocks, branches, evaluate, and header calls."""
+from __future__ import annotations
+
+import ast
+
+from .. import dtype as dt
+from ..buffer import Buffer
+from ..expr import IntImm, PrimExpr, Var
+from ..errors import ParseError
+from ..stmt import BufferStore, Evaluate, IfThenElse, LetStmt, seq
+from . import block as blk
+from .context import describe, dotted, error
+from .expr import _BINOPS, binary, boolean, expr, indices, prim, to_prim
+from .frames import FuncFrame
+from .literals import literal_dict
+from .loops import for_loop
+from .tir_calls import dtype_arg, positional
+
+_SYMBOLIC = ("T.int32", "T.int64", "T.int16", "T.int8", "T.uint32", "T.uint64")
+
+
+def body(ctx, nodes: list, owner) -> "object":
+    """The statements of a suite as one Stmt (``T.evaluate(0)`` when it holds none)."""
+    stmts = stmt_list(ctx, nodes)
+    if not stmts:
+        return Evaluate(IntImm(dt.int32, 0))
+    return seq(*stmts)
+
+
+def stmt_list(ctx, nodes: list) -> list:
+    """Read statements in order; a let binds the statements after it (its body)."""
+    out = []
+    for k, node in enumerate(nodes):
+        let = guarded(node, _let_header, ctx, node)
+        if let is not None:
+            var, value = let
+            mark = ctx.mark()
+            ctx.define(var.name, var)
+            try:
+                rest = body(ctx, nodes[k + 1:], node)
+            finally:
+                ctx.release(mark)
+            out.append(LetStmt(var, value, rest))
+            return out
+        s = stmt(ctx, node)
+        if s is not None:
+            out.append(s)
+    return out
+
+
+def stmt(ctx, node):
+    """One statement: a Stmt, or None for header statements that only fill a frame."""
+    handler = _HANDLERS.get(type(node))
+    if handler is None:
+        raise error(node, f"unsupported statement {describe(node)!r} in a prim_func")
+    return guarded(node, handler, ctx, node)
+
+
+def guarded(node, fn, *args):
+    """``fn(*args)``, with any unexpected exception reported as a ParseError at ``node``."""
+    try:
+        return fn(*args)
+    except ParseError:
+        raise
+    except RecursionError:
+        raise error(node, "statement nested too deeply") from None
+    except Exception as err:  # noqa: BLE001 - an IR constructor refused the parts
+        raise error(node, f"invalid statement {describe(node)!r}: {err}") from None
+
+
+# ---------------------------------------------------------------------------- lets
+
+def _let_header(ctx, node):
+    """(var, value) when ``node`` is a let binding (``x: T.let[T.int64] = v`` or ``x = v``)."""
+    if isinstance(node, ast.AnnAssign):
+        return _annotated_let(ctx, node)
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+        return None
+    target = node.targets[0]
+    if not isinstance(target, ast.Name) or _special_call(node.value):
+        return None
+    value = to_prim(expr(ctx, node.value), node.value)
+    return Var(target.id, value.dtype), value
+
+
+def _annotated_let(ctx, node: ast.AnnAssign):
+    if not isinstance(node.target, ast.Name) or node.value is None:
+        raise error(node, "expected name: T.let[dtype] = value")
+    ann = node.annotation
+    if isinstance(ann, ast.Subscript) and dotted(ann.value) == "T.let":
+        ann = ann.slice
+    d = dtype_arg(ctx, ann)
+    return Var(node.target.id, d), prim(ctx, node.value, d)
+
+
+def _special_call(value) -> bool:
+    name = blk.callee(value)
+    if name is None:
+        return False
+    if name.startswith("T.axis.") or name in blk.ALLOC_NAMES or name == "T.match_buffer":
+        return True
+    return name in _SYMBOLIC and not value.args
+
+
+# ---------------------------------------------------------------------------- handlers
+
+def _assign(ctx, node: ast.Assign):
+    if len(node.targets) != 1:
+        raise error(node, "chained assignment is not supported")
+    target, value = node.targets[0], node.value
+    if isinstance(target, ast.Subscript):
+        return _store(ctx, target, expr(ctx, value), value)
+    name = blk.callee(value) or ""
+    if name.startswith("T.axis."):
+        return blk.axis(ctx, node, value, name)
+    if name in blk.ALLOC_NAMES:
+        return blk.alloc(ctx, node, value)
+    if name == "T.match_buffer":
+        return blk.match_buffer(ctx, node, value)
+    if name in _SYMBOLIC:
+        return declare_symbolic(ctx, node, value, name)
+    raise error(node, f"unsupported assignment {describe(node)!r}")
+
+
+def declare_symbolic(ctx, node, call, name: str) -> None:
+    """``n = T.int64()``: a symbolic variable (``is_size_var=True`` for a size variable)."""
+    frame = ctx.frames[0] if ctx.frames else None
+    if isinstance(frame, FuncFrame) and id(node) in frame.predeclared:
+        return None
+    var = symbolic_var(ctx, node, call, name)
+    ctx.define(var.name, var)
+    return None
+
+
+def symbolic_var(ctx, node, call, name: str):
+    """The Var (or SizeVar) declared by ``n = T.int64()``."""
+    from ..expr import SizeVar
+
+    if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+        raise error(node, "expected one name on the left of '='")
+    positional(call, 0, 0, ("is_size_var",))
+    size_node = next((k.value for k in call.keywords if k.arg == "is_size_var"), None)
+    is_size = size_node is not None and isinstance(size_node, ast.Constant) and size_node.value is True
+    cls = SizeVar if is_size else Var
+    return cls(node.targets[0].id, dt.dtype(name[2:]))
+
+
+def _store(ctx, target: ast.Subscript, value, value_node):
+    buf = expr(ctx, target.value)
+    if not isinstance(buf, Buffer):
+        raise error(target.value, f"cannot store into {describe(target.value)!r}; expected a buffer")
+    idx = indices(ctx, buf, target.slice, target)
+    value = to_prim(value, value_node, buf.dtype)
+    if value.dtype != buf.dtype:
+        raise error(value_node, f"storing a {value.dtype} value into {buf.dtype} buffer {buf.name!r}")
+    return BufferStore(buf, value, idx)
+
+
+def _augassign(ctx, node: ast.AugAssign):
+    cls = _BINOPS.get(type(node.op))
+    if cls is None or not isinstance(node.target, ast.Subscript):
+        raise error(node, "only buffer[...] += - * / // % value is supported")
+    current = expr(ctx, node.target)
+    return _store(ctx, node.target, binary(cls, current, expr(ctx, node.value), node), node.value)
+
+
+def _expr_stmt(ctx, node: ast.Expr):
+    value = node.value
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return None  # a docstring
+    name = blk.callee(value)
+    if name is None:
+        raise error(node, f"unsupported statement {describe(node)!r}")
+    if blk.header_call(ctx, value, name):
+        return None
+    if name == "T.func_attr":
+        frame = ctx.frame(FuncFrame, value, name)
+        (arg,) = positional(value, 1)
+        frame.attrs.update(literal_dict(ctx, arg))
+        return None
+    if name == "T.evaluate":
+        (arg,) = positional(value, 1)
+        return Evaluate(to_prim(expr(ctx, arg), arg))
+    result = expr(ctx, value)
+    if not isinstance(result, PrimExpr):
+        raise error(node, f"unsupported statement {describe(node)!r}")
+    return Evaluate(result)
+
+
+def _with(ctx, node: ast.With):
+    if len(node.items) != 1 or node.items[0].optional_vars is not None:
+        raise error(node, "expected with T.block(\"name\"): or with T.init():")
+    call = node.items[0].context_expr
+    name = blk.callee(call)
+    if name in blk.BLOCK_NAMES:
+        return blk.block(ctx, node, call)
+    if name == "T.init":
+        positional(call, 0)
+        blk.init(ctx, node)
+        return None
+    raise error(call, f"unsupported with-statement {describe(call)!r}; expected T.block/T.sblock or T.init")
+
+
+def _if(ctx, node: ast.If):
+    cond = boolean(expr(ctx, node.test), node.test)
+    then = _scoped_body(ctx, node.body, node)
+    other = _scoped_body(ctx, node.orelse, node) if node.orelse else None
+    return IfThenElse(cond, then, other)
+
+
+def _scoped_body(ctx, nodes, owner):
+    mark = ctx.mark()
+    try:
+        return body(ctx, nodes, owner)
+    finally:
+        ctx.release(mark)
+
+
+def _pass(ctx, node):
+    return None
+
+
+_HANDLERS = {
+    ast.Assign: _assign,
+    ast.AugAssign: _augassign,
+    ast.Expr: _expr_stmt,
+    ast.For: for_loop,
+    ast.With: _with,
+    ast.If: _if,
+    ast.Pass: _pass,
+}
