@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
+from attrs import field as _field
 
 from tir.node import EMPTY, Map
 
@@ -46,11 +47,11 @@ class OpInfo:
     """Relax op name without ``relax.``: "nn.conv2d", "add", "sum", ..."""
     attrs: Map = attrs.field(default=EMPTY, converter=Map)
     """Relax attribute names and value formats (lists become tuples here, lists in JSON)."""
-    operands: tuple = attrs.field(default=(), converter=tuple)
+    operands: tuple = _field(default=(), converter=tuple)
     """Inputs in Relax argument order."""
     output: "Operand | None" = None
     """Where the op writes its result."""
-    blocks: tuple = attrs.field(default=(), converter=tuple)
+    blocks: tuple = _field(default=(), converter=tuple)
     """Names of the blocks that implement this op."""
 
     def to_json(self) -> dict:

@@ -1,0 +1,165 @@
+"""Index expressions as (quasi-)affine forms, and the one conversion to sympy.
+
+An affine form is a dict from *atoms* to integer coefficients; the key ``1`` holds the
+constant. Atoms are variables (compared by identity) and ``floordiv``/``floormod`` nodes
+of an affine expression by a constant (kept whole, so ``c // 4`` and ``c % 4`` are
+atoms). Anything else (a product of two variables, a load) is not affine: ``None``.
+
+:func:`to_sympy` is the single bridge to sympy: every Var maps to its own ``Dummy``, so
+two variables that share a name never become one symbol; results are cached.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sympy
+
+from tir.expr import (Add, Cast, FloorDiv, FloorMod, IntImm, Max, Min, Mul, PrimExpr, Sub, Var,
+                      Div, Mod, FloatImm)
+
+ONE = 1
+
+
+def _add(a: dict, b: dict, scale: int = 1) -> dict:
+    out = dict(a)
+    for k, v in b.items():
+        c = out.get(k, 0) + scale * v
+        if c:
+            out[k] = c
+        else:
+            out.pop(k, None)
+    return out
+
+
+def affine(e: PrimExpr) -> "dict | None":
+    """The affine form of an integer index expression, or None."""
+    return _affine(e)
+
+
+@lru_cache(maxsize=65536)
+def _affine_cached(e):
+    return _affine_impl(e)
+
+
+def _affine(e):
+    try:
+        return _affine_cached(e)
+    except TypeError:  # unhashable
+        return _affine_impl(e)
+
+
+def _affine_impl(e) -> "dict | None":
+    if isinstance(e, IntImm):
+        return {ONE: e.value} if e.value else {}
+    if isinstance(e, Var):
+        return {e: 1}
+    if isinstance(e, Cast):
+        return _affine(e.value) if not e.dtype.is_float else None
+    if isinstance(e, (Add, Sub)):
+        a, b = _affine(e.a), _affine(e.b)
+        if a is None or b is None:
+            return None
+        return _add(a, b, 1 if isinstance(e, Add) else -1)
+    if isinstance(e, Mul):
+        return _mul(_affine(e.a), _affine(e.b))
+    if isinstance(e, (FloorDiv, FloorMod)):
+        inner, d = _affine(e.a), const_of(e.b)
+        if inner is None or d is None or d <= 0:
+            return None
+        return _div_atom(e, inner, d)
+    return None
+
+
+def _mul(a, b):
+    if a is None or b is None:
+        return None
+    if set(a) <= {ONE}:
+        a, b = b, a
+    if not set(b) <= {ONE}:
+        return None
+    k = b.get(ONE, 0)
+    return {key: v * k for key, v in a.items() if v * k}
+
+
+def _div_atom(e, inner: dict, d: int) -> dict:
+    if d == 1:
+        return inner if isinstance(e, FloorDiv) else {}
+    if set(inner) <= {ONE}:
+        c = inner.get(ONE, 0)
+        v = c // d if isinstance(e, FloorDiv) else c % d
+        return {ONE: v} if v else {}
+    return {e: 1}
+
+
+def const_of(e) -> "int | None":
+    """The value of an integer constant expression (through casts), else None."""
+    a = _affine(e) if isinstance(e, PrimExpr) else None
+    if a is None or not set(a) <= {ONE}:
+        return None
+    return a.get(ONE, 0)
+
+
+def float_of(e) -> "float | None":
+    """The value of a numeric constant (float or int, through casts), else None."""
+    while isinstance(e, Cast):
+        e = e.value
+    if isinstance(e, FloatImm):
+        return e.value
+    if isinstance(e, IntImm):
+        return float(e.value)
+    return None
+
+
+def vars_of(form: dict) -> list:
+    """The variables an affine form depends on (including inside div/mod atoms)."""
+    out = []
+    for k in form:
+        if isinstance(k, Var):
+            out.append(k)
+        elif k is not ONE:
+            out.extend(vars_of(_affine(k.a) or {}))
+    return out
+
+
+# ---------------------------------------------------------------------------- sympy bridge
+
+class SympyConverter:
+    """Converts integer expressions to sympy with one Dummy per Var object (cached)."""
+
+    def __init__(self):
+        self.symbols: dict = {}
+        self.cache: dict = {}
+
+    def symbol(self, v: Var):
+        s = self.symbols.get(id(v))
+        if s is None:
+            s = sympy.Dummy(v.name, integer=True)
+            self.symbols[id(v)] = (v, s)
+            return s
+        return s[1]
+
+    def __call__(self, e: PrimExpr):
+        hit = self.cache.get(e)
+        if hit is None:
+            hit = self._convert(e)
+            self.cache[e] = hit
+        return hit
+
+    def _convert(self, e):
+        if isinstance(e, IntImm):
+            return sympy.Integer(e.value)
+        if isinstance(e, FloatImm):
+            return sympy.Float(e.value)
+        if isinstance(e, Var):
+            return self.symbol(e)
+        if isinstance(e, Cast):
+            return self(e.value)
+        ops = {Add: lambda a, b: a + b, Sub: lambda a, b: a - b, Mul: lambda a, b: a * b,
+               FloorDiv: lambda a, b: sympy.floor(a / b), FloorMod: lambda a, b: sympy.Mod(a, b),
+               Min: sympy.Min, Max: sympy.Max}
+        for cls, fn in ops.items():
+            if type(e) is cls:
+                return fn(self(e.a), self(e.b))
+        if isinstance(e, (Div, Mod)):
+            raise ValueError(f"truncating {type(e).__name__} is not converted to sympy")
+        raise ValueError(f"cannot convert {type(e).__name__} to sympy")

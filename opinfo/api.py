@@ -1,0 +1,43 @@
+"""The public entry points: ``analyze(prim_func)`` and ``analyze_module(mod)``."""
+from __future__ import annotations
+
+from tir.function import PrimFunc
+from tir.module import IRModule
+
+from .decompose import Decomposer
+from .info import FuncInfo
+from .kind import pattern_kind
+from .recognize import families
+from .semantic import Semantics
+
+
+def recognize_ops(func: PrimFunc) -> tuple:
+    """The ops of ``func`` in dataflow order, or () when any part is not understood."""
+    sem = Semantics(func)
+    if sem.opaque:
+        return ()
+    dec = Decomposer(sem, families.ALL)
+    outputs = sem.outputs()
+    if not outputs:
+        return ()
+    for stage in outputs:
+        if dec.done and families.absorbed(stage, sem, dec):
+            continue
+        if not dec.output(stage):
+            return ()
+    return tuple(dec.ops)
+
+
+def analyze(prim_func: PrimFunc, name: "str | None" = None) -> FuncInfo:
+    """Kind and recognized ops of one PrimFunc (``ops`` empty when not certain)."""
+    kind = pattern_kind(prim_func)
+    try:
+        ops = recognize_ops(prim_func)
+    except (ValueError, TypeError, ZeroDivisionError, RecursionError):
+        ops = ()
+    return FuncInfo(name if name is not None else prim_func.name, kind, ops)
+
+
+def analyze_module(mod: IRModule) -> dict:
+    """``{name: FuncInfo}`` for every PrimFunc of ``mod``, in module order."""
+    return {name: analyze(f, name) for name, f in mod.prim_funcs()}

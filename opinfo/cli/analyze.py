@@ -1,0 +1,99 @@
+"""``opinfo analyze PATH... [--json] [--jobs N]``: recovered ops, kinds and attributes."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from .common import InputError, read_module
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("analyze", help="recover op names, kinds and attributes",
+                              description="Recover the op, its TVM pattern kind and its attributes "
+                              "from every PrimFunc of TVMScript files (or folders of them).")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="a TVMScript file or a folder of .py files")
+    p.add_argument("--json", action="store_true", help="JSON Lines: one object per file")
+    p.add_argument("--jobs", type=int, default=1, help="analyse files in N processes")
+
+
+def expand(paths: list) -> list:
+    """Files to analyse: folders expand to their .py files (sorted)."""
+    out = []
+    for p in paths:
+        if os.path.isdir(p):
+            out.extend(sorted(os.path.join(p, f) for f in os.listdir(p) if f.endswith(".py")))
+        else:
+            out.append(p)
+    return out
+
+
+def call_order(mod) -> list:
+    """PrimFunc names: those main calls first (in call order), then the rest in file order."""
+    from tir.functor import pre_order_visit
+    from tir.relax import GlobalVar
+
+    names = [n for n, _ in mod.prim_funcs()]
+    called = []
+    main = mod.main
+    if main is not None and not hasattr(main, "buffer_map"):
+        def visit(n):
+            if isinstance(n, GlobalVar) and n.name in names and n.name not in called:
+                called.append(n.name)
+            return True
+        pre_order_visit(main, visit)
+    return called + [n for n in names if n not in called]
+
+
+def analyze_file(path: str) -> dict:
+    """The JSON record of one file."""
+    from ..api import analyze
+
+    try:
+        mod = read_module(path)
+    except InputError as err:
+        msg = str(err)
+        prefix = f"{path}:"
+        return {"file": path, "error": msg[len(prefix):] if msg.startswith(prefix) else msg}
+    funcs = []
+    for name in call_order(mod):
+        funcs.append(analyze(mod[name], name).to_json())
+    return {"file": path, "functions": funcs}
+
+
+def _table(rec: dict) -> str:
+    if "error" in rec:
+        return f"{rec['file']}: error: {rec['error']}"
+    lines = [rec["file"]]
+    for fn in rec["functions"]:
+        ops = "; ".join(_op_text(o) for o in fn["ops"]) or "(not recognized)"
+        lines.append(f"  {fn['name']:<28} {fn['kind']:<18} {ops}")
+    return "\n".join(lines)
+
+
+def _op_text(op: dict) -> str:
+    attrs = ", ".join(f"{k}={v}" for k, v in op["attrs"].items())
+    return f"{op['op']}({attrs})" if attrs else op["op"]
+
+
+def _records(files: list, jobs: int):
+    if jobs <= 1 or len(files) < 2:
+        for f in files:
+            yield analyze_file(f)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        yield from pool.map(analyze_file, files, chunksize=4)
+
+
+def run(args) -> int:
+    files = expand(args.paths)
+    if not files:
+        print("analyze: no .py files found", file=sys.stderr)
+        return 2
+    failed = False
+    for rec in _records(files, args.jobs):
+        failed = failed or "error" in rec
+        print(json.dumps(rec) if args.json else _table(rec), flush=True)
+    return 2 if failed else 0

@@ -1,0 +1,256 @@
+"""Decompose the meaning of a PrimFunc's outputs into a sequence of recognized ops.
+
+Starting from an output expression, a structural recognizer (conv, pooling, reduction,
+softmax, norms, data movement, ...) may claim the root; its operands that are not
+parameters are decomposed the same way first, so ops come out in dataflow order.
+An elementwise root is identified by probing; if the whole elementwise tree is not one
+op, a sub-tree (preferably an intermediate buffer of the original program) is cut out
+as the operand of a smaller root op. Any part left unexplained makes the whole
+function abstain.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tir.expr import BufferLoad, Call, Cast, FloatImm, IntImm, PrimExpr, Select, CmpOp
+from tir.functor import pre_order_visit
+
+from .info import OpInfo, Operand
+from .probe import NotEvaluable, evaluate
+from .recognize import elementwise as ew
+from .recognize.common import Space, aligned, strip
+from .semantic import ArgReduce, Inlined, Reduce, Semantics
+
+MAX_HOLES = 40
+
+
+class Decomposer:
+    """Collects the ops that compute a function's outputs."""
+
+    def __init__(self, sem: Semantics, families):
+        self.sem = sem
+        self.families = families
+        self.ops: list = []
+        self.done: dict = {}
+        self.counter = 0
+
+    def is_param(self, buf) -> bool:
+        return self.sem.is_param(buf)
+
+    def operand(self, role: str, buf) -> Operand:
+        idx = next((i for i, p in enumerate(self.sem.params) if p is buf), None)
+        return Operand(role, buf.name, idx)
+
+    # ------------------------------------------------------------------ driver
+    def output(self, stage) -> bool:
+        expr = self.sem.meaning(stage)
+        space = Space(tuple(stage.indices), tuple(stage.buffer.shape), _domains(stage.block))
+        return self.produce(expr, space, self.operand("output", stage.buffer)) is not None
+
+    def produce(self, expr: PrimExpr, space: Space, out: "Operand | None" = None):
+        """Record ops computing ``expr`` over ``space``; the Operand holding the result."""
+        key = (expr, space.indices)
+        if key in self.done:
+            return self.done[key]
+        result = self._produce(expr, space, out)
+        if result is not None:
+            self.done[key] = result
+        return result
+
+    def _produce(self, expr, space, out):
+        if isinstance(expr, BufferLoad) and self.is_param(expr.buffer) and out is None:
+            return self.operand("input", expr.buffer)
+        if out is None:
+            out = self._temp(expr)
+        for family in self.families:
+            m = family(expr, space, self)
+            if m is not None:
+                return self._emit(m, out)
+        inner = strip(expr)
+        if inner is not expr:
+            return self._produce(inner, space, out)
+        return self._elementwise(expr, space, out)
+
+    def _temp(self, expr) -> Operand:
+        if isinstance(expr, Inlined):
+            return Operand("output", expr.buffer.name, None)
+        self.counter += 1
+        return Operand("output", f"%t{self.counter}", None)
+
+    def _emit(self, m, out):
+        operands = []
+        for role, e, sp in m.inputs:
+            got = self.produce(e, sp)
+            if got is None:
+                return None
+            operands.append(Operand(role, got.buffer, got.param))
+        self.ops.append(OpInfo(m.name, m.attrs, tuple(operands), out))
+        return out
+
+    # ------------------------------------------------------------------ elementwise
+    def _elementwise(self, expr, space, out):
+        leaves = sorted(_leaves(expr), key=self._param_pos)
+        if not leaves or not self._leaves_ok(leaves, space):
+            return None
+        found = _identify(expr, leaves)
+        if found is not None:
+            return self._emit_ew(found, leaves, space, out)
+        for hole in _holes(expr, leaves):
+            sub = [l for l in leaves if _occurs_outside(expr, l, hole)] + [hole]
+            found = _identify(expr, sub)
+            if found is not None:
+                return self._emit_ew(found, sub, space, out)
+        return None
+
+    def _param_pos(self, leaf) -> int:
+        if isinstance(leaf, BufferLoad):
+            for i, p in enumerate(self.sem.params):
+                if p is leaf.buffer:
+                    return i
+        return len(self.sem.params)
+
+    def _leaves_ok(self, leaves, space) -> bool:
+        for leaf in leaves:
+            if isinstance(leaf, BufferLoad) and not (self.is_param(leaf.buffer) and aligned(leaf, space)):
+                return False
+        return True
+
+    def _emit_ew(self, found, leaves, space, out):
+        name, attrs, order, roles = found
+        inputs = tuple((role, leaves[i], space) for role, i in zip(roles, order))
+        from .recognize.common import Match
+        return self._emit(Match(name, attrs, inputs), out)
+
+
+def _domains(block) -> dict:
+    return {iv.var: iv.dom.extent for iv in block.iter_vars}
+
+
+def _leaves(expr) -> list:
+    """Distinct maximal non-elementwise sub-trees: loads and reductions."""
+    found = []
+
+    def visit(n):
+        if isinstance(n, (BufferLoad, Reduce, ArgReduce)):
+            if n not in found:
+                found.append(n)
+            return False
+        return True
+
+    pre_order_visit(expr, visit)
+    return found
+
+
+def _subtrees(expr) -> list:
+    out = []
+
+    def visit(n):
+        if isinstance(n, (BufferLoad, Reduce, ArgReduce)):
+            return False
+        if isinstance(n, PrimExpr) and not isinstance(n, (FloatImm, IntImm)):
+            out.append(n)
+        return True
+
+    pre_order_visit(expr, visit)
+    return out
+
+
+def _size(e) -> int:
+    n = [0]
+    pre_order_visit(e, lambda x: n.__setitem__(0, n[0] + 1))
+    return n[0]
+
+
+def _holes(expr, leaves) -> list:
+    cands = []
+    for n in _subtrees(expr):
+        if n is expr or n in cands or not _leaves(n):
+            continue
+        cands.append(n)
+    cands.sort(key=lambda n: (not isinstance(n, Inlined), _size(n)))
+    return cands[:MAX_HOLES]
+
+
+def _occurs_outside(expr, leaf, hole) -> bool:
+    """Whether ``leaf`` is used in ``expr`` other than inside ``hole``."""
+    found = []
+
+    def visit(n):
+        if n == hole:
+            return False
+        if n == leaf:
+            found.append(n)
+            return False
+        return True
+
+    pre_order_visit(expr, visit)
+    return bool(found)
+
+
+def _consts(expr):
+    vals, cmp_vals = [], []
+
+    def visit(n):
+        if isinstance(n, (FloatImm, IntImm)) and not isinstance(n.value, bool):
+            vals.append(float(n.value))
+        if isinstance(n, CmpOp):
+            for side in (n.a, n.b):
+                if isinstance(side, (FloatImm, IntImm)):
+                    cmp_vals.append(float(side.value))
+        return not isinstance(n, (BufferLoad, Reduce, ArgReduce))
+
+    pre_order_visit(expr, visit)
+    return vals, cmp_vals
+
+
+def _fn(expr, leaves):
+    def f(*values):
+        env = dict(zip(leaves, (np.asarray(v, dtype=float) for v in values)))
+        return np.broadcast_to(evaluate(expr, env), np.shape(values[0])).astype(float)
+    return f
+
+
+def _identify(expr, leaves):
+    """(name, attrs, leaf order, roles) when ``expr`` over ``leaves`` is one known op."""
+    try:
+        return _identify_impl(expr, leaves)
+    except NotEvaluable:
+        return None
+
+
+def _identify_impl(expr, leaves):
+    root = expr
+    while isinstance(root, Inlined):
+        root = root.value
+    if len(leaves) == 1:
+        if isinstance(root, Cast) and strip(root.value) == leaves[0]:
+            return "astype", {"dtype": str(root.dtype)}, (0,), ("data",)
+        integer = not leaves[0].dtype.is_float
+        consts, cmp_consts = _consts(expr)
+        got = ew.identify_unary(_fn(expr, leaves), consts, cmp_consts, integer)
+        if got is None:
+            return None
+        return got[0], got[1], (0,), ("data",)
+    if len(leaves) == 2:
+        integer = not leaves[0].dtype.is_float
+        got = ew.identify_binary(_fn(expr, leaves), integer)
+        if got is None:
+            return None
+        order = (1, 0) if got[1] else (0, 1)
+        return got[0], {}, order, ("lhs", "rhs")
+    if len(leaves) == 3:
+        return _where(root, leaves)
+    return None
+
+
+def _where(root, leaves):
+    if isinstance(root, Select):
+        c, t, f = root.condition, root.true_value, root.false_value
+    elif isinstance(root, Call) and root.op == "if_then_else":
+        c, t, f = root.args
+    else:
+        return None
+    c, t, f = strip(c), strip(t), strip(f)
+    if not (c in leaves and t in leaves and f in leaves and c.dtype.is_bool):
+        return None
+    return "where", {}, (leaves.index(c), leaves.index(t), leaves.index(f)), ("condition", "x1", "x2")

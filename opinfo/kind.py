@@ -1,0 +1,201 @@
+"""TVM's pattern kind of a PrimFunc, computed the way relax ``AnnotateTIROpPattern`` does.
+
+The analysis walks the blocks in program order and keeps a running kind:
+
+* a block with one store (several stores only if they share the very same index
+  variables) whose every load relates to the store index by *elementwise* (same index
+  variables), *broadcast* (load indices appear among the store indices, in order; unit
+  dimensions indexed by 0 are skipped) or *injective* (store indices are plain variables
+  and load indices use no other variable) raises the kind to the weakest of those; an
+  output block that follows a reduction turns ``comm_reduce`` into ``out_ewise_fusable``
+  (the softmax rule);
+* otherwise a block with reduction iterators is ``out_ewise_fusable`` when its body is a
+  multiply-add that reuses data (matmul, conv) or when a load index mixes a reduction
+  variable into an expression (pooling), and ``comm_reduce`` when it is a pure reduction;
+* anything else is ``opaque``.
+
+TVM compares index expressions by object identity; after parsing text, only variables
+are shared objects, so two compound index expressions never count as "the same" here.
+This reproduces TVM's answers, including its known quirks (see tests/test_opinfo_kind.py):
+a commuted ``C = A * B + C`` update is not seen as a multiply-add, and a block with two
+stores at different indices is opaque.
+"""
+from __future__ import annotations
+
+from tir.expr import BufferLoad, Cast, Add, Mul, IntImm, Var
+from tir.function import PrimFunc
+from tir.functor import pre_order_visit
+from tir.stmt import Block, BufferStore, IterKind
+
+ELEMWISE, BROADCAST, INJECTIVE, COMM_REDUCE, OUT_EWISE_FUSABLE, OPAQUE = 0, 1, 2, 3, 4, 8
+NAMES = {ELEMWISE: "elemwise", BROADCAST: "broadcast", INJECTIVE: "injective",
+         COMM_REDUCE: "comm_reduce", OUT_EWISE_FUSABLE: "out_ewise_fusable", OPAQUE: "opaque"}
+
+
+def same_as(a, b) -> bool:
+    """TVM's ``same_as`` as it behaves on parsed IR: only shared variables are the same."""
+    return a is b and isinstance(a, Var)
+
+
+def same_array(xs, ys) -> bool:
+    return len(xs) == len(ys) and all(same_as(x, y) for x, y in zip(xs, ys))
+
+
+def _is_const(e, value) -> bool:
+    return isinstance(e, IntImm) and e.value == value
+
+
+def _vars_in(expr) -> list:
+    """Variables used by an index expression; a nested load counts its buffer's data too."""
+    found = []
+
+    def visit(n):
+        if isinstance(n, Var):
+            found.append(n)
+        elif isinstance(n, BufferLoad):
+            found.append(None)  # the buffer's data handle: never a store index variable
+        return True
+
+    pre_order_visit(expr, visit)
+    return found
+
+
+def is_elemwise(store, load) -> bool:
+    return same_array(store.indices, load.indices)
+
+
+def is_broadcast(store, load) -> bool:
+    j, n = 0, len(store.indices)
+    for extent, index in zip(load.buffer.shape, load.indices):
+        if _is_const(extent, 1) and _is_const(index, 0):
+            continue
+        while j < n and not same_as(store.indices[j], index):
+            j += 1
+        if j == n:
+            return False
+    return True
+
+
+def _store_vars(store):
+    if not all(isinstance(i, Var) for i in store.indices):
+        return None
+    return {id(i) for i in store.indices}
+
+
+def is_injective(store, load) -> bool:
+    ids = _store_vars(store)
+    if ids is None:
+        return False
+    return all(v is not None and id(v) in ids for i in load.indices for v in _vars_in(i))
+
+
+def allows_reuse(store, load) -> bool:
+    ids = _store_vars(store)
+    if ids is None:
+        return False
+    for i in load.indices:
+        for v in _vars_in(i):
+            if v is not None:
+                ids.discard(id(v))
+    return bool(ids)
+
+
+def _strip_cast(e):
+    while isinstance(e, Cast):
+        e = e.value
+    return e
+
+
+def is_fma(body) -> bool:
+    """``C[i] = C[i] + A[..] * B[..]`` where both factors leave some store variable unused."""
+    if not isinstance(body, BufferStore):
+        return False
+    add = _strip_cast(body.value)
+    if not isinstance(add, Add):
+        return False
+    mul, acc = _strip_cast(add.b), _strip_cast(add.a)
+    if not isinstance(mul, Mul) or not isinstance(acc, BufferLoad):
+        return False
+    if acc.buffer is not body.buffer or not same_array(body.indices, acc.indices):
+        return False
+    lhs, rhs = _strip_cast(mul.a), _strip_cast(mul.b)
+    if not isinstance(lhs, BufferLoad) or not isinstance(rhs, BufferLoad):
+        return False
+    return allows_reuse(body, lhs) and allows_reuse(body, rhs)
+
+
+def is_pure_reduce(reduce_vars, indices) -> bool:
+    ids = {id(v) for v in reduce_vars}
+    for index in indices:
+        used = [v for v in _vars_in(index) if v is not None and id(v) in ids]
+        if used and not (isinstance(index, Var) and id(index) in ids):
+            return False
+    return True
+
+
+class _BlockAccess:
+    """Stores and loads of one block body (not its init, not nested blocks)."""
+
+    def __init__(self, block: Block):
+        self.store = None
+        self.multi = False
+        self.loads = []
+        pre_order_visit(block.body, self._visit)
+
+    def _visit(self, n):
+        if isinstance(n, Block):
+            return False
+        if isinstance(n, BufferStore):
+            if self.store is not None and not same_array(n.indices, self.store.indices):
+                self.multi = True
+            self.store = n
+        elif isinstance(n, BufferLoad):
+            self.loads.append(n)
+        return True
+
+
+def _index_pattern(store, loads) -> int:
+    pattern, has_elem = ELEMWISE, False
+    for load in loads:
+        if is_elemwise(store, load):
+            has_elem = True
+        elif is_broadcast(store, load):
+            pattern = max(pattern, BROADCAST)
+        elif is_injective(store, load):
+            pattern = max(pattern, INJECTIVE)
+        else:
+            return OPAQUE
+    if pattern == BROADCAST and has_elem:
+        return ELEMWISE
+    return pattern
+
+
+def _block_step(kind: int, block: Block, params: set) -> int:
+    acc = _BlockAccess(block)
+    if acc.multi:
+        kind = OPAQUE
+    if acc.store is None:
+        return OPAQUE
+    pattern = _index_pattern(acc.store, acc.loads)
+    if pattern != OPAQUE:
+        writes_param = any(id(w.buffer) in params for w in block.writes)
+        if writes_param and kind == COMM_REDUCE:
+            return OUT_EWISE_FUSABLE
+        return max(kind, pattern)
+    reduce_vars = [iv.var for iv in block.iter_vars if iv.kind == IterKind.REDUCE]
+    if not reduce_vars:
+        return OPAQUE
+    if is_fma(block.body):
+        return max(kind, OUT_EWISE_FUSABLE)
+    if any(not is_pure_reduce(reduce_vars, load.indices) for load in acc.loads):
+        return max(kind, OUT_EWISE_FUSABLE)
+    return max(kind, COMM_REDUCE)
+
+
+def pattern_kind(func: PrimFunc) -> str:
+    """TVM's OpPatternKind name for ``func`` ("elemwise" ... "opaque")."""
+    params = {id(b) for b in func.buffers}
+    kind = ELEMWISE
+    for block in func.blocks():
+        kind = _block_step(kind, block, params)
+    return NAMES[kind]

@@ -1,0 +1,103 @@
+"""Evaluate scalar expression trees on sample values (numpy, float64).
+
+Used to identify an elementwise function by what it computes rather than how it is
+written: ``x * (0.5 + erf(x * 0.7071...) * 0.5)`` is gelu whatever the grouping.
+Leaves (loads, inner ops) are given values by the caller.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .semantic import Inlined
+
+from tir.expr import (Add, And, BufferLoad, Call, Cast, Div, EQ, FloatImm, FloorDiv, FloorMod, GE,
+                      GT, IntImm, LE, LT, Max, Min, Mod, Mul, NE, Not, Or, Select, Sub)
+
+_ERF = np.vectorize(math.erf, otypes=[float])
+
+_BIN = {
+    Add: np.add, Sub: np.subtract, Mul: np.multiply, Max: np.maximum, Min: np.minimum,
+    EQ: np.equal, NE: np.not_equal, LT: np.less, LE: np.less_equal, GT: np.greater,
+    GE: np.greater_equal, And: np.logical_and, Or: np.logical_or,
+}
+
+_CALLS = {
+    "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x),
+    "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)), "tanh": np.tanh, "erf": _ERF,
+    "fabs": np.abs, "abs": np.abs, "sin": np.sin, "cos": np.cos, "floor": np.floor,
+    "ceil": np.ceil, "round": np.rint, "nearbyint": np.rint, "trunc": np.trunc,
+    "log1p": np.log1p, "exp2": np.exp2, "log2": np.log2, "log10": np.log10, "tan": np.tan,
+    "pow": np.power, "power": np.power, "fmod": np.fmod, "isnan": np.isnan,
+    "atan": np.arctan, "asin": np.arcsin, "acos": np.arccos, "sinh": np.sinh, "cosh": np.cosh,
+    "copysign": np.copysign,
+}
+
+
+class NotEvaluable(Exception):
+    """The expression holds something the prober does not model."""
+
+
+def evaluate(expr, leaves: dict):
+    """Value of ``expr`` where ``leaves`` maps leaf nodes to numpy arrays."""
+    with np.errstate(all="ignore"):
+        return _eval(expr, leaves)
+
+
+def _eval(e, leaves):
+    if e in leaves:
+        return leaves[e]
+    if isinstance(e, Inlined):
+        return _eval(e.value, leaves)
+    if isinstance(e, (FloatImm, IntImm)):
+        return np.float64(e.value)
+    fn = _BIN.get(type(e))
+    if fn is not None:
+        return fn(_eval(e.a, leaves), _eval(e.b, leaves)).astype(float)
+    if isinstance(e, Div):
+        return _div(e, _eval(e.a, leaves), _eval(e.b, leaves))
+    if isinstance(e, FloorDiv):
+        return np.floor_divide(_eval(e.a, leaves), _eval(e.b, leaves))
+    if isinstance(e, (FloorMod, Mod)):
+        a, b = _eval(e.a, leaves), _eval(e.b, leaves)
+        return np.mod(a, b) if isinstance(e, FloorMod) else np.fmod(a, b)
+    if isinstance(e, Not):
+        return np.logical_not(_eval(e.a, leaves)).astype(float)
+    if isinstance(e, Select):
+        return np.where(_eval(e.condition, leaves) != 0, _eval(e.true_value, leaves),
+                        _eval(e.false_value, leaves))
+    if isinstance(e, Cast):
+        return _cast(e, _eval(e.value, leaves))
+    if isinstance(e, Call):
+        return _call(e, leaves)
+    raise NotEvaluable(type(e).__name__)
+
+
+def _div(e, a, b):
+    if e.dtype.is_float:
+        return a / b
+    return np.trunc(a / b)
+
+
+def _cast(e, v):
+    d = e.dtype
+    if d.is_bool:
+        return (v != 0).astype(float)
+    if d.is_integer:
+        return np.trunc(v)
+    if d.bits == 16:
+        return v.astype(np.float16).astype(float)
+    if d.bits == 32:
+        return np.asarray(v, dtype=np.float32).astype(float)
+    return v
+
+
+def _call(e, leaves):
+    if e.op == "if_then_else":
+        c, t, f = (_eval(a, leaves) for a in e.args)
+        return np.where(c != 0, t, f)
+    fn = _CALLS.get(e.op)
+    if fn is None:
+        raise NotEvaluable(e.op)
+    return fn(*[_eval(a, leaves) for a in e.args])

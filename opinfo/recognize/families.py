@@ -1,0 +1,16 @@
+"""The order in which structural recognizers are tried at the root of an expression."""
+from __future__ import annotations
+
+from tir.expr import BufferLoad
+
+ALL: list = []
+
+
+def absorbed(stage, sem, dec) -> bool:
+    """An extra output that only copies a parameter an earlier op already reads
+    (batch_norm's moving mean/var outputs)."""
+    expr = stage.expr
+    if not isinstance(expr, BufferLoad) or not sem.is_param(expr.buffer):
+        return False
+    used = {o.buffer for op in dec.ops for o in op.operands}
+    return expr.buffer.name in used and all(i is j for i, j in zip(expr.indices, stage.indices))

@@ -1,0 +1,194 @@
+"""The meaning of a PrimFunc's outputs as expression trees over its parameters.
+
+Each block becomes a *stage*: the buffer it stores to and the value stored, where a
+reduction block's value is a :class:`Reduce` node (combiner, source, reduction axes,
+init). Loads of intermediate buffers are then replaced by their producer's value with
+the producer's block variables substituted by the load's indices, recursively, wrapped
+in an :class:`Inlined` marker that keeps the intermediate buffer (its shape tells, e.g.,
+how much a pad block padded). The result does not depend on loop order, loop splitting,
+or whether a pad block was inlined by a schedule: only block variables and index forms
+remain.
+"""
+from __future__ import annotations
+
+import attrs
+
+from tir.buffer import Buffer
+from tir.expr import (Add, BufferLoad, GT, GE, LT, LE, Let, Max, Min, Mul, PrimExpr, Select, Var)
+from tir.function import PrimFunc
+from tir.functor import post_order_visit, pre_order_visit, substitute, transform
+from tir.stmt import Block, BufferStore, IterKind, LetStmt, SeqStmt
+
+
+@attrs.frozen(cache_hash=True)
+class Reduce(PrimExpr):
+    """``combiner`` over ``axes`` (IterVars) of ``source``, starting from ``init``."""
+
+    combiner: str
+    """"sum", "prod", "max" or "min"."""
+    source: PrimExpr
+    axes: tuple = attrs.field(converter=tuple)
+    init: PrimExpr
+
+    @property
+    def dtype(self):
+        return self.source.dtype
+
+
+@attrs.frozen(cache_hash=True)
+class ArgReduce(PrimExpr):
+    """The index (``combiner`` "argmax"/"argmin") of the extreme of ``source`` over ``axes``."""
+
+    combiner: str
+    source: PrimExpr
+    axes: tuple = attrs.field(converter=tuple)
+    index: PrimExpr
+    """The index expression the block records (in terms of the axes' variables)."""
+    dtype: object
+
+
+@attrs.frozen(cache_hash=True)
+class Inlined(PrimExpr):
+    """``buffer[indices]`` of an intermediate buffer, replaced by the ``value`` it holds."""
+
+    buffer: Buffer
+    indices: tuple = attrs.field(converter=tuple)
+    value: PrimExpr
+
+    @property
+    def dtype(self):
+        return self.value.dtype
+
+
+@attrs.frozen
+class Stage:
+    """One block seen as ``buffer[indices] = expr``."""
+
+    block: Block
+    buffer: Buffer
+    indices: tuple
+    expr: "PrimExpr | None"
+    """None when the block is not understood (several stores, no store, ...)."""
+
+
+_COMBINERS = {Add: "sum", Mul: "prod", Max: "max", Min: "min"}
+
+
+def _stores(body) -> list:
+    found = []
+    pre_order_visit(body, lambda n: found.append(n) if isinstance(n, BufferStore) else not isinstance(n, Block))
+    return found
+
+
+def _inline_lets(body):
+    """Replace LetStmt variables by their values; returns the statement without lets."""
+    mapping = {}
+    while isinstance(body, LetStmt):
+        mapping[body.var] = substitute(body.value, mapping)
+        body = body.body
+    return substitute(body, mapping) if mapping else body
+
+
+def _is_acc(e, store) -> bool:
+    return isinstance(e, BufferLoad) and e.buffer is store.buffer and e.indices == store.indices
+
+
+def _reduction(block: Block, store: BufferStore) -> "PrimExpr | None":
+    comb = _COMBINERS.get(type(store.value))
+    init = _stores(block.init)
+    if comb is None or len(init) != 1:
+        return None
+    a, b = store.value.a, store.value.b
+    if _is_acc(a, store):
+        src = b
+    elif _is_acc(b, store):
+        src = a
+    else:
+        return None
+    axes = tuple(iv for iv in block.iter_vars if iv.kind == IterKind.REDUCE)
+    return Reduce(comb, src, axes, init[0].value)
+
+
+def _arg_reduction(block: Block, stores: list) -> "tuple | None":
+    """argmax/argmin: an index store and a value store updated together with Selects."""
+    if len(stores) != 2 or block.init is None:
+        return None
+    idx, val = sorted(stores, key=lambda s: s.buffer.dtype.is_float)
+    if idx.buffer.dtype.is_float or not val.buffer.dtype.is_float:
+        return None
+    sel = val.value
+    if not isinstance(sel, Select) or not isinstance(idx.value, Select):
+        return None
+    cond = sel.condition
+    if not isinstance(cond, (GT, GE, LT, LE)) or not _is_acc(cond.a, val):
+        return None
+    if not (_is_acc(sel.true_value, val) and not _is_acc(sel.false_value, val)):
+        return None
+    comb = "argmax" if isinstance(cond, (GT, GE)) else "argmin"
+    axes = tuple(iv for iv in block.iter_vars if iv.kind == IterKind.REDUCE)
+    return idx, ArgReduce(comb, sel.false_value, axes, idx.value.false_value, idx.buffer.dtype)
+
+
+def stage_of(block: Block) -> Stage:
+    """The stage of one block (``expr`` None when the block is not understood)."""
+    body = _inline_lets(block.body)
+    stores = _stores(body)
+    if len(stores) == 1 and not isinstance(body, SeqStmt):
+        store = stores[0]
+        if block.init is None:
+            return Stage(block, store.buffer, store.indices, store.value)
+        return Stage(block, store.buffer, store.indices, _reduction(block, store))
+    arg = _arg_reduction(block, stores) if stores else None
+    if arg is not None:
+        return Stage(block, arg[0].buffer, arg[0].indices, arg[1])
+    first = stores[0] if stores else None
+    return Stage(block, first.buffer if first else None, first.indices if first else (), None)
+
+
+def _pure_vars(indices) -> bool:
+    return all(isinstance(i, Var) for i in indices) and len({id(i) for i in indices}) == len(indices)
+
+
+class Semantics:
+    """Stages of a PrimFunc and the inlined meaning of each output buffer."""
+
+    def __init__(self, func: PrimFunc):
+        self.func = func
+        self.params = list(func.buffers)
+        self.stages = [stage_of(b) for b in func.blocks()]
+        self.producers: dict = {}
+        for s in self.stages:
+            if s.buffer is not None:
+                self.producers.setdefault(id(s.buffer), []).append(s)
+        self._memo: dict = {}
+        self.opaque = any(s.expr is None for s in self.stages)
+
+    def is_param(self, buf) -> bool:
+        return any(buf is p for p in self.params)
+
+    def outputs(self) -> list:
+        """Stages that write a parameter buffer, in program order."""
+        return [s for s in self.stages if s.buffer is not None and self.is_param(s.buffer)]
+
+    def resolve(self, expr: PrimExpr) -> PrimExpr:
+        """``expr`` with every intermediate load replaced by an Inlined producer value."""
+        def post(n):
+            if isinstance(n, BufferLoad) and not self.is_param(n.buffer):
+                return self._inline(n)
+            return None
+        return transform(expr, post)
+
+    def _inline(self, load: BufferLoad) -> "PrimExpr | None":
+        prods = self.producers.get(id(load.buffer), [])
+        if len(prods) != 1 or prods[0].expr is None or not _pure_vars(prods[0].indices):
+            return None
+        stage = prods[0]
+        value = self._memo.get(id(stage))
+        if value is None:
+            value = self.resolve(stage.expr)
+            self._memo[id(stage)] = value
+        mapping = dict(zip(stage.indices, load.indices))
+        return Inlined(load.buffer, load.indices, substitute(value, mapping))
+
+    def meaning(self, stage: Stage) -> PrimExpr:
+        return self.resolve(stage.expr)
