@@ -135,17 +135,20 @@ class IndexMap:
         """How many elements the output shape has beyond the input (non-divisible splits)."""
         return math.prod(self.map_shape(shape)) - math.prod(int(s) for s in shape)
 
-    def pad_predicate(self, shape: Sequence) -> "PrimExpr | None":
-        """Over the output variables of the inverse: true where an output element has no
-        input (padding), None when there is no padding."""
-        if self.padding(shape) == 0:
-            return None
+    def pad_predicate(self, shape: Sequence, at: "Sequence | None" = None) -> "PrimExpr | None":
+        """True where an output element has no input (padding), None when there is none.
+
+        The predicate is over the output indices ``at`` (default: the inverse's variables).
+        """
         from .evaluate import int_range
 
+        if self.padding(shape) == 0:
+            return None
         inv = self.inverse(shape)
         out_bounds = {id(v): (0, s - 1) for v, s in zip(inv.initial, self.map_shape(shape))}
-        conds = [e >= convert(int(s), e.dtype) for e, s in zip(inv.final, shape)
-                 if int_range(e, out_bounds)[1] >= int(s)]
+        src = inv.final if at is None else inv.apply(tuple(at))
+        conds = [e >= convert(int(s), e.dtype) for e, f, s in zip(src, inv.final, shape)
+                 if int_range(f, out_bounds)[1] >= int(s)]
         return logical_or(*conds)
 
     def then(self, other: "IndexMap") -> "IndexMap":

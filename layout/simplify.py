@@ -168,16 +168,17 @@ def simplify_index(e, bounds: "Bounds | None" = None) -> PrimExpr:
 
 
 def simplify_indices(node, bounds: "Bounds | None" = None):
-    """Simplify every buffer index inside ``node`` (loads and stores)."""
+    """Simplify every buffer index inside ``node`` (loads, stores and region starts)."""
+    import attrs
+    from tir.buffer import Range
     from tir.expr import BufferLoad
     from tir.stmt import BufferStore
-    import attrs
 
     def post(n):
         if isinstance(n, (BufferLoad, BufferStore)):
-            idx = tuple(simplify_index(i, bounds) for i in n.indices)
-            if any(a is not b for a, b in zip(idx, n.indices)):
-                return attrs.evolve(n, indices=idx)
+            return attrs.evolve(n, indices=tuple(simplify_index(i, bounds) for i in n.indices))
+        if isinstance(n, Range):
+            return Range(simplify_index(n.min, bounds), n.extent)
         return None
 
     return transform(node, post)
