@@ -3,7 +3,11 @@ from __future__ import annotations
 
 from tir.expr import BufferLoad
 
-ALL: list = []
+from . import reduce
+
+ALL: list = [
+    reduce.match_variance, reduce.match_mean, reduce.match_reduce, reduce.match_arg,
+]
 
 
 def absorbed(stage, sem, dec) -> bool:

@@ -1,0 +1,151 @@
+"""Reductions: sum, prod, max, min, mean, variance, argmax, argmin (axis, keepdims)."""
+from __future__ import annotations
+
+import math
+
+from tir.expr import BufferLoad, Div, Mul, Sub, Var
+
+from ..affine import const_of, float_of
+from ..semantic import ArgReduce, Reduce
+from .common import Match, Space, loads_in, strip
+from .extent import same_extent
+
+_INIT = {"sum": 0.0, "prod": 1.0}
+
+
+def input_space(src, reduce_vars, dom) -> "Space | None":
+    """The index space of a reduction's input: the indices of its widest load, which must
+    be distinct plain variables covering every reduction variable."""
+    loads = loads_in(src)
+    if not loads:
+        return None
+    widest = max(loads, key=lambda l: len(l.indices))
+    idx = widest.indices
+    if not all(isinstance(i, Var) for i in idx) or len({id(i) for i in idx}) != len(idx):
+        return None
+    if not all(any(r is i for i in idx) for r in reduce_vars):
+        return None
+    return Space(tuple(idx), tuple(dom.get(i) for i in idx), dom)
+
+
+def _axes_keepdims(ins: Space, out: Space, reduce_vars) -> "tuple | None":
+    axis = [d for d, i in enumerate(ins.indices) if any(i is r for r in reduce_vars)]
+    kept = [i for d, i in enumerate(ins.indices) if d not in axis]
+    if len(out.indices) == len(ins.indices):
+        outer = [o for d, o in enumerate(out.indices) if d not in axis]
+        if all(a is b for a, b in zip(outer, kept)) and len(outer) == len(kept):
+            return axis, True
+        return None
+    if len(out.indices) == len(kept) and all(a is b for a, b in zip(out.indices, kept)):
+        return axis, False
+    return None
+
+
+def _init_ok(comb, init, dtype) -> bool:
+    v = float_of(init)
+    if v is None:
+        return False
+    if comb in _INIT:
+        return v == _INIT[comb]
+    big = 3.0e38 if dtype.is_float else 2.0 ** (dtype.bits - 1) - 1
+    return (v <= -big) if comb == "max" else (v >= big)
+
+
+def _reduction(e, space: Space) -> "tuple | None":
+    if not isinstance(e, Reduce) or not _init_ok(e.combiner, e.init, e.dtype):
+        return None
+    rvars = [iv.var for iv in e.axes]
+    dom = dict(space.dom)
+    dom.update({iv.var: iv.dom.extent for iv in e.axes})
+    ins = input_space(e.source, rvars, dom)
+    if ins is None:
+        return None
+    ak = _axes_keepdims(ins, space, rvars)
+    if ak is None:
+        return None
+    return ins, ak[0], ak[1]
+
+
+def _count(e: Reduce):
+    return [iv.dom.extent for iv in e.axes]
+
+
+def match_reduce(expr, space: Space, ctx) -> "Match | None":
+    """A plain reduction at the root."""
+    e = strip(expr)
+    got = _reduction(e, space)
+    if got is None:
+        return None
+    ins, axis, keep = got
+    return Match(e.combiner, {"axis": axis, "keepdims": keep}, (("data", e.source, ins),))
+
+
+def _divided(e) -> "tuple | None":
+    """``Reduce(sum) / N`` -> (reduce, N)."""
+    e = strip(e)
+    if isinstance(e, Div) and isinstance(strip(e.a), Reduce):
+        return strip(e.a), e.b
+    return None
+
+
+def match_mean(expr, space: Space, ctx) -> "Match | None":
+    d = _divided(expr)
+    if d is None or d[0].combiner != "sum" or not same_extent(d[1], _count(d[0])):
+        return None
+    if _is_variance(d[0]):
+        return None
+    got = _reduction(d[0], space)
+    if got is None:
+        return None
+    ins, axis, keep = got
+    return Match("mean", {"axis": axis, "keepdims": keep}, (("data", d[0].source, ins),))
+
+
+def _is_variance(red: Reduce) -> bool:
+    src = strip(red.source)
+    if not isinstance(src, Mul) or strip(src.a) != strip(src.b):
+        return False
+    diff = strip(src.a)
+    return isinstance(diff, Sub) and _divided(diff.b) is not None
+
+
+def match_variance(expr, space: Space, ctx) -> "Match | None":
+    d = _divided(expr)
+    if d is None or d[0].combiner != "sum" or not same_extent(d[1], _count(d[0])):
+        return None
+    red = d[0]
+    if not _is_variance(red):
+        return None
+    diff = strip(strip(red.source).a)
+    x, inner = strip(diff.a), _divided(diff.b)
+    if not isinstance(x, BufferLoad) or not ctx.is_param(x.buffer):
+        return None
+    if inner[0].combiner != "sum" or not same_extent(inner[1], _count(inner[0])):
+        return None
+    src = strip(inner[0].source)
+    if not isinstance(src, BufferLoad) or src.buffer is not x.buffer:
+        return None
+    if len(inner[0].axes) != len(red.axes):
+        return None
+    got = _reduction(Reduce("sum", x, red.axes, red.init), space)
+    if got is None:
+        return None
+    ins, axis, keep = got
+    return Match("variance", {"axis": axis, "keepdims": keep}, (("data", x, ins),))
+
+
+def match_arg(expr, space: Space, ctx) -> "Match | None":
+    e = strip(expr)
+    if not isinstance(e, ArgReduce) or len(e.axes) != 1 or e.index is not e.axes[0].var:
+        return None
+    rv = e.axes[0].var
+    dom = dict(space.dom)
+    dom[rv] = e.axes[0].dom.extent
+    src = strip(e.source)
+    ins = input_space(src, [rv], dom)
+    if ins is None:
+        return None
+    ak = _axes_keepdims(ins, space, [rv])
+    if ak is None:
+        return None
+    return Match(e.combiner, {"axis": ak[0][0], "keepdims": ak[1]}, (("data", src, ins),))
