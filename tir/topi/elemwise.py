@@ -97,9 +97,9 @@ def softplus(b: Builder, x: Buffer, beta=1.0, threshold=20.0) -> Buffer:
     return elementwise(b, "compute", x, fn)
 
 
-def _scale(b, name, x_or_buf, other, left=False):
-    """``T_<name>`` block: buffer op constant (or constant op buffer when ``left``)."""
-    return elementwise(b, name, x_or_buf, lambda v: other(v), loops="ax")
+def _scale(b, name, x, fn):
+    """A ``T_*`` block (loops ``ax...``) applying ``fn`` to each element of ``x``."""
+    return elementwise(b, name, x, fn, loops="ax")
 
 
 def gelu(b: Builder, x: Buffer) -> Buffer:

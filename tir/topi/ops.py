@@ -10,7 +10,9 @@ from . import elemwise as ew
 from . import matmul as mm
 from . import pool as pl
 from . import reduce as rd
+from . import norm as nm
 from . import softmax as sm
+from . import transform as tf
 
 
 # ---------------------------------------------------------------- convolution
@@ -153,6 +155,78 @@ def _arg(name):
     return lower_arg
 
 
+# ---------------------------------------------------------------- normalisation
+def nn_layer_norm(b: Builder, data, gamma, beta, *, axes=-1, epsilon=1e-5, center=True, scale=True):
+    return nm.layer_norm(b, data, gamma, beta, axes, epsilon, center, scale)
+
+
+def nn_rms_norm(b: Builder, data, weight, *, axes=-1, epsilon=1e-5):
+    return nm.rms_norm(b, data, weight, axes, epsilon)
+
+
+def nn_group_norm(b: Builder, data, gamma, beta, *, num_groups=1, channel_axis=1, axes=None, epsilon=1e-5,
+                  center=True, scale=True):
+    return nm.group_norm(b, data, gamma, beta, num_groups, channel_axis, axes, epsilon, center, scale)
+
+
+def nn_batch_norm(b: Builder, data, gamma, beta, moving_mean, moving_var, *, axis=1, epsilon=1e-5, center=True,
+                  scale=True, momentum=0.1, training=False):
+    return nm.batch_norm(b, data, gamma, beta, moving_mean, moving_var, axis, epsilon, center, scale, momentum,
+                         training)
+
+
+# ---------------------------------------------------------------- data movement
+def permute_dims(b: Builder, x, *, axes=None):
+    return tf.permute_dims(b, x, axes)
+
+
+def reshape(b: Builder, x, *, shape=None):
+    if shape is None:
+        from .common import OpError
+        raise OpError("reshape", "shape", "is required")
+    return tf.reshape(b, x, shape)
+
+
+def expand_dims(b: Builder, x, *, axis=0):
+    return tf.expand_dims(b, x, axis)
+
+
+def squeeze(b: Builder, x, *, axis=None):
+    return tf.squeeze(b, x, axis)
+
+
+def concat(b: Builder, *xs, axis=0):
+    return tf.concat(b, *xs, axis=axis)
+
+
+def stack(b: Builder, *xs, axis=0):
+    return tf.stack(b, *xs, axis=axis)
+
+
+def strided_slice(b: Builder, x, *, axes=(), begin=(), end=(), strides=None, assume_inbound=False):
+    return tf.strided_slice(b, x, axes, begin, end, strides, assume_inbound)
+
+
+def nn_pad(b: Builder, x, *, pad_width=(), pad_value=0.0, pad_mode="constant"):
+    return tf.nn_pad(b, x, pad_width, pad_value, pad_mode)
+
+
+def take(b: Builder, x, indices, *, axis=None, mode="fast"):
+    return tf.take(b, x, indices, axis, mode)
+
+
+def broadcast_to(b: Builder, x, *, shape=()):
+    return tf.broadcast_to(b, x, shape)
+
+
+def tile(b: Builder, x, *, repeats=()):
+    return tf.tile(b, x, repeats)
+
+
+def flip(b: Builder, x, *, axis=0):
+    return tf.flip(b, x, axis)
+
+
 def op_table() -> dict:
     """Op name -> lowering function (built on call; nothing is registered at import)."""
     table = {
@@ -163,6 +237,11 @@ def op_table() -> dict:
         "nn.softplus": nn_softplus, "nn.gelu": nn_gelu, "nn.gelu_tanh": nn_gelu_tanh, "nn.silu": nn_silu,
         "nn.selu": nn_selu, "where": where,
         "nn.softmax": nn_softmax, "nn.log_softmax": nn_log_softmax,
+        "nn.layer_norm": nn_layer_norm, "nn.rms_norm": nn_rms_norm, "nn.group_norm": nn_group_norm,
+        "nn.batch_norm": nn_batch_norm,
+        "permute_dims": permute_dims, "reshape": reshape, "expand_dims": expand_dims, "squeeze": squeeze,
+        "concat": concat, "stack": stack, "strided_slice": strided_slice, "nn.pad": nn_pad, "take": take,
+        "broadcast_to": broadcast_to, "tile": tile, "flip": flip,
         "variance": variance, "argmax": _arg("argmax"), "argmin": _arg("argmin"),
     }
     for nd, layout in ((1, "NCW"), (2, "NCHW"), (3, "NCDHW")):
