@@ -125,13 +125,13 @@ def _region(buffer: Buffer, index_lists: list) -> BufferRegion:
 
 
 def _is_simple(e: PrimExpr) -> bool:
-    """True for affine-looking index expressions (no loads, calls, casts, min/max)."""
+    """True for index expressions TVM keeps as points (no calls, casts, selects, min/max)."""
     from .expr import Call, Cast, Select
 
     found = []
 
     def visit(n):
-        if isinstance(n, (BufferLoad, Call, Cast, Select, Min, Max)):
+        if isinstance(n, (Call, Cast, Select, Min, Max)):
             found.append(n)
             return False
         return True
@@ -207,6 +207,9 @@ class Builder:
         if out is None:
             out = self.alloc(name, shape, dtype or value.dtype)
         spatial = list(zip(names, ivars, shape))
+        if not shape and reduction is None:
+            # TVM gives a scalar (0-d) compute one unit iteration variable bound to 0, no loop
+            spatial = [(None, Var("vi", dt.int64), index(1))]
         self.emit_block(self.unique(name), spatial, reduction.axes if reduction else (),
                         lambda: _store(out, ivars, value, reduction), annotations)
         return out
@@ -215,17 +218,22 @@ class Builder:
         """Emit a loop nest and block from ``(loop_name, block_var, extent)`` spatial triples and
         reduction axes; ``make_body()`` returns ``(body, init, written_buffers)``."""
         body, init, written = make_body()
-        iters, loops = [], []
+        iters, loops, bindings = [], [], []
         for loop_name, var, extent in spatial:
             iters.append(IterVar(var, Range(convert(0, extent.dtype), extent), IterKind.SPATIAL))
+            if loop_name is None:  # a unit axis bound to 0 without a loop
+                bindings.append(index(0))
+                continue
             loops.append((Var(loop_name, dt.int64), extent))
+            bindings.append(loops[-1][0])
         for ax in reduce_axes:
             iters.append(IterVar(ax.var, Range(convert(0, ax.extent.dtype), ax.extent), IterKind.REDUCE))
             loops.append((Var(ax.name, dt.int64), ax.extent))
+            bindings.append(loops[-1][0])
         reads = access_regions([init, body], exclude=written)
         writes = tuple(_store_regions(body, init))
         block = Block(name, tuple(iters), reads, writes, body, init, annotations=annotations or {})
-        stmt = BlockRealize(tuple(v for v, _ in loops), TRUE, block)
+        stmt = BlockRealize(tuple(bindings), TRUE, block)
         for var, extent in reversed(loops):
             stmt = For(var, convert(0, extent.dtype), extent, ForKind.SERIAL, stmt)
         self.stmts.append(stmt)

@@ -105,7 +105,7 @@ def _scale(b, name, x, fn):
 def gelu(b: Builder, x: Buffer) -> Buffer:
     """``x * (0.5 + erf(x / sqrt 2) * 0.5)`` in five blocks."""
     dt = x.dtype
-    t1 = _scale(b, "T_multiply", x, lambda v: v * const(1 / math.sqrt(2), dt))
+    t1 = _scale(b, "T_multiply", x, lambda v: v * const(math.sqrt(0.5), dt))
     t2 = elementwise(b, "compute", t1, _intrinsic("erf"))
     t3 = _scale(b, "T_multiply", t2, lambda v: v * const(0.5, dt))
     t4 = _scale(b, "T_add", t3, lambda v: const(0.5, dt) + v)
