@@ -18,6 +18,7 @@ from tir.functor import pre_order_visit
 from .info import OpInfo, Operand
 from .probe import NotEvaluable, evaluate
 from .recognize import elementwise as ew
+from .affine import const_of
 from .recognize.common import Space, aligned, strip
 from .semantic import ArgReduce, Inlined, Reduce, Semantics
 
@@ -110,6 +111,9 @@ class Decomposer:
         return len(self.sem.params)
 
     def _leaves_ok(self, leaves, space) -> bool:
+        covered = {id(i) for leaf in leaves for i in getattr(leaf, "indices", space.indices)}
+        if any(id(v) not in covered for v in space.indices if const_of(v) is None):
+            return False
         for leaf in leaves:
             if isinstance(leaf, BufferLoad) and not (self.is_param(leaf.buffer) and aligned(leaf, space)):
                 return False
@@ -244,13 +248,18 @@ def _identify_impl(expr, leaves):
 
 
 def _where(root, leaves):
-    if isinstance(root, Select):
-        c, t, f = root.condition, root.true_value, root.false_value
-    elif isinstance(root, Call) and root.op == "if_then_else":
-        c, t, f = root.args
-    else:
+    """Three leaves, one of them bool: ``where(cond, x1, x2)`` by probing."""
+    conds = [i for i, l in enumerate(leaves) if l.dtype.is_bool]
+    if len(conds) != 1:
         return None
-    c, t, f = strip(c), strip(t), strip(f)
-    if not (c in leaves and t in leaves and f in leaves and c.dtype.is_bool):
-        return None
-    return "where", {}, (leaves.index(c), leaves.index(t), leaves.index(f)), ("condition", "x1", "x2")
+    c = conds[0]
+    rest = [i for i in range(3) if i != c]
+    rng = np.random.default_rng(3)
+    vals = [None] * 3
+    vals[c] = rng.integers(0, 2, 16).astype(float)
+    vals[rest[0]], vals[rest[1]] = rng.uniform(-3, 3, 16), rng.uniform(-3, 3, 16)
+    got = _fn(root, leaves)(*vals)
+    for t, f in (rest, rest[::-1]):
+        if np.array_equal(got, np.where(vals[c] != 0, vals[t], vals[f])):
+            return "where", {}, (c, t, f), ("condition", "x1", "x2")
+    return None

@@ -90,7 +90,7 @@ def _leakyrelu(f, xs, ys, consts):
 def _clip(f, xs, ys, consts):
     lo = _snap(float(f(np.array([-1e30]))[0]), consts)
     hi = _snap(float(f(np.array([1e30]))[0]), consts)
-    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+    if lo not in consts or hi not in consts or not lo < hi:
         return None
     probe = np.concatenate([xs, np.linspace(lo - 1, hi + 1, 23)])
     if not close(f(probe), np.clip(probe, lo, hi)):

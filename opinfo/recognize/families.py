@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from tir.expr import BufferLoad
 
-from . import reduce
+from . import movement, reduce
 
 ALL: list = [
+    movement.match_movement,
     reduce.match_variance, reduce.match_mean, reduce.match_reduce, reduce.match_arg,
 ]
 

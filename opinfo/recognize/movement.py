@@ -1,0 +1,295 @@
+"""Data movement: permute_dims, reshape family, broadcast_to, strided_slice, flip, tile,
+take, nn.pad, concat, stack. Each reads one element per output element; the recognizer
+reads the index map (affine forms over the output variables) and checks it."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from tir.expr import BufferLoad, Call, Cast, FloorMod, Select, Var
+
+from ..affine import ONE, affine, const_of, float_of
+from ..probe import NotEvaluable, evaluate
+from .common import Match, Space, strip
+
+MAX_GRID = 60000
+
+
+def _pure_space(space: Space) -> bool:
+    idx = space.indices
+    return all(isinstance(i, Var) for i in idx) and len({id(i) for i in idx}) == len(idx)
+
+
+def _ext(space):
+    return [const_of(e) for e in space.extents]
+
+
+def _in_ext(load):
+    return [const_of(s) for s in load.buffer.shape]
+
+
+def _terms(load, space):
+    """Per input dim: (out dim or None, coeff, offset) for plain affine indices, else None."""
+    out = []
+    pos = {id(v): j for j, v in enumerate(space.indices)}
+    for idx in load.indices:
+        f = affine(idx)
+        if f is None:
+            return None
+        keys = [k for k in f if k is not ONE]
+        if len(keys) > 1 or (keys and id(keys[0]) not in pos):
+            return None
+        if keys and not isinstance(keys[0], Var):
+            return None
+        j = pos[id(keys[0])] if keys else None
+        out.append((j, f.get(keys[0], 0) if keys else 0, f.get(ONE, 0)))
+    return out
+
+
+def match_movement(expr, space: Space, ctx) -> "Match | None":
+    e = strip(expr)
+    if not _pure_space(space):
+        return None
+    if isinstance(e, BufferLoad) and ctx.is_param(e.buffer):
+        return _take(e, space, ctx) or _affine_copy(e, space) or _mod_copy(e, space)
+    if isinstance(e, Call) and e.op == "if_then_else" or isinstance(e, Select):
+        return _pad(e, space, ctx) or _select_chain(e, space, ctx)
+    return None
+
+
+def _data(load, space):
+    return (("data", load, space),)
+
+
+def _affine_copy(load, space) -> "Match | None":
+    t = _terms(load, space)
+    if t is None:
+        return None
+    ine, oute = _in_ext(load), _ext(space)
+    used = [j for j, _, _ in t if j is not None]
+    if len(set(used)) != len(used):
+        return None
+    plain = all(j is None and b == 0 and ine[d] == 1 or (a, b) == (1, 0) and j is not None
+                for d, (j, a, b) in enumerate(t))
+    if plain and used == sorted(used):
+        return _broadcast_family(load, space, t)
+    if plain and len(t) == space.rank and all(j is not None for j, _, _ in t):
+        axes = [0] * space.rank
+        for d, (j, _, _) in enumerate(t):
+            axes[j] = d
+        return Match("permute_dims", {"axes": axes}, _data(load, space))
+    if len(t) == space.rank and all(j == d for d, (j, _, _) in enumerate(t)):
+        return _slice_or_flip(load, space, t)
+    return None
+
+
+def _broadcast_family(load, space, t):
+    ine, oute = _in_ext(load), _ext(space)
+    R, r = space.rank, len(t)
+    aligned = all(j is None or j == R - r + d for d, (j, _, _) in enumerate(t))
+    used = {j for j, _, _ in t if j is not None}
+    grows = any(oute[j] != 1 for j in range(R) if j not in used) or \
+        any(j is None and oute[R - r + d] != 1 for d, (j, _, _) in enumerate(t) if R - r + d >= 0)
+    if aligned and (grows or (R == r and all(j == d for d, (j, _, _) in enumerate(t)))):
+        return Match("broadcast_to", {"shape": [s if s is not None else str(x) for s, x in
+                                                zip(oute, space.extents)]}, _data(load, space))
+    if any(oute[j] != 1 for j in range(R) if j not in used):
+        return None
+    squeezed = [d for d, (j, _, _) in enumerate(t) if j is None]
+    new = [j for j in range(R) if j not in used]
+    if squeezed and not new:
+        return Match("squeeze", {"axis": squeezed}, _data(load, space))
+    if new and not squeezed:
+        return Match("expand_dims", {"axis": new}, _data(load, space))
+    return Match("reshape", {"shape": oute}, _data(load, space))
+
+
+def _slice_or_flip(load, space, t):
+    ine, oute = _in_ext(load), _ext(space)
+    if None in ine or None in oute:
+        return None
+    changed = [d for d, (j, a, b) in enumerate(t) if (a, b) != (1, 0) or ine[d] != oute[d]]
+    flips = [d for d in changed if t[d][1] == -1 and t[d][2] == ine[d] - 1 and oute[d] == ine[d]]
+    if flips and len(flips) == len(changed) == 1:
+        return Match("flip", {"axis": flips[0]}, _data(load, space))
+    if any(t[d][1] <= 0 for d in changed):
+        return None
+    begin = [t[d][2] for d in changed]
+    strides = [t[d][1] for d in changed]
+    end = [t[d][2] + t[d][1] * (oute[d] - 1) + 1 for d in changed]
+    return Match("strided_slice", {"axes": changed, "begin": begin, "end": end, "strides": strides},
+                 _data(load, space))
+
+
+def _mod_copy(load, space) -> "Match | None":
+    tile = _tile(load, space)
+    if tile is not None:
+        return tile
+    if _reshape_ok(load, space):
+        oute = _ext(space)
+        return Match("reshape", {"shape": oute}, _data(load, space))
+    return None
+
+
+def _tile(load, space):
+    R, r = space.rank, len(load.indices)
+    ine, oute = _in_ext(load), _ext(space)
+    if r > R or None in ine or None in oute:
+        return None
+    for d, idx in enumerate(load.indices):
+        o = space.indices[R - r + d]
+        if not (isinstance(idx, FloorMod) and idx.a is o and const_of(idx.b) == ine[d]):
+            return None
+        if oute[R - r + d] % ine[d]:
+            return None
+    reps = oute[:R - r] + [oute[R - r + d] // ine[d] for d in range(r)]
+    return Match("tile", {"repeats": reps}, _data(load, space))
+
+
+def _grid(space):
+    ext = _ext(space)
+    if None in ext or int(np.prod(ext)) > MAX_GRID:
+        return None
+    axes = np.meshgrid(*[np.arange(n, dtype=float) for n in ext], indexing="ij")
+    return {v: a.ravel() for v, a in zip(space.indices, axes)}
+
+
+def _reshape_ok(load, space) -> bool:
+    ine, oute = _in_ext(load), _ext(space)
+    if None in ine or None in oute or int(np.prod(ine)) != int(np.prod(oute)):
+        return False
+    env = _grid(space)
+    if env is None:
+        return False
+    try:
+        got = [evaluate(i, env) for i in load.indices]
+    except NotEvaluable:
+        return False
+    lin_in = np.zeros_like(env[space.indices[0]]) if space.rank else np.zeros(1)
+    for g, n in zip(got, ine):
+        lin_in = lin_in * n + np.broadcast_to(g, lin_in.shape)
+    lin_out = np.arange(lin_in.size, dtype=float)
+    return bool(np.array_equal(lin_in, lin_out))
+
+
+def _take(load, space, ctx):
+    nested = [d for d, i in enumerate(load.indices) if _index_load(i, ctx) is not None]
+    if len(nested) != 1:
+        return None
+    d = nested[0]
+    ind = _index_load(load.indices[d], ctx)
+    others = [i for k, i in enumerate(load.indices) if k != d]
+    if not all(isinstance(i, Var) for i in others + list(ind.indices)):
+        return None
+    return Match("take", {"axis": d}, (("data", load, space), ("indices", ind, space)))
+
+
+def _index_load(e, ctx):
+    while isinstance(e, Cast):
+        e = e.value
+    return e if isinstance(e, BufferLoad) and ctx.is_param(e.buffer) else None
+
+
+def _branches(e):
+    if isinstance(e, Select):
+        return e.condition, strip(e.true_value), strip(e.false_value)
+    if isinstance(e, Call) and e.op == "if_then_else":
+        return e.args[0], strip(e.args[1]), strip(e.args[2])
+    return None
+
+
+def _pad(e, space, ctx):
+    cond, t, f = _branches(e)
+    value = float_of(f)
+    if value is None or not isinstance(t, BufferLoad) or not ctx.is_param(t.buffer):
+        return None
+    terms = _terms(t, space)
+    ine, oute = _in_ext(t), _ext(space)
+    if terms is None or None in ine or None in oute or len(terms) != space.rank:
+        return None
+    if any(j != d or a != 1 or b > 0 for d, (j, a, b) in enumerate(terms)):
+        return None
+    width = []
+    for d, (_, _, b) in enumerate(terms):
+        width += [-b, oute[d] - ine[d] + b]
+    if min(width) < 0 or not any(width) or not _guard_ok(cond, space, terms, ine):
+        return None
+    return Match("nn.pad", {"pad_width": width, "pad_value": value, "pad_mode": "constant"}, (("data", t, space),))
+
+
+def _guard_ok(cond, space, terms, ine) -> bool:
+    env = _grid(space)
+    if env is None:
+        return False
+    try:
+        got = np.broadcast_to(evaluate(cond, env), env[space.indices[0]].shape) != 0
+    except NotEvaluable:
+        return False
+    want = np.ones_like(got)
+    for d, (_, _, b) in enumerate(terms):
+        x = env[space.indices[d]] + b
+        want &= (x >= 0) & (x < ine[d])
+    return bool(np.array_equal(got, want))
+
+
+def _select_chain(e, space, ctx):
+    loads, node = [], e
+    while _branches(node) is not None:
+        _, t, node = _branches(node)
+        loads.append(t)
+    loads.append(node)
+    if len(loads) < 2 or not all(isinstance(l, BufferLoad) and ctx.is_param(l.buffer) for l in loads):
+        return None
+    order = sorted(loads, key=lambda l: next(i for i, p in enumerate(ctx.sem.params) if p is l.buffer))
+    return _concat(e, space, order) or _stack(e, space, order)
+
+
+def _which(e, space, loads):
+    env = _grid(space)
+    if env is None:
+        return None, None
+    for k, l in enumerate(loads):
+        env[l] = np.full(1, float(k))
+    try:
+        got = evaluate(e, env)
+    except NotEvaluable:
+        return None, None
+    return env, np.broadcast_to(got, env[space.indices[0]].shape)
+
+
+def _concat(e, space, loads):
+    rank = space.rank
+    if any(len(l.indices) != rank for l in loads):
+        return None
+    axes = {d for l in loads for d, (j, a, b) in enumerate(_terms(l, space) or [(None, 0, 1)] * rank)
+            if (j, a, b) != (d, 1, 0)}
+    ext = [_in_ext(l) for l in loads]
+    axis = next(iter(axes)) if len(axes) == 1 else (0 if not axes else None)
+    if axis is None:
+        return None
+    offsets = np.cumsum([0] + [x[axis] for x in ext])
+    for l, off in zip(loads, offsets):
+        t = _terms(l, space)
+        if t is None or any((j, a, b) != (d, 1, -off if d == axis else 0) for d, (j, a, b) in enumerate(t)):
+            return None
+    env, got = _which(e, space, loads)
+    if got is None:
+        return None
+    want = np.searchsorted(offsets[1:], env[space.indices[axis]], side="right")
+    if not np.array_equal(got, want):
+        return None
+    return Match("concat", {"axis": axis}, tuple(("data", l, space) for l in loads))
+
+
+def _stack(e, space, loads):
+    rank = space.rank
+    if any(len(l.indices) != rank - 1 for l in loads):
+        return None
+    for axis in range(rank):
+        rest = [v for d, v in enumerate(space.indices) if d != axis]
+        if all(all(i is v for i, v in zip(l.indices, rest)) for l in loads):
+            env, got = _which(e, space, loads)
+            if got is not None and np.array_equal(got, env[space.indices[axis]]):
+                return Match("stack", {"axis": axis}, tuple(("data", l, space) for l in loads))
+    return None
