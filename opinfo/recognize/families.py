@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from tir.expr import BufferLoad
 
-from . import movement, reduce
+from . import matmul, movement, reduce
 
 ALL: list = [
     movement.match_movement,
+    matmul.match_matmul,
     reduce.match_variance, reduce.match_mean, reduce.match_reduce, reduce.match_arg,
 ]
 

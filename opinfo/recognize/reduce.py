@@ -21,6 +21,8 @@ def input_space(src, reduce_vars, dom) -> "Space | None":
         return None
     widest = max(loads, key=lambda l: len(l.indices))
     idx = widest.indices
+    if any(l.indices != idx for l in loads):
+        return None
     if not all(isinstance(i, Var) for i in idx) or len({id(i) for i in idx}) != len(idx):
         return None
     if not all(any(r is i for i in idx) for r in reduce_vars):
