@@ -5,6 +5,7 @@ import ast
 import math
 
 from .. import dtype as dt
+from ..intrinsics import BINARY_MATH, BOOL_UNARY, UNARY_MATH
 from ..expr import (
     GE, Call, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min, Mod, PrimExpr, Select, Sub,
     max_value, min_value,
@@ -12,20 +13,6 @@ from ..expr import (
 from .context import describe, error
 from .expr import binary, binary_select, boolean, expr, operands, prim, to_prim
 
-UNARY_MATH = frozenset((
-    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "tanh",
-    "sigmoid", "erf", "fabs", "floor", "ceil", "round", "nearbyint", "trunc", "sin", "cos",
-    "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "popcount",
-    "clz", "bitwise_not",
-))
-"""Intrinsics of one argument whose result has the argument's dtype."""
-BOOL_UNARY = frozenset(("isnan", "isinf", "isfinite"))
-"""Intrinsics of one argument with a bool result."""
-BINARY_MATH = frozenset((
-    "pow", "atan2", "fmod", "hypot", "copysign", "nextafter", "ldexp", "shift_left",
-    "shift_right", "bitwise_and", "bitwise_or", "bitwise_xor",
-))
-"""Intrinsics of two arguments of one dtype."""
 _BINARY_NODES = {
     "max": Max, "min": Min, "floordiv": FloorDiv, "floormod": FloorMod, "truncdiv": Div,
     "truncmod": Mod,

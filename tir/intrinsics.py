@@ -1,0 +1,19 @@
+"""Names of the scalar intrinsics the reader and printer know (``T.exp(x)``, ``T.pow(a, b)``...)."""
+from __future__ import annotations
+
+UNARY_MATH = frozenset((
+    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "tanh",
+    "sigmoid", "erf", "fabs", "floor", "ceil", "round", "nearbyint", "trunc", "sin", "cos",
+    "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "popcount",
+    "clz", "bitwise_not",
+))
+"""Intrinsics of one argument whose result has the argument's dtype."""
+
+BOOL_UNARY = frozenset(("isnan", "isinf", "isfinite"))
+"""Intrinsics of one argument with a bool result."""
+
+BINARY_MATH = frozenset((
+    "pow", "atan2", "fmod", "hypot", "copysign", "nextafter", "ldexp", "shift_left",
+    "shift_right", "bitwise_and", "bitwise_or", "bitwise_xor",
+))
+"""Intrinsics of two arguments of one dtype, with that dtype."""

@@ -1,0 +1,119 @@
+"""Graph-level functions as TVMScript (``@R.function`` with dataflow blocks of bindings)."""
+from __future__ import annotations
+
+import json
+
+from .. import relax as rx
+from ..expr import Var
+from .expr import ExprPrinter
+from .tir_stmt import literal
+
+
+class RelaxPrinter:
+    """Prints one graph function into ``lines``."""
+
+    def __init__(self, namer, lines: list, module_vars=frozenset(), module_name="Module"):
+        self.namer = namer
+        self.lines = lines
+        self.expr = ExprPrinter(namer, bare_int64=True)
+        self.module_vars = module_vars
+        self.module_name = module_name
+
+    def line(self, ind: int, text: str) -> None:
+        self.lines.append("    " * ind + text)
+
+    def function(self, f: rx.Function, name: str, ind: int) -> None:
+        items = list(f.attrs.items())
+        private = not (items and items[-1] == ("global_symbol", name))
+        attrs_ = dict(items if private else items[:-1])
+        self.line(ind, "@R.function(private=True)" if private else "@R.function")
+        params = ", ".join(f"{self.namer(p)}: {self.type(p.type)}" for p in f.params)
+        ret = f" -> {self.type(f.ret_type)}" if f.ret_type is not None else ""
+        self.line(ind, f"def {name}({params}){ret}:")
+        if attrs_:
+            self.line(ind + 1, f"R.func_attr({literal(self, attrs_)})")
+        if _uses_globals(f):
+            self.line(ind + 1, f"cls = {self.module_name}")
+        for blk in f.blocks:
+            self._block(blk, ind + 1)
+        self.line(ind + 1, f"return {self.value(f.ret)}")
+
+    def _block(self, blk, ind: int) -> None:
+        if isinstance(blk, rx.DataflowBlock):
+            self.line(ind, "with R.dataflow():")
+            for b in blk.bindings:
+                self._binding(b, ind + 1)
+            self.line(ind + 1, f"R.output({', '.join(self.namer(v) for v in blk.outputs)})")
+            return
+        for b in blk.bindings:
+            self._binding(b, ind)
+
+    def _binding(self, b: rx.Binding, ind: int) -> None:
+        value = self.value(b.value)
+        ann = f": {self.type(b.var.type)}" if b.var.type is not None else ""
+        self.line(ind, f"{self.namer(b.var)}{ann} = {value}")
+
+    # ------------------------------------------------------------------ values and types
+
+    def value(self, v) -> str:
+        if isinstance(v, rx.RVar):
+            return self.namer(v)
+        if isinstance(v, rx.Tuple):
+            return self._tuple(v.fields)
+        if isinstance(v, rx.TupleGetItem):
+            return f"{self.value(v.tuple_value)}[{v.index}]"
+        if isinstance(v, rx.CallTIR):
+            extra = f", tir_vars=R.shape([{self.dims(v.tir_vars)}])" if v.tir_vars is not None else ""
+            return f"R.call_tir(cls.{v.func.name}, {self._tuple(v.args)}, out_ty={self.type(v.out_type, True)}{extra})"
+        if isinstance(v, rx.CallDPSPacked):
+            return f"R.call_dps_packed({json.dumps(v.func)}, {self._tuple(v.args)}, out_ty={self.type(v.out_type, True)})"
+        if isinstance(v, rx.Call):
+            return f"cls.{v.func.name}({', '.join(self.value(a) for a in v.args)})"
+        raise TypeError(f"cannot print graph-level value {type(v).__name__}")
+
+    def _tuple(self, items) -> str:
+        texts = [self.value(a) for a in items]
+        return f"({texts[0]},)" if len(texts) == 1 else f"({', '.join(texts)})"
+
+    def type(self, t, as_list: bool = False) -> str:
+        """A struct info; a tuple type is a list in ``out_ty`` and ``R.Tuple`` elsewhere."""
+        if isinstance(t, rx.TensorType):
+            return self._tensor(t)
+        if isinstance(t, rx.TupleType):
+            inner = ", ".join(self.type(x) for x in t.fields)
+            return f"[{inner}]" if as_list else f"R.Tuple({inner})"
+        if isinstance(t, rx.ShapeType):
+            return "R.Shape" if t.values is None else f"R.Shape([{self.dims(t.values)}])"
+        if isinstance(t, rx.ObjectType):
+            return "R.Object"
+        raise TypeError(f"cannot print graph-level type {type(t).__name__}")
+
+    def _tensor(self, t: rx.TensorType) -> str:
+        if t.shape is None:
+            nd = f", ndim={t.ndim}" if t.ndim != -1 else ""
+            return f'R.Tensor(dtype="{t.dtype}"{nd})'
+        dims = self.dims(t.shape)
+        shape = f"({dims},)" if len(t.shape) == 1 else f"({dims})"
+        return f'R.Tensor({shape}, dtype="{t.dtype}")'
+
+    def dims(self, values) -> str:
+        return ", ".join(self._dim(d) for d in values)
+
+    def _dim(self, d) -> str:
+        if isinstance(d, int):
+            return str(d)
+        if isinstance(d, Var) and id(d) not in self.module_vars:
+            return json.dumps(self.namer(d))
+        return self.expr(d)
+
+
+def _uses_globals(f: rx.Function) -> bool:
+    return any(isinstance(b.value, (rx.CallTIR, rx.Call)) for b in f.bindings) or _has_global(f.ret)
+
+
+def _has_global(v) -> bool:
+    if isinstance(v, rx.Call):
+        return True
+    if isinstance(v, rx.Tuple):
+        return any(_has_global(x) for x in v.fields)
+    return False

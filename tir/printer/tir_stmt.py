@@ -1,0 +1,226 @@
+"""TIR statements as TVMScript lines: loops (``T.grid`` for perfect serial nests), blocks, stores."""
+from __future__ import annotations
+
+import json
+
+from .. import stmt as S
+from ..buffer import Buffer
+from ..expr import Add, IntImm, Var
+from ..functor import post_order_visit
+from ..stmt import ForKind, IterKind
+
+_KIND_NAMES = {ForKind.PARALLEL: "T.parallel", ForKind.VECTORIZED: "T.vectorized",
+               ForKind.UNROLLED: "T.unroll", ForKind.SERIAL: "T.serial"}
+_AXIS = {IterKind.SPATIAL: "spatial", IterKind.REDUCE: "reduce", IterKind.SCAN: "scan",
+         IterKind.OPAQUE: "opaque"}
+_REMAP = {IterKind.SPATIAL: "S", IterKind.REDUCE: "R"}
+
+
+def literal(p, value) -> str:
+    """An attribute value (numbers, strings, lists, Maps, expressions) as text."""
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(literal(p, v) for v in value) + "]"
+    if hasattr(value, "items"):
+        return "{" + ", ".join(f"{literal(p, k)}: {literal(p, v)}" for k, v in value.items()) + "}"
+    return p.expr(value)
+
+
+def span_text(p, lo, ext) -> str:
+    """The end ``lo + ext`` of a range, written so the reader recovers ``ext`` exactly."""
+    if isinstance(lo, IntImm) and isinstance(ext, IntImm) and lo.dtype == ext.dtype:
+        return p.expr(IntImm(ext.dtype, lo.value + ext.value))
+    if isinstance(lo, IntImm) and lo.value == 0 and lo.dtype == ext.dtype:
+        return p.expr(ext)
+    return p.expr(Add(lo, ext))
+
+
+def _zero_min(lo, ext) -> bool:
+    return isinstance(lo, IntImm) and lo.value == 0 and lo.dtype == ext.dtype
+
+
+class StmtPrinter:
+    """Appends the lines of statements to ``p.lines`` (``p`` is the function printer)."""
+
+    def __init__(self, p):
+        self.p = p
+        self.loops: dict = {}
+        """id(loop var) -> For, for the loops around the statement being printed."""
+
+    def stmt(self, s, ind: int) -> None:
+        handler = getattr(self, "_" + type(s).__name__, None)
+        if handler is None:
+            raise TypeError(f"cannot print statement {type(s).__name__}")
+        handler(s, ind)
+
+    def line(self, ind: int, text: str) -> None:
+        self.p.lines.append("    " * ind + text)
+
+    # ------------------------------------------------------------------ simple statements
+
+    def _SeqStmt(self, s, ind):
+        for x in s.seq:
+            self.stmt(x, ind)
+
+    def _BufferStore(self, s, ind):
+        e = self.p.expr
+        idx = ", ".join(e(i) for i in s.indices) if s.indices else "()"
+        self.line(ind, f"{self.p.namer(s.buffer)}[{idx}] = {e(s.value)}")
+
+    def _Evaluate(self, s, ind):
+        self.line(ind, f"T.evaluate({self.p.expr(s.value)})")
+
+    def _LetStmt(self, s, ind):
+        self.line(ind, f"{self.p.namer(s.var)}: T.let[T.{s.var.dtype}] = {self.p.expr(s.value)}")
+        self.stmt(s.body, ind)
+        self.p.namer.release(s.var)
+
+    def _IfThenElse(self, s, ind):
+        self.line(ind, f"if {self.p.expr(s.condition)}:")
+        self.stmt(s.then_case, ind + 1)
+        if s.else_case is not None:
+            self.line(ind, "else:")
+            self.stmt(s.else_case, ind + 1)
+
+    def _AllocateBuffer(self, s, ind):
+        name = self.p.namer(s.buffer)
+        self.line(ind, f"with {self.p.buffer_call('T.decl_buffer', s.buffer)} as {name}:")
+        self.stmt(s.body, ind + 1)
+
+    # ------------------------------------------------------------------ loops
+
+    def _For(self, s, ind):
+        if self._plain_serial(s):
+            return self._grid(s, ind)
+        e = self.p.expr
+        bounds = e(s.extent) if _zero_min(s.min, s.extent) else f"{e(s.min)}, {span_text(self.p, s.min, s.extent)}"
+        extra = ""
+        if s.kind is ForKind.THREAD_BINDING:
+            extra += f", thread={json.dumps(s.thread_binding)}"
+        if s.annotations:
+            extra += f", annotations={literal(self.p, s.annotations)}"
+        if s.kind is ForKind.SERIAL and not extra:
+            head = f"range({bounds})"
+        else:
+            head = f"{_KIND_NAMES.get(s.kind, 'T.thread_binding')}({bounds}{extra})"
+        self._loop_body([s], f"for {self.p.namer(s.loop_var)} in {head}:", ind)
+
+    @staticmethod
+    def _plain_serial(s) -> bool:
+        return s.kind is ForKind.SERIAL and not s.annotations and _zero_min(s.min, s.extent)
+
+    def _grid(self, s, ind):
+        nest = [s]
+        while isinstance(nest[-1].body, S.For) and self._plain_serial(nest[-1].body):
+            if _uses_any(nest[-1].body.extent, nest):
+                break
+            nest.append(nest[-1].body)
+        names = ", ".join(self.p.namer(f.loop_var) for f in nest)
+        if len(nest) == 1:
+            head = f"for {names} in range({self.p.expr(s.extent)}):"
+        else:
+            head = f"for {names} in T.grid({', '.join(self.p.expr(f.extent) for f in nest)}):"
+        self._loop_body(nest, head, ind)
+
+    def _loop_body(self, nest, head, ind):
+        self.line(ind, head)
+        for f in nest:
+            self.loops[id(f.loop_var)] = f
+        self.stmt(nest[-1].body, ind + 1)
+        for f in nest:
+            del self.loops[id(f.loop_var)]
+            self.p.namer.release(f.loop_var)
+
+    # ------------------------------------------------------------------ blocks
+
+    def _BlockRealize(self, s, ind):
+        b = s.block
+        self.line(ind, f"with {self.p.dialect.block}({json.dumps(b.name)}):")
+        self.block_header(s, ind + 1)
+        if b.init is not None:
+            self.line(ind + 1, "with T.init():")
+            self.stmt(b.init, ind + 2)
+        self.stmt(b.body, ind + 1)
+        for x in [iv.var for iv in b.iter_vars] + list(b.alloc_buffers) + [m.buffer for m in b.match_buffers]:
+            self.p.namer.release(x)
+
+    def block_header(self, s, ind):
+        b = s.block
+        self._iter_vars(s, ind)
+        if not (isinstance(s.predicate, IntImm) and s.predicate.value == 1):
+            self.line(ind, f"T.where({self.p.expr(s.predicate)})")
+        self.line(ind, f"T.reads({self.regions(b.reads)})")
+        self.line(ind, f"T.writes({self.regions(b.writes)})")
+        if b.annotations:
+            self.line(ind, f"{self.p.dialect.block_attr}({literal(self.p, b.annotations)})")
+        self.allocs(b.alloc_buffers, ind)
+        for m in b.match_buffers:
+            call = self.p.buffer_call("T.match_buffer", m.buffer, first=self.region(m.source))
+            self.line(ind, f"{self.p.namer(m.buffer)} = {call}")
+
+    def allocs(self, buffers, ind):
+        for buf in buffers:
+            self.line(ind, f"{self.p.namer(buf)} = {self.p.buffer_call(self.p.dialect.alloc, buf, alloc=True)}")
+
+    def _iter_vars(self, s, ind):
+        items = list(zip(s.block.iter_vars, s.iter_values))
+        k = 0
+        while k < len(items):
+            run = k
+            while run < len(items) and self._remappable(*items[run]):
+                run += 1
+            if run - k >= 2:
+                self._remap(items[k:run], ind)
+                k = run
+                continue
+            self._axis(*items[k], ind)
+            k += 1
+
+    def _remappable(self, iv, value) -> bool:
+        loop = self.loops.get(id(value)) if isinstance(value, Var) else None
+        if loop is None or iv.kind not in _REMAP or iv.var.dtype != value.dtype:
+            return False
+        from ..structural import structural_equal
+
+        return structural_equal(iv.dom.min, loop.min) and structural_equal(iv.dom.extent, loop.extent)
+
+    def _remap(self, items, ind):
+        names = ", ".join(self.p.namer(iv.var) for iv, _ in items)
+        kinds = "".join(_REMAP[iv.kind] for iv, _ in items)
+        loops = ", ".join(self.p.namer(v) for _, v in items)
+        self.line(ind, f'{names} = T.axis.remap("{kinds}", [{loops}])')
+
+    def _axis(self, iv, value, ind):
+        lo, ext = iv.dom.min, iv.dom.extent
+        dom = self.p.expr(ext) if _zero_min(lo, ext) else f"({self.p.expr(lo)}, {span_text(self.p, lo, ext)})"
+        name = self.p.namer(iv.var)
+        self.line(ind, f"{name} = T.axis.{_AXIS[iv.kind]}({dom}, {self.p.expr(value)})")
+
+    def regions(self, regions) -> str:
+        return ", ".join(self.region(r) for r in regions)
+
+    def region(self, r) -> str:
+        parts = []
+        for rg in r.region:
+            lo, ext = rg.min, rg.extent
+            if isinstance(ext, IntImm) and ext.value == 1 and ext.dtype == lo.dtype:
+                parts.append(self.p.expr(lo))
+            else:
+                parts.append(f"{self.p.expr(lo)}:{span_text(self.p, lo, ext)}")
+        return f"{self.p.namer(r.buffer)}[{', '.join(parts) or '()'}]"
+
+
+def _uses_any(e, loops) -> bool:
+    ids = {id(f.loop_var) for f in loops}
+    found = []
+    post_order_visit(e, lambda n: found.append(n) if id(n) in ids else None)
+    return bool(found)
+
+
+def is_buffer(x) -> bool:
+    return isinstance(x, Buffer)
