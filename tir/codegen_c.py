@@ -1,0 +1,266 @@
+"""C emitter: ``emit_c(func)`` prints a PrimFunc as one C99 function.
+
+The function takes one ``restrict`` pointer per buffer parameter, then the scalar parameters,
+then the symbolic extents the buffers use (``int64_t n``), in the order of
+:func:`c_signature`. Index arithmetic is int64; blocks become scopes binding their iteration
+variables; an init runs where all reduction variables are at their minimum, as in TVM. Loop
+nests around one block are scheduled by :mod:`tir.codegen_c_sched` (OpenMP over a safe outer
+spatial loop, reductions in a local accumulator or with the innermost spatial loop last).
+``build(func)`` (in :mod:`tir.codegen_c_build`) compiles it with gcc.
+"""
+from __future__ import annotations
+
+import attrs
+
+from . import expr as E
+from . import stmt as S
+from .codegen_c_expr import CodegenError, ExprPrinter, Namer, c_type, prelude
+from .function import PrimFunc
+from .functor import post_order_visit
+
+__all__ = ["emit_c", "build", "c_signature", "CodegenError", "CSignature"]
+
+
+@attrs.frozen
+class CSignature:
+    """How a PrimFunc's arguments map to the C function's parameters."""
+
+    symbol: str
+    """The C function name."""
+    buffers: tuple
+    """Buffer parameters, in order (one pointer each)."""
+    scalars: tuple
+    """Scalar parameters (Vars), in order."""
+    shape_vars: tuple
+    """Symbolic extents/strides used by the buffers, passed after the scalars."""
+
+
+def c_signature(func: PrimFunc) -> CSignature:
+    """The parameter order of the emitted C function."""
+    namer = Namer()
+    symbol = "tir_" + namer.fresh(func.name or "main")
+    scalars = func.scalar_params
+    seen, shape_vars = set(scalars), []
+    for buf in func.buffers:
+        for e in (*buf.shape, *buf.strides, *([buf.elem_offset] if buf.elem_offset is not None else [])):
+            for v in _vars(e):
+                if v not in seen:
+                    seen.add(v)
+                    shape_vars.append(v)
+    return CSignature(symbol, func.buffers, tuple(scalars), tuple(shape_vars))
+
+
+def _vars(e) -> list:
+    found = []
+    post_order_visit(e, lambda n: found.append(n) if isinstance(n, E.Var) else None)
+    return found
+
+
+def emit_c(func: PrimFunc) -> str:
+    """Readable C99 source defining the function described by :func:`c_signature`."""
+    sig = c_signature(func)
+    em = Emitter()
+    params = []
+    for buf in sig.buffers:
+        params.append(f"{c_type(buf.dtype)}* restrict {em.buffer_name(buf)}")
+    for v in (*sig.scalars, *sig.shape_vars):
+        params.append(f"{c_type(v.dtype)} {em.var(v)}")
+    for buf in sig.buffers:
+        em.declare_layout(buf)
+    em.stmt(func.body)
+    body = "\n".join(em.lines)
+    header = f"/* generated from PrimFunc {_comment(func.name or 'main')} by tir.codegen_c */"
+    return f"{prelude()}\n{header}\nvoid {sig.symbol}({', '.join(params) or 'void'}) {{\n{body}\n}}\n"
+
+
+def _comment(text: str) -> str:
+    return "".join(c if c.isalnum() or c in " _.-" else "?" for c in text)[:60]
+
+
+class Emitter:
+    """Accumulates C lines for statements; knows the C names and layouts of buffers."""
+
+    def __init__(self):
+        self.names = Namer()
+        self.lines: list = []
+        self.depth = 1
+        self.in_parallel = False
+        self.locals: dict = {}
+        """Buffer -> (C variable, indices): accesses at these indices use the local."""
+        self._layout: dict = {}
+        self.print = ExprPrinter(self.var, self.load)
+
+    def line(self, text: str) -> None:
+        self.lines.append("  " * self.depth + text)
+
+    def open(self, text: str) -> None:
+        self.line(text + " {")
+        self.depth += 1
+
+    def close(self) -> None:
+        self.depth -= 1
+        self.line("}")
+
+    def var(self, v) -> str:
+        return self.names(v, v.name)
+
+    def buffer_name(self, buf) -> str:
+        return self.names(buf, buf.name)
+
+    def expr(self, e) -> str:
+        return self.print(e)
+
+    def index(self, e) -> str:
+        text = self.expr(e)
+        return text if str(e.dtype) == "int64" else f"((int64_t){text})"
+
+    def declare_layout(self, buf) -> None:
+        """Record the C text of each stride (and the offset) of ``buf``."""
+        if buf.strides:
+            strides = [self.index(s) for s in buf.strides]
+        else:
+            strides, acc = [], None
+            for s in reversed(buf.shape):
+                strides.append(acc or "1")
+                text = self.index(s)
+                acc = text if acc is None else f"({acc} * {text})"
+            strides.reverse()
+        offset = self.index(buf.elem_offset) if buf.elem_offset is not None else None
+        self._layout[buf] = (strides, offset)
+
+    def offset(self, buf, indices) -> str:
+        if buf not in self._layout:
+            raise CodegenError(f"buffer {buf.name!r} is used outside of where it is allocated")
+        strides, offset = self._layout[buf]
+        terms = [offset] if offset else []
+        for idx, stride in zip(indices, strides):
+            i = self.index(idx)
+            terms.append(i if stride == "1" else f"{i} * {stride}")
+        return " + ".join(terms) or "0"
+
+    def load(self, e) -> str:
+        local = self.locals.get(e.buffer)
+        if local is not None and _same(local[1], e.indices):
+            return local[0]
+        return f"{self.buffer_name(e.buffer)}[{self.offset(e.buffer, e.indices)}]"
+
+    def stmt(self, s) -> None:
+        handler = getattr(self, "_" + type(s).__name__.lower(), None)
+        if handler is None:
+            raise CodegenError(f"the C engine cannot express {type(s).__name__}")
+        handler(s)
+
+    def _seqstmt(self, s):
+        for c in s.seq:
+            self.stmt(c)
+
+    def _bufferstore(self, s):
+        value = self.expr(s.value)
+        local = self.locals.get(s.buffer)
+        if local is not None and _same(local[1], s.indices):
+            self.line(f"{local[0]} = {value};")
+            return
+        self.line(f"{self.buffer_name(s.buffer)}[{self.offset(s.buffer, s.indices)}] = {value};")
+
+    def _letstmt(self, s):
+        self.open("")
+        self.line(f"{c_type(s.var.dtype)} {self.var(s.var)} = {self.expr(s.value)};")
+        self.stmt(s.body)
+        self.close()
+
+    def _ifthenelse(self, s):
+        self.open(f"if ({self.expr(s.condition)})")
+        self.stmt(s.then_case)
+        self.close()
+        if s.else_case is not None:
+            self.open("else")
+            self.stmt(s.else_case)
+            self.close()
+
+    def _evaluate(self, s):
+        self.line(f"(void)({self.expr(s.value)});")
+
+    def _allocatebuffer(self, s):
+        self.open("")
+        self.allocate(s.buffer)
+        self.stmt(s.body)
+        self.line(f"free({self.buffer_name(s.buffer)});")
+        self.close()
+
+    def allocate(self, buf) -> None:
+        """Declare and zero-allocate ``buf`` (freed by the caller at the end of the scope)."""
+        self.declare_layout(buf)
+        t = c_type(buf.dtype)
+        size = " * ".join(f"(size_t){self.index(x)}" for x in buf.shape) or "1"
+        self.line(f"{t}* restrict {self.buffer_name(buf)} = ({t}*)calloc({size} + 1, sizeof({t}));")
+
+    def _for(self, s):
+        from .codegen_c_sched import emit_nest
+
+        if emit_nest(self, s):
+            return
+        self.loop(s, parallel=s.kind == S.ForKind.PARALLEL)
+
+    def loop(self, s, parallel: bool = False, body=None) -> None:
+        """Emit ``s`` as a C for loop (OpenMP when ``parallel`` and not nested in one)."""
+        v = self.var(s.loop_var)
+        t = c_type(s.loop_var.dtype)
+        lo, ext = self.expr(s.min), self.expr(s.extent)
+        outer = self.in_parallel
+        if parallel and not outer:
+            self.line("#pragma omp parallel for schedule(static)")
+            self.in_parallel = True
+        end = ext if lo == "0" else f"{lo} + {ext}"
+        self.open(f"for ({t} {v} = {lo}; {v} < {end}; ++{v})")
+        if body is None:
+            self.stmt(s.body)
+        else:
+            body()
+        self.close()
+        self.in_parallel = outer
+
+    def _blockrealize(self, s):
+        block = s.block
+        self.open("")
+        for iv, value in zip(block.iter_vars, s.iter_values):
+            self.line(f"{c_type(iv.var.dtype)} {self.var(iv.var)} = {self.expr(value)};")
+        pred = s.predicate
+        guarded = not (isinstance(pred, E.IntImm) and pred.value)
+        if guarded:
+            self.open(f"if ({self.expr(pred)})")
+        self.block_body(block)
+        if guarded:
+            self.close()
+        self.close()
+
+    def block_body(self, block) -> None:
+        """Allocations, init under its condition, body, frees."""
+        if block.match_buffers:
+            raise CodegenError(f"block {block.name!r}: match_buffer is not supported by the C engine")
+        for buf in block.alloc_buffers:
+            self.allocate(buf)
+        if block.init is not None:
+            self.open(f"if ({self.init_condition(block)})")
+            self.stmt(block.init)
+            self.close()
+        self.stmt(block.body)
+        for buf in block.alloc_buffers:
+            self.line(f"free({self.buffer_name(buf)});")
+
+    def init_condition(self, block) -> str:
+        conds = [f"{self.var(iv.var)} == {self.expr(iv.dom.min)}" for iv in block.iter_vars
+                 if iv.kind == S.IterKind.REDUCE]
+        return " && ".join(conds) or "1"
+
+
+def _same(a, b) -> bool:
+    from .structural import structural_equal
+
+    return structural_equal(tuple(a), tuple(b))
+
+
+def build(func: PrimFunc):
+    """Compile ``func`` with gcc and return a callable on numpy arrays (see codegen_c_build)."""
+    from .codegen_c_build import build as _build
+
+    return _build(func)

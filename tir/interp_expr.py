@@ -1,0 +1,225 @@
+"""Evaluation of expressions with numpy, over scalars or whole grids of iterations at once.
+
+Values are numpy scalars or arrays that broadcast against each other (a loop variable of a
+vectorised nest is an ``arange`` along its own axis). Arithmetic stays in the expression's
+dtype: float32 is computed in float32, integers wrap as in C. A ``mask`` (bool, broadcastable)
+marks the lanes that really execute: ``if_then_else`` narrows it for each branch, so a load
+guarded by a condition is neither checked nor read on lanes where the condition is false.
+"""
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from . import expr as E
+from . import interp_intrin as intrin
+from .interp_data import InterpError, np_dtype, round_bfloat16
+
+
+@attrs.define
+class Ctx:
+    """The environment of a run: variable values, buffer storage, and where we are."""
+
+    vars: dict = attrs.field(factory=dict)
+    """Var -> numpy scalar or array."""
+    bufs: dict = attrs.field(factory=dict)
+    """Buffer -> BufferData."""
+    where: str = "function body"
+    """Description of the current block, for error messages."""
+
+    def data(self, buffer):
+        try:
+            return self.bufs[buffer]
+        except KeyError:
+            raise InterpError(f"{self.where}: buffer {buffer.name!r} is not allocated here") from None
+
+
+def and_mask(mask, cond):
+    """Conjunction of two masks (None is all-true)."""
+    if mask is None:
+        return cond
+    return np.logical_and(mask, cond)
+
+
+def evaluate(e: E.PrimExpr, ctx: Ctx, mask=None):
+    """The value of ``e`` in ``ctx`` on the lanes of ``mask``."""
+    handler = _HANDLERS.get(type(e))
+    if handler is None:
+        raise InterpError(f"{ctx.where}: cannot evaluate {type(e).__name__}")
+    return handler(e, ctx, mask)
+
+
+def _var(e, ctx, mask):
+    try:
+        return ctx.vars[e]
+    except KeyError:
+        raise InterpError(f"{ctx.where}: variable {e.name!r} is not bound") from None
+
+
+def _int_imm(e, ctx, mask):
+    return np_dtype(e.dtype).type(e.value)
+
+
+def _float_imm(e, ctx, mask):
+    v = np_dtype(e.dtype).type(e.value)
+    return round_bfloat16(v) if e.dtype.code == "bfloat" else v
+
+
+def _is_int(v) -> bool:
+    return np.asarray(v).dtype.kind in "iub"
+
+
+def _safe_divisor(b, ctx, mask):
+    if mask is not None and not np.all(mask):
+        b = np.where(mask, b, np.ones_like(b))
+    if np.any(b == 0):
+        raise InterpError(f"{ctx.where}: integer division by zero")
+    return b
+
+
+def _trunc_div(a, b):
+    return (a - np.fmod(a, b)) // b
+
+
+def _floor_mod(a, b):
+    if _is_int(a):
+        return np.mod(a, b)
+    return a - np.floor(a / b) * b
+
+
+def _floor_div(a, b):
+    return np.floor_divide(a, b) if _is_int(a) else np.floor(a / b)
+
+
+def _true_div(a, b):
+    return _trunc_div(a, b) if _is_int(a) else np.true_divide(a, b)
+
+
+_ARITH = {
+    E.Add: np.add,
+    E.Sub: np.subtract,
+    E.Mul: np.multiply,
+    E.Min: lambda a, b: np.where(a < b, a, b),
+    E.Max: lambda a, b: np.where(a > b, a, b),
+    E.EQ: np.equal,
+    E.NE: np.not_equal,
+    E.LT: np.less,
+    E.LE: np.less_equal,
+    E.GT: np.greater,
+    E.GE: np.greater_equal,
+    E.And: np.logical_and,
+    E.Or: np.logical_or,
+}
+
+_DIVISION = {E.Div: _true_div, E.Mod: np.fmod, E.FloorDiv: _floor_div, E.FloorMod: _floor_mod}
+
+
+def _binary(e, ctx, mask):
+    a = evaluate(e.a, ctx, mask)
+    b = evaluate(e.b, ctx, mask)
+    fn = _ARITH.get(type(e))
+    if fn is None:
+        fn = _DIVISION[type(e)]
+        if _is_int(b):
+            b = _safe_divisor(b, ctx, mask)
+    out = fn(a, b)
+    return _fix_dtype(out, e.dtype)
+
+
+def _fix_dtype(out, d):
+    npd = np_dtype(d)
+    if isinstance(out, np.ndarray):
+        out = out if out.dtype == npd else out.astype(npd)
+    else:
+        out = npd.type(out)
+    return round_bfloat16(out) if d.code == "bfloat" else out
+
+
+def _not(e, ctx, mask):
+    return np.logical_not(evaluate(e.a, ctx, mask))
+
+
+def _select(e, ctx, mask):
+    c = evaluate(e.condition, ctx, mask)
+    return np.where(c, evaluate(e.true_value, ctx, mask), evaluate(e.false_value, ctx, mask))[()]
+
+
+def if_then_else(cond_e, then_e, else_e, ctx, mask):
+    """Evaluate only the taken branch on each lane."""
+    c = evaluate(cond_e, ctx, mask)
+    if np.ndim(c) == 0:
+        return evaluate(then_e if c else else_e, ctx, mask)
+    t = evaluate(then_e, ctx, and_mask(mask, c)) if np.any(c) else None
+    f = evaluate(else_e, ctx, and_mask(mask, np.logical_not(c))) if not np.all(c) else None
+    if t is None:
+        return f
+    if f is None:
+        return t
+    return np.where(c, t, f)
+
+
+def cast_value(v, d):
+    """Convert ``v`` to dtype ``d`` as C does (truncation towards zero, bool is != 0)."""
+    npd = np_dtype(d)
+    if d.is_bool:
+        return np.not_equal(v, 0)
+    src = np.asarray(v).dtype
+    if src.kind == "f" and npd.kind in "iu":
+        with np.errstate(invalid="ignore"):
+            v = np.trunc(v)
+    out = np.asarray(v).astype(npd) if isinstance(v, np.ndarray) else npd.type(v)
+    return round_bfloat16(out) if d.code == "bfloat" else out
+
+
+def _cast(e, ctx, mask):
+    return cast_value(evaluate(e.value, ctx, mask), e.dtype)
+
+
+def _call(e, ctx, mask):
+    if e.op == "if_then_else":
+        return if_then_else(*e.args, ctx, mask)
+    if e.op in ("max_value", "min_value", "infinity"):
+        return intrin.extreme(e.op, np_dtype(e.dtype))
+    if e.op in ("likely", "assume"):
+        return evaluate(e.args[0], ctx, mask)
+    if e.op == "reinterpret":
+        v = np.asarray(evaluate(e.args[0], ctx, mask))
+        return v.view(np_dtype(e.dtype))[()]
+    args = [evaluate(a, ctx, mask) for a in e.args]
+    try:
+        return intrin.apply(e.op, args, np_dtype(e.dtype))
+    except KeyError:
+        raise InterpError(f"{ctx.where}: unsupported intrinsic {e.op!r}") from None
+
+
+def _load(e, ctx, mask):
+    idx = [evaluate(i, ctx, mask) for i in e.indices]
+    return ctx.data(e.buffer).load(idx, mask, ctx.where)
+
+
+def _let(e, ctx, mask):
+    ctx.vars[e.var] = evaluate(e.value, ctx, mask)
+    try:
+        return evaluate(e.body, ctx, mask)
+    finally:
+        del ctx.vars[e.var]
+
+
+def _string(e, ctx, mask):
+    raise InterpError(f"{ctx.where}: a string constant {e.value!r} has no numeric value")
+
+
+_HANDLERS = {
+    E.Var: _var,
+    E.SizeVar: _var,
+    E.IntImm: _int_imm,
+    E.FloatImm: _float_imm,
+    E.StringImm: _string,
+    E.Not: _not,
+    E.Select: _select,
+    E.Cast: _cast,
+    E.Call: _call,
+    E.BufferLoad: _load,
+    E.Let: _let,
+    **{cls: _binary for cls in (*E.ARITH_OPS, *E.CMP_OPS, *E.LOGIC_OPS)},
+}

@@ -1,0 +1,182 @@
+"""Running a loop nest around one block as a whole grid of iterations with numpy.
+
+A perfect nest ``for l1 .. for lk: block`` is evaluated at once: each loop variable becomes an
+``arange`` along its own axis of a k-dimensional grid, and every expression broadcasts over
+the axes it depends on. Three ways, chosen from the block's form:
+
+* data-parallel (no reduction variables): the body runs once over the grid;
+* combine reduction (each store is ``C[s] = C[s] op f`` with ``op`` in +, *, max, min and
+  ``f`` free of the written buffers): the init runs over the spatial grid, ``f`` is reduced
+  along the reduction axes (``einsum`` for sums of products), then combined with ``C[s]``;
+* ordered reduction (anything else, e.g. argmax): the reduction loops run one step at a time
+  in loop order, each step vectorised over the spatial grid.
+
+A nest none of these fit (loop-carried dependencies, reads of written buffers elsewhere
+than the written element, nested loops or allocations in the block) is left to the scalar
+walk: ``run_nest`` then returns False.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from . import expr as E
+from . import stmt as S
+from .interp_expr import Ctx, evaluate
+from .interp_reduce import plan_combine, reduce_stores
+from .interp_stmt import at_init_point, run_stmt, scalar_int
+from .loop_nest import Nest, collect_nest, reads_only_own_elements, stores_and_loads
+
+
+def run_nest(loop: S.For, ctx: Ctx) -> bool:
+    """Run the nest under ``loop`` as a grid if it can be; False leaves it to the scalar walk."""
+    nest = collect_nest(loop)
+    if nest is None:
+        return False
+    block = nest.realize.block
+    has_reduce = any(iv.kind == S.IterKind.REDUCE for iv in block.iter_vars)
+    if not has_reduce and block.init is None:
+        return _guarded(nest, ctx, _run_parallel)
+    stores = reduce_stores(block)
+    combines = plan_combine(nest, stores) if stores is not None else None
+    if combines is not None:
+        return _guarded(nest, ctx, lambda n, c: _run_combine(n, c, combines))
+    if reads_only_own_elements(block):
+        return _guarded(nest, ctx, _run_ordered)
+    return False
+
+
+def _guarded(nest, ctx, fn) -> bool:
+    outer = ctx.where
+    ctx.where = f"block {nest.realize.block.name!r}"
+    bound = [l.loop_var for l in nest.loops] + [iv.var for iv in nest.realize.block.iter_vars]
+    try:
+        return fn(nest, ctx) is not False
+    finally:
+        for v in bound:
+            ctx.vars.pop(v, None)
+        ctx.where = outer
+
+
+def bind_grid(nest: Nest, ctx: Ctx, skip_axes=()) -> tuple:
+    """Bind each loop variable to an arange along its axis; returns the grid shape."""
+    k = len(nest.loops)
+    shape = []
+    for axis, loop in enumerate(nest.loops):
+        lo = scalar_int(loop.min, ctx, "loop start")
+        extent = scalar_int(loop.extent, ctx, "loop extent")
+        shape.append(extent)
+        if axis in skip_axes:
+            continue
+        dims = [1] * k
+        dims[axis] = extent
+        vtype = np.dtype(loop.loop_var.dtype.numpy)
+        ctx.vars[loop.loop_var] = np.arange(lo, lo + extent, dtype=vtype).reshape(dims)
+    return tuple(shape)
+
+
+def bind_iter_vars(nest: Nest, ctx: Ctx, kinds) -> None:
+    """Bind the block's iteration variables of the given kinds to their (broadcast) values."""
+    for iv, value in zip(nest.realize.block.iter_vars, nest.realize.iter_values):
+        if iv.kind in kinds:
+            ctx.vars[iv.var] = evaluate(value, ctx)
+
+
+def predicate_mask(nest: Nest, ctx: Ctx):
+    """The block predicate as a mask; None when it is always true."""
+    p = nest.realize.predicate
+    if isinstance(p, E.IntImm):
+        return None if p.value else False
+    return evaluate(p, ctx)
+
+
+def _run_parallel(nest: Nest, ctx: Ctx):
+    block = nest.realize.block
+    if not reads_only_own_elements(block):
+        return False
+    if 0 in bind_grid(nest, ctx):
+        return True
+    bind_iter_vars(nest, ctx, (S.IterKind.SPATIAL,))
+    mask = predicate_mask(nest, ctx)
+    if mask is False or (mask is not None and not np.any(mask)):
+        return True
+    if _has_self_reads(block) and not _stores_injective(block, ctx, mask):
+        return False
+    run_stmt(block.body, ctx, mask)
+    return True
+
+
+def _has_self_reads(block) -> bool:
+    stores, loads = stores_and_loads(block.body)
+    written = {st.buffer for st in stores}
+    return any(ld.buffer in written for ld in loads)
+
+
+def _stores_injective(block, ctx, mask) -> bool:
+    """Distinct lanes store to distinct elements (checked on the actual index values)."""
+    stores, _ = stores_and_loads(block.body)
+    shape = np.broadcast_shapes(*[np.shape(v) for v in ctx.vars.values()])
+    for st in stores:
+        data = ctx.data(st.buffer)
+        idx = [evaluate(i, ctx, mask) for i in st.indices]
+        flat = np.broadcast_to(data.flat_index(idx, mask, ctx.where), shape)
+        if mask is not None:
+            flat = flat[np.broadcast_to(mask, shape)]
+        if np.unique(flat).size != flat.size:
+            return False
+    return True
+
+
+def _run_combine(nest: Nest, ctx: Ctx, combines):
+    from .interp_reduce import combine_all
+
+    shape = bind_grid(nest, ctx)
+    if 0 in shape:
+        return True
+    block = nest.realize.block
+    bind_iter_vars(nest, ctx, (S.IterKind.SPATIAL,))
+    mask = predicate_mask(nest, ctx)
+    if mask is False:
+        return True
+    for iv in block.iter_vars:
+        if iv.kind == S.IterKind.REDUCE:
+            ctx.vars[iv.var] = evaluate(iv.dom.min, ctx)
+    if block.init is not None:
+        run_stmt(block.init, ctx, mask)
+    bind_iter_vars(nest, ctx, (S.IterKind.REDUCE,))
+    combine_all(nest, combines, shape, ctx, mask)
+    return True
+
+
+def _run_ordered(nest: Nest, ctx: Ctx):
+    block = nest.realize.block
+    shape = bind_grid(nest, ctx, skip_axes=nest.reduce_axes)
+    if 0 in shape:
+        return True
+    bind_iter_vars(nest, ctx, (S.IterKind.SPATIAL,))
+    ranges = []
+    for axis in nest.reduce_axes:
+        lo = scalar_int(nest.loops[axis].min, ctx, "loop start")
+        ranges.append(range(lo, lo + shape[axis]))
+    for point in itertools.product(*ranges):
+        for axis, value in zip(nest.reduce_axes, point):
+            var = nest.loops[axis].loop_var
+            ctx.vars[var] = np.dtype(var.dtype.numpy).type(value)
+        _ordered_step(nest, block, ctx)
+    return True
+
+
+def _ordered_step(nest, block, ctx):
+    bind_iter_vars(nest, ctx, (S.IterKind.REDUCE,))
+    mask = predicate_mask(nest, ctx)
+    if mask is False:
+        return
+    if block.init is not None:
+        init_mask = at_init_point(block, ctx, mask)
+        if np.ndim(init_mask) == 0:
+            if init_mask:
+                run_stmt(block.init, ctx, None)
+        elif np.any(init_mask):
+            run_stmt(block.init, ctx, init_mask)
+    run_stmt(block.body, ctx, mask)

@@ -1,0 +1,195 @@
+"""Vectorised reductions: blocks whose every store is ``C[s] = C[s] op f`` with a commutative ``op``.
+
+The reduction of ``f`` over the reduction axes of the grid is computed in one go (a numpy
+ufunc reduction, or ``einsum`` when ``f`` is a product, which turns convolutions and
+matmuls into BLAS calls) and then combined with the value ``C[s]`` holds after the init.
+"""
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from . import expr as E
+from . import stmt as S
+from .functor import post_order_visit, substitute
+from .interp_data import np_dtype
+from .interp_expr import evaluate
+from .structural import structural_equal
+
+_UFUNCS = {E.Add: np.add, E.Mul: np.multiply, E.Max: np.maximum, E.Min: np.minimum}
+_CHUNK_ELEMS = 1 << 24
+"""Largest grid (in elements) a generic reduction materialises at once."""
+
+
+@attrs.frozen
+class Combine:
+    """One store ``buffer[indices] = buffer[indices] op value``."""
+
+    store: S.BufferStore
+    op: type
+    value: E.PrimExpr
+
+
+class _NotSimple(Exception):
+    pass
+
+
+def reduce_stores(block: S.Block) -> "list | None":
+    """The stores of the block body with its lets inlined, or None if it holds anything else."""
+    out = []
+
+    def walk(s, subst):
+        if isinstance(s, S.SeqStmt):
+            for c in s.seq:
+                walk(c, subst)
+        elif isinstance(s, S.LetStmt):
+            walk(s.body, {**subst, s.var: substitute(s.value, subst)})
+        elif isinstance(s, S.BufferStore):
+            out.append(substitute(s, subst))
+        else:
+            raise _NotSimple
+
+    try:
+        walk(block.body, {})
+    except _NotSimple:
+        return None
+    return out
+
+
+def _vars_of(node) -> set:
+    found = set()
+    post_order_visit(node, lambda n: found.add(n) if isinstance(n, E.Var) else None)
+    return found
+
+
+def _loads_any(node, buffers) -> bool:
+    hit = [False]
+    post_order_visit(node, lambda n: hit.__setitem__(0, True) if isinstance(n, E.BufferLoad) and n.buffer in buffers else None)
+    return hit[0]
+
+
+def _split_update(st: S.BufferStore):
+    v = st.value
+    if type(v) not in _UFUNCS:
+        return None
+    for own, other in ((v.a, v.b), (v.b, v.a)):
+        if isinstance(own, E.BufferLoad) and own.buffer is st.buffer and structural_equal(own.indices, st.indices):
+            return Combine(st, type(v), other)
+    return None
+
+
+def plan_combine(nest, stores) -> "list | None":
+    """The stores as Combines if the whole block is a commutative reduction, else None."""
+    block = nest.realize.block
+    reduce_vars = {iv.var for iv in block.iter_vars if iv.kind == S.IterKind.REDUCE}
+    reduce_vars |= {nest.loops[a].loop_var for a in nest.reduce_axes}
+    if _vars_of(nest.realize.predicate) & reduce_vars:
+        return None
+    written = [st.buffer for st in stores]
+    if len(set(written)) != len(written):
+        return None
+    combines = []
+    for st in stores:
+        c = _split_update(st)
+        if c is None or _loads_any(c.value, set(written)):
+            return None
+        if any(_vars_of(i) & reduce_vars for i in st.indices):
+            return None
+        combines.append(c)
+    return combines
+
+
+def combine_all(nest, combines, shape, ctx, mask) -> None:
+    """Reduce every Combine's value over the reduction axes and fold it into its buffer."""
+    reduced = [reduce_value(nest, c, shape, ctx, mask) for c in combines]
+    for c, red in zip(combines, reduced):
+        st = c.store
+        idx = [evaluate(i, ctx, mask) for i in st.indices]
+        data = ctx.data(st.buffer)
+        cur = data.load(idx, mask, ctx.where)
+        data.store(idx, _fold(c.op, cur, red), mask, ctx.where)
+
+
+def _fold(op, cur, red):
+    if op is E.Max:
+        return np.where(cur > red, cur, red)
+    if op is E.Min:
+        return np.where(cur < red, cur, red)
+    return _UFUNCS[op](cur, red)
+
+
+def reduce_value(nest, c: Combine, shape, ctx, mask):
+    """``op``-reduction of ``c.value`` over the reduction axes (kept as size-1 axes)."""
+    axes = nest.reduce_axes
+    npd = np_dtype(c.value.dtype)
+    if not axes:
+        return evaluate(c.value, ctx, mask)
+    if c.op is E.Add and npd.kind == "f" and npd.itemsize >= 4:
+        out = _einsum(c.value, shape, axes, ctx, mask)
+        if out is not None:
+            return out.astype(npd, copy=False)
+    return _chunked_reduce(nest, c, shape, ctx, mask, npd)
+
+
+def _chunked_reduce(nest, c, shape, ctx, mask, npd):
+    ufunc = _UFUNCS[c.op]
+    axes = nest.reduce_axes
+    total = int(np.prod(shape, dtype=np.int64))
+    big = max(axes, key=lambda a: shape[a])
+    step = max(1, shape[big] * _CHUNK_ELEMS // max(total, 1))
+    if step >= shape[big]:
+        return _reduce_once(c, ufunc, shape, axes, ctx, mask, npd)
+    from .interp_nest import bind_iter_vars
+    from .interp_stmt import scalar_int
+
+    loop = nest.loops[big]
+    lo = scalar_int(loop.min, ctx, "loop start")
+    dims = [1] * len(shape)
+    acc = None
+    for start in range(0, shape[big], step):
+        stop = min(start + step, shape[big])
+        dims[big] = stop - start
+        ctx.vars[loop.loop_var] = np.arange(lo + start, lo + stop, dtype=np_dtype(loop.loop_var.dtype)).reshape(dims)
+        bind_iter_vars(nest, ctx, (S.IterKind.REDUCE,))
+        part_shape = tuple(dims[big] if a == big else s for a, s in enumerate(shape))
+        part = _reduce_once(c, ufunc, part_shape, axes, ctx, mask, npd)
+        acc = part if acc is None else _fold(c.op, acc, part)
+    return acc
+
+
+def _reduce_once(c, ufunc, shape, axes, ctx, mask, npd):
+    v = evaluate(c.value, ctx, mask)
+    r_shape = tuple(s if a in axes else 1 for a, s in enumerate(shape))
+    full = np.broadcast_to(v, np.broadcast_shapes(np.shape(v), r_shape))
+    return ufunc.reduce(full, axis=axes, keepdims=True, dtype=npd)
+
+
+def _factors(e) -> list:
+    if isinstance(e, E.Mul):
+        return _factors(e.a) + _factors(e.b)
+    return [e]
+
+
+def _einsum(value, shape, axes, ctx, mask):
+    """Sum over ``axes`` of a product of factors as an einsum; None if it is not one."""
+    factors = _factors(value)
+    if len(factors) < 2:
+        return None
+    k = len(shape)
+    scale, operands, used = None, [], set()
+    for f in factors:
+        v = evaluate(f, ctx, mask)
+        if np.ndim(v) == 0:
+            scale = v if scale is None else scale * v
+            continue
+        if np.ndim(v) != k:
+            return None
+        subs = [a for a in range(k) if v.shape[a] > 1]
+        operands += [v.reshape([v.shape[a] for a in subs]), subs]
+        used.update(subs)
+    if len(operands) < 4 or any(shape[a] > 1 and a not in used for a in axes):
+        return None
+    out_subs = sorted(used - set(axes))
+    res = np.einsum(*operands, out_subs, optimize=True)
+    res = np.asarray(res).reshape([shape[a] if a in out_subs else 1 for a in range(k)])
+    return res if scale is None else res * scale
