@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..builder import Builder
 from . import binary as bin_
 from . import conv as cv
+from . import conv_transpose as ct
 from . import elemwise as ew
 from . import matmul as mm
 from . import pool as pl
@@ -35,6 +36,21 @@ def nn_conv3d(b: Builder, data, weight, *, strides=1, padding=0, dilation=1, gro
     return cv.conv(b, data, weight, op="nn.conv3d", nd=3, strides=strides, padding_=padding, dilation=dilation,
                    groups=groups, data_layout=data_layout, kernel_layout=kernel_layout, out_layout=out_layout,
                    out_dtype_=out_dtype)
+
+
+def _conv_transpose(nd, layout, kernel_layout_):
+    op = f"nn.conv{nd}d_transpose"
+
+    def lower_conv_transpose(b: Builder, data, weight, *, strides=1, padding=0, output_padding=0, dilation=1,
+                             groups=1, data_layout=layout, kernel_layout=kernel_layout_, out_layout=None,
+                             out_dtype=None):
+        return ct.conv_transpose(b, data, weight, op=op, nd=nd, strides=strides, padding_=padding,
+                                 output_padding=output_padding, dilation=dilation, groups=groups,
+                                 data_layout=data_layout, kernel_layout=kernel_layout, out_layout=out_layout,
+                                 out_dtype_=out_dtype)
+
+    lower_conv_transpose.__name__ = op.replace(".", "_")
+    return lower_conv_transpose
 
 
 # ---------------------------------------------------------------- pooling
@@ -231,6 +247,8 @@ def op_table() -> dict:
     """Op name -> lowering function (built on call; nothing is registered at import)."""
     table = {
         "nn.conv1d": nn_conv1d, "nn.conv2d": nn_conv2d, "nn.conv3d": nn_conv3d,
+        "nn.conv1d_transpose": _conv_transpose(1, "NCW", "IOW"),
+        "nn.conv2d_transpose": _conv_transpose(2, "NCHW", "IOHW"),
         "nn.adaptive_avg_pool2d": nn_adaptive_avg_pool2d,
         "matmul": matmul, "astype": astype,
         "nn.relu": nn_relu, "nn.relu6": nn_relu6, "clip": clip, "nn.leakyrelu": nn_leakyrelu,
