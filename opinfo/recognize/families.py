@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from tir.expr import BufferLoad
 
-from . import matmul, movement, reduce
+from . import conv, matmul, movement, reduce
 
 ALL: list = [
     movement.match_movement,
     matmul.match_matmul,
+    conv.match_conv,
     reduce.match_variance, reduce.match_mean, reduce.match_reduce, reduce.match_arg,
 ]
 

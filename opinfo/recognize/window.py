@@ -1,0 +1,84 @@
+"""Shared by convolution and pooling: a data access ``x[...]`` inside optional padding,
+read through affine indices ``out * stride + r * dilation - pad_before``."""
+from __future__ import annotations
+
+import attrs
+
+from tir.expr import BufferLoad, Call, Cast, FloorDiv, Var
+
+from ..affine import ONE, affine, const_of, float_of
+from ..semantic import Inlined
+from .common import strip
+
+
+@attrs.frozen
+class Padded:
+    """A parameter load seen through pad guards."""
+
+    load: BufferLoad
+    padded_shape: "tuple | None"
+    """Extents of the padded intermediate buffer, when a pad block existed."""
+    pad_value: "float | None"
+    """The value outside the guard (None: no guard)."""
+
+
+def unpad(e, ctx) -> "Padded | None":
+    shape, value = None, None
+    while True:
+        if isinstance(e, Inlined):
+            if shape is None and len(e.buffer.shape) == len(e.indices):
+                shape = tuple(const_of(s) for s in e.buffer.shape)
+            e = e.value
+            continue
+        if isinstance(e, Call) and e.op == "if_then_else":
+            v = float_of(e.args[2])
+            if v is None or value is not None:
+                return None
+            value, e = v, e.args[1]
+            continue
+        break
+    if not isinstance(e, BufferLoad) or not ctx.is_param(e.buffer):
+        return None
+    return Padded(e, shape, value)
+
+
+@attrs.frozen
+class Dim:
+    """One data dimension's index: ``out * stride + r * dilation + offset`` (+ group term)."""
+
+    out: "Var | None"
+    stride: int
+    red: "Var | None"
+    dilation: int
+    offset: int
+    group: "tuple | None" = None
+    """(FloorDiv atom, coefficient) for grouped channels."""
+
+
+def dim_of(index, out_ids: set, red_ids: set) -> "Dim | None":
+    f = affine(index)
+    if f is None:
+        return None
+    out = red = group = None
+    stride = dil = 0
+    for k, c in f.items():
+        if k is ONE:
+            continue
+        if isinstance(k, Var) and id(k) in out_ids and out is None:
+            out, stride = k, c
+        elif isinstance(k, Var) and id(k) in red_ids and red is None:
+            red, dil = k, c
+        elif isinstance(k, FloorDiv) and group is None and isinstance(k.a, Var) and id(k.a) in out_ids:
+            group = (k, c)
+        else:
+            return None
+    return Dim(out, stride, red, dil, f.get(ONE, 0), group)
+
+
+def pad_after(in_ext, out_ext, before, stride, dil, k, padded_ext) -> "int | None":
+    """The after-padding: from the padded buffer when known, else only when unique."""
+    if padded_ext is not None:
+        return padded_ext - in_ext - before
+    fits = [pa for pa in range(0, stride + k * dil + 1)
+            if (in_ext + before + pa - dil * (k - 1) - 1) // stride + 1 == out_ext]
+    return fits[0] if len(fits) == 1 else None
