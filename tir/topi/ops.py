@@ -8,9 +8,11 @@ from . import binary as bin_
 from . import conv as cv
 from . import conv_transpose as ct
 from . import elemwise as ew
+from . import layout_transform as lt
 from . import matmul as mm
 from . import pool as pl
 from . import reduce as rd
+from . import resize as rs
 from . import norm as nm
 from . import softmax as sm
 from . import transform as tf
@@ -243,6 +245,30 @@ def flip(b: Builder, x, *, axis=0):
     return tf.flip(b, x, axis)
 
 
+def image_resize2d(b: Builder, x, *, size=None, roi=None, layout="NCHW", method="linear",
+                   coordinate_transformation_mode="half_pixel", rounding_method="round", cubic_alpha=-0.75,
+                   cubic_exclude=0, extrapolation_value=0.0, out_dtype=None):
+    if size is None:
+        from .common import OpError
+        raise OpError("image.resize2d", "size", "is required (the output [height, width])")
+    return rs.resize2d(b, x, size=size, layout=layout, method=method,
+                       coordinate_transformation_mode=coordinate_transformation_mode,
+                       rounding_method=rounding_method, out_dtype=out_dtype)
+
+
+def layout_transform(b: Builder, x, *, src_layout=None, dst_layout=None, index_map=None, inverse=None,
+                     pad_value=0.0):
+    if index_map is not None:
+        if inverse is None:
+            from .common import OpError
+            raise OpError("layout_transform", "inverse", "an index_map needs its inverse")
+        return lt.from_index_map(b, x, index_map, inverse)
+    if src_layout is None or dst_layout is None:
+        from .common import OpError
+        raise OpError("layout_transform", "src_layout", "give src_layout and dst_layout, or index_map")
+    return lt.from_layouts(b, x, src_layout, dst_layout, pad_value)
+
+
 def op_table() -> dict:
     """Op name -> lowering function (built on call; nothing is registered at import)."""
     table = {
@@ -259,6 +285,7 @@ def op_table() -> dict:
         "nn.batch_norm": nn_batch_norm,
         "permute_dims": permute_dims, "reshape": reshape, "expand_dims": expand_dims, "squeeze": squeeze,
         "concat": concat, "stack": stack, "strided_slice": strided_slice, "nn.pad": nn_pad, "take": take,
+        "image.resize2d": image_resize2d, "layout_transform": layout_transform,
         "broadcast_to": broadcast_to, "tile": tile, "flip": flip,
         "variance": variance, "argmax": _arg("argmax"), "argmin": _arg("argmin"),
     }

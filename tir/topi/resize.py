@@ -1,0 +1,90 @@
+"""``image.resize2d``: one ``resize`` block; nearest_neighbor reads the clamped rounded source
+position, linear interpolates the four neighbours."""
+from __future__ import annotations
+
+from .. import dtype as dt
+from ..buffer import Buffer
+from ..builder import Builder
+from ..expr import Call, Cast, Max, Min, PrimExpr, const
+from .common import OpError, index, ints, static
+
+_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel")
+_ROUNDING = ("", "round", "floor", "ceil", "round_prefer_floor", "round_prefer_ceil")
+
+
+def _source(v, in_size: int, out_size: int, mode: str, fdt) -> PrimExpr:
+    """The (fractional) input coordinate of output coordinate ``v``."""
+    x = Cast(fdt, v)
+    if mode == "align_corners":
+        scale = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+        return x * const(scale, fdt)
+    scale = const(in_size / out_size, fdt)
+    if mode == "asymmetric":
+        return x * scale
+    if mode == "pytorch_half_pixel" and out_size == 1:
+        return const(0.0, fdt)
+    return (x + const(0.5, fdt)) * scale - const(0.5, fdt)
+
+
+def _round(x: PrimExpr, method: str, mode: str) -> PrimExpr:
+    method = method or ("round" if mode == "align_corners" else "floor")
+    fdt = x.dtype
+    if method == "round_prefer_floor":
+        return Call(fdt, "ceil", (x - const(0.5, fdt),))
+    if method == "round_prefer_ceil":
+        return Call(fdt, "floor", (x + const(0.5, fdt),))
+    return Call(fdt, method, (x,))
+
+
+def _clamp(i: PrimExpr, size: int) -> PrimExpr:
+    return Max(Min(i, index(size - 1)), index(0))
+
+
+def resize2d(b: Builder, x: Buffer, *, size, layout="NCHW", method="linear",
+             coordinate_transformation_mode="half_pixel", rounding_method="round", out_dtype=None) -> Buffer:
+    """Resize the H and W axes of ``layout`` (NCHW or NHWC) to ``size``."""
+    op = "image.resize2d"
+    if layout not in ("NCHW", "NHWC"):
+        raise OpError(op, "layout", f"expected 'NCHW' or 'NHWC', got {layout!r}")
+    if method not in ("nearest_neighbor", "linear"):
+        raise OpError(op, "method", f"expected 'nearest_neighbor' or 'linear', got {method!r}")
+    if coordinate_transformation_mode not in _MODES:
+        raise OpError(op, "coordinate_transformation_mode", f"expected one of {_MODES}")
+    if rounding_method not in _ROUNDING:
+        raise OpError(op, "rounding_method", f"expected one of {_ROUNDING}")
+    oh, ow = ints(size, 2, op, "size")
+    if oh < 1 or ow < 1:
+        raise OpError(op, "size", f"must be positive, got {size!r}")
+    hax, wax = layout.index("H"), layout.index("W")
+    ih, iw = static(x.shape[hax], op, "data H"), static(x.shape[wax], op, "data W")
+    fdt = x.dtype if x.dtype.is_float else dt.float32
+    odt = dt.dtype(out_dtype) if out_dtype else x.dtype
+    shape = list(x.shape)
+    shape[hax], shape[wax] = index(oh), index(ow)
+    mode = coordinate_transformation_mode
+
+    def at(i, yy, xx):
+        idx = list(i)
+        idx[hax], idx[wax] = yy, xx
+        return Cast(fdt, x[tuple(idx)]) if x.dtype != fdt else x[tuple(idx)]
+
+    def nearest(*i):
+        ys = _clamp(Cast(dt.int64, _round(_source(i[hax], ih, oh, mode, fdt), rounding_method, mode)), ih)
+        xs = _clamp(Cast(dt.int64, _round(_source(i[wax], iw, ow, mode, fdt), rounding_method, mode)), iw)
+        v = at(i, ys, xs)
+        return Cast(odt, v) if v.dtype != odt else v
+
+    def linear(*i):
+        sy, sx = _source(i[hax], ih, oh, mode, fdt), _source(i[wax], iw, ow, mode, fdt)
+        fy, fx = Call(fdt, "floor", (sy,)), Call(fdt, "floor", (sx,))
+        y0, x0 = Cast(dt.int64, fy), Cast(dt.int64, fx)
+        ty, tx = sy - fy, sx - fx
+        y_lo, y_hi = _clamp(y0, ih), _clamp(y0 + index(1), ih)
+        x_lo, x_hi = _clamp(x0, iw), _clamp(x0 + index(1), iw)
+        one = const(1.0, fdt)
+        top = at(i, y_lo, x_lo) * (one - tx) + at(i, y_lo, x_hi) * tx
+        bottom = at(i, y_hi, x_lo) * (one - tx) + at(i, y_hi, x_hi) * tx
+        v = top * (one - ty) + bottom * ty
+        return Cast(odt, v) if v.dtype != odt else v
+
+    return b.compute("resize", shape, nearest if method == "nearest_neighbor" else linear, dtype=odt)
