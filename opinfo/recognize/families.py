@@ -3,12 +3,14 @@ from __future__ import annotations
 
 from tir.expr import BufferLoad
 
-from . import conv, matmul, movement, reduce
+from . import conv, matmul, movement, pool, reduce
 
 ALL: list = [
     movement.match_movement,
     matmul.match_matmul,
     conv.match_conv,
+    pool.match_max_pool,
+    pool.match_avg_pool,
     reduce.match_variance, reduce.match_mean, reduce.match_reduce, reduce.match_arg,
 ]
 
