@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from tir.expr import BufferLoad
 
-from . import conv, matmul, movement, pool, reduce
+from . import conv, matmul, movement, norm, pool, reduce
 
 ALL: list = [
     movement.match_movement,
@@ -11,6 +11,7 @@ ALL: list = [
     conv.match_conv,
     pool.match_max_pool,
     pool.match_avg_pool,
+    norm.match_batch_norm,
     reduce.match_variance, reduce.match_mean, reduce.match_reduce, reduce.match_arg,
 ]
 
