@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..buffer import Buffer
 from ..builder import Builder, sum_
-from ..expr import Call, Var, const
+from ..expr import Call, Var, as_int, const
 from ..stmt import BufferStore, LetStmt, seq
 from .. import dtype as dt
 from ..expr import BufferLoad
@@ -14,9 +14,13 @@ from .reduce import _count, reduce_axes
 from .transform import reshape
 
 
+def _dims(shape):
+    return [as_int(e) if as_int(e) is not None else e for e in shape]
+
+
 def _check_param(op, arg, buf, shape):
-    if [str(e) for e in buf.shape] != [str(e) for e in shape]:
-        raise OpError(op, arg, f"expected shape {[str(e) for e in shape]}, got {[str(e) for e in buf.shape]}")
+    if _dims(buf.shape) != _dims(shape):
+        raise OpError(op, arg, f"expected shape {_dims(shape)}, got {_dims(buf.shape)}")
 
 
 def layer_norm(b: Builder, x: Buffer, gamma: Buffer, beta: Buffer, axes=-1, epsilon=1e-5, center=True,
@@ -152,7 +156,7 @@ def batch_norm(b: Builder, x: Buffer, gamma: Buffer, beta: Buffer, mean: Buffer,
     """Inference batch norm: ``(x - mean) / sqrt(var + eps) * gamma + beta``; returns the three
     outputs Relax defines (result, moving mean, moving var) as TVM's legalization does."""
     op = "nn.batch_norm"
-    from .common import normalize_axis
+    from .common import normalize_axis, static
 
     if training:
         raise OpError(op, "training", "only inference batch norm is supported")
@@ -163,7 +167,7 @@ def batch_norm(b: Builder, x: Buffer, gamma: Buffer, beta: Buffer, mean: Buffer,
     names = [f"ax{d}" for d in range(x.ndim)]
 
     def expand(p):
-        return reshape(b, p, [int(str(e)) for e in bshape])
+        return reshape(b, p, [static(e, op, "data") for e in bshape])
 
     def bin_(name, a, c, fn):
         return b.compute(name, x.shape, lambda *i: fn(a[i], c[broadcast_index(c.shape, i, a.shape)]), names=names)
