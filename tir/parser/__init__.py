@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import gc
+import warnings
 
 from ..errors import ParseError
 from .context import Context
@@ -43,7 +44,9 @@ def parse_file(path: str):
 
 def _syntax(text: str) -> ast.Module:
     try:
-        return ast.parse(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)  # e.g. "1if": reported as errors later
+            return ast.parse(text)
     except SyntaxError as err:
         raise ParseError(f"invalid Python syntax: {err.msg}", err.lineno or 1, err.offset or 1) from None
     except (ValueError, MemoryError, RecursionError) as err:
