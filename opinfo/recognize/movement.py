@@ -245,17 +245,37 @@ def _select_chain(e, space, ctx):
     return _concat(e, space, order) or _stack(e, space, order)
 
 
-def _which(e, space, loads):
-    env = _grid(space)
-    if env is None:
+def _cond_vars(e) -> set:
+    from tir.functor import pre_order_visit
+    out = set()
+
+    def visit(n):
+        if isinstance(n, BufferLoad):
+            return False
+        if isinstance(n, Var):
+            out.add(id(n))
+        return True
+
+    pre_order_visit(e, visit)
+    return out
+
+
+def _which(e, space, loads, axis):
+    """Which load each output position along ``axis`` selects (the choice must depend on
+    that axis only)."""
+    av = space.indices[axis]
+    n = const_of(space.extents[axis])
+    if n is None or _cond_vars(e) - {id(av)}:
         return None, None
+    env = {v: np.zeros(1) for v in space.indices}
+    env[av] = np.arange(n, dtype=float)
     for k, l in enumerate(loads):
         env[l] = np.full(1, float(k))
     try:
         got = evaluate(e, env)
     except NotEvaluable:
         return None, None
-    return env, np.broadcast_to(got, env[space.indices[0]].shape)
+    return env, np.broadcast_to(got, env[av].shape)
 
 
 def _concat(e, space, loads):
@@ -273,7 +293,7 @@ def _concat(e, space, loads):
         t = _terms(l, space)
         if t is None or any((j, a, b) != (d, 1, -off if d == axis else 0) for d, (j, a, b) in enumerate(t)):
             return None
-    env, got = _which(e, space, loads)
+    env, got = _which(e, space, loads, axis)
     if got is None:
         return None
     want = np.searchsorted(offsets[1:], env[space.indices[axis]], side="right")
@@ -289,7 +309,7 @@ def _stack(e, space, loads):
     for axis in range(rank):
         rest = [v for d, v in enumerate(space.indices) if d != axis]
         if all(all(i is v for i, v in zip(l.indices, rest)) for l in loads):
-            env, got = _which(e, space, loads)
+            env, got = _which(e, space, loads, axis)
             if got is not None and np.array_equal(got, env[space.indices[axis]]):
                 return Match("stack", {"axis": axis}, tuple(("data", l, space) for l in loads))
     return None
