@@ -125,6 +125,9 @@ class Layout:
         """Extent of every logical dimension from a shape in this layout: {"C": 8, ...}."""
         if len(shape) != self.ndim:
             raise LayoutError(f"layout {self} has {self.ndim} axes, shape {tuple(shape)} has {len(shape)}")
+        from tir.expr import as_int
+
+        shape = tuple(as_int(s) if as_int(s) is not None else s for s in shape)
         out = {}
         for a, s in zip(self.axes, shape):
             if a.is_primal:
@@ -164,6 +167,11 @@ class Layout:
     def drop(self, letter: str) -> "Layout":
         """This layout without the logical dimension ``letter`` (and its sub-axis)."""
         return Layout(tuple(a for a in self.axes if a.letter != letter.upper()))
+
+    def drop_all(self, letters: str) -> "Layout":
+        """This layout without every logical dimension in ``letters``."""
+        gone = set(letters.upper())
+        return Layout(tuple(a for a in self.axes if a.letter not in gone))
 
     def restrict(self, letters: str) -> "Layout":
         """This layout keeping only the logical dimensions in ``letters``, in this order."""

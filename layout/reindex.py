@@ -86,8 +86,10 @@ def _reindex_block(realize: BlockRealize, buf: Buffer, index_map: IndexMap, new_
             continue
         ivs.append(iv)
         vals.append(val)
-    body_fields = {k: substitute(getattr(block, k), sub) for k in ("body", "init", "reads", "writes")
+    body_fields = {k: substitute(getattr(block, k), sub) for k in ("body", "init")
                    if getattr(block, k) is not None}
+    for k in ("reads", "writes"):
+        body_fields[k] = tuple(substitute(r, sub) for r in getattr(block, k))
     new_block = simplify_indices(attrs.evolve(block, iter_vars=tuple(ivs), **body_fields), u_bounds)
     loop_vars = values if all(isinstance(v, Var) for v in values) else None
     return attrs.evolve(realize, iter_values=tuple(vals), block=new_block), loop_vars, us, inv
