@@ -220,6 +220,7 @@ class Builder:
         body, init, written = make_body()
         iters, loops, bindings = [], [], []
         for loop_name, var, extent in spatial:
+            extent = index(extent)
             iters.append(IterVar(var, Range(convert(0, extent.dtype), extent), IterKind.SPATIAL))
             if loop_name is None:  # a unit axis bound to 0 without a loop
                 bindings.append(index(0))
