@@ -118,6 +118,10 @@ class Emitter:
         """Record the C text of each stride (and the offset) of ``buf``."""
         if buf.strides:
             strides = [self.index(s) for s in buf.strides]
+        elif all(isinstance(s, E.IntImm) for s in buf.shape):
+            from .interp_data import compact_strides
+
+            strides = [str(s) for s in compact_strides([s.value for s in buf.shape])]
         else:
             strides, acc = [], None
             for s in reversed(buf.shape):

@@ -1,0 +1,141 @@
+"""The C emitter: C == interpreter == numpy, safe identifiers, OpenMP, missing compiler."""
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import tir
+from tir import dtype as dt
+from tir.codegen_c import emit_c
+from tir.interp import interpret
+
+needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
+
+
+def both(func, *inputs):
+    """Run with the interpreter and with C; return both outputs."""
+    return tir.run(func, *inputs), tir.run(func, *inputs, engine="c")
+
+
+def rand(shape, dtype="float32", seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+@needs_gcc
+def test_matmul_c_equals_interp_equals_numpy():
+    f = tir.topi.lower("matmul", [((17, 9), "float32"), ((9, 13), "float32")])
+    a, b = rand((17, 9)), rand((9, 13), seed=1)
+    got_i, got_c = both(f, a, b)
+    np.testing.assert_allclose(got_i, a @ b, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got_c, a @ b, rtol=1e-5, atol=1e-5)
+
+
+@needs_gcc
+@settings(max_examples=8, deadline=None)
+@given(c=st.integers(1, 5), hw=st.integers(4, 9), o=st.integers(1, 6), k=st.integers(1, 3),
+       stride=st.integers(1, 2), pad=st.integers(0, 2), dil=st.integers(1, 2))
+def test_conv2d_c_equals_interp(c, hw, o, k, stride, pad, dil):
+    if (k - 1) * dil + 1 > hw + 2 * pad:
+        return
+    f = tir.topi.lower("nn.conv2d", [((1, c, hw, hw), "float32"), ((o, c, k, k), "float32")],
+                       strides=[stride] * 2, padding=[pad] * 4, dilation=[dil] * 2)
+    got_i, got_c = both(f, rand((1, c, hw, hw)), rand((o, c, k, k), seed=2))
+    np.testing.assert_allclose(got_c, got_i, rtol=1e-4, atol=1e-4)
+
+
+@needs_gcc
+@pytest.mark.parametrize("op", ["exp", "tanh", "sigmoid", "round", "floor", "erf", "sqrt", "nn.relu"])
+def test_elementwise_intrinsics(op):
+    f = tir.topi.lower(op, [((3, 50), "float32")])
+    x = np.abs(rand((3, 50))) if op == "sqrt" else rand((3, 50)) * 3
+    x[0, :4] = [0.5, 1.5, -2.5, 2.5]
+    got_i, got_c = both(f, x)
+    np.testing.assert_allclose(got_c, got_i, rtol=1e-5, atol=1e-6)
+
+
+@needs_gcc
+def test_float16_and_int_casts():
+    f = tir.topi.lower("astype", [((40,), "float32")], dtype="float16")
+    x = rand((40,)) * 100
+    got_i, got_c = both(f, x)
+    assert got_c.dtype == np.float16
+    np.testing.assert_array_equal(got_c, got_i)
+    g = tir.topi.lower("astype", [((40,), "float32")], dtype="int32")
+    got_i, got_c = both(g, x)
+    np.testing.assert_array_equal(got_c, got_i)
+    np.testing.assert_array_equal(got_c, np.trunc(x).astype(np.int32))
+
+
+@needs_gcc
+def test_hostile_names_become_safe_identifiers(tmp_path):
+    evil = 'x; system("touch ' + str(tmp_path / "pwned") + '"); //'
+    a = tir.decl_buffer((4,), "float32", evil)
+    b = tir.decl_buffer((4,), "float32", "out */ int y; /*")
+    i = tir.Var('i"; abort(); "', dt.int64)
+    vi = tir.Var("vi\nsystem", dt.int64)
+    block = tir.Block("b", [tir.IterVar(vi, tir.Range.from_extent(4), tir.IterKind.SPATIAL)], (), (),
+                      tir.BufferStore(b, a[vi] + tir.const(1.0, "float32"), (vi,)))
+    loop = tir.For(i, tir.const(0, "int64"), tir.const(4, "int64"), tir.ForKind.SERIAL,
+                   tir.BlockRealize((i,), tir.const(True), block))
+    f = tir.prim_func([a, b], loop).with_attr("global_symbol", 'main(); system("id"); void f')
+    src = emit_c(f)
+    assert "system(" not in src and "abort(" not in src and "*/ int" not in src
+    out = tir.run(f, np.arange(4, dtype=np.float32), engine="c")
+    assert out.tolist() == [1, 2, 3, 4]
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_conv_emits_openmp_and_int64_indices():
+    f = tir.topi.lower("nn.conv2d", [((1, 16, 32, 32), "float32"), ((32, 16, 3, 3), "float32")], padding=[1] * 4)
+    src = emit_c(f)
+    assert "#pragma omp parallel for" in src
+    assert "int64_t" in src and "restrict" in src
+
+
+def test_missing_compiler_is_a_clear_error(monkeypatch):
+    from tir import codegen_c_build
+
+    monkeypatch.setattr(codegen_c_build.shutil, "which", lambda name: None)
+    monkeypatch.setattr(codegen_c_build, "_LOADED", {})
+    f = tir.topi.lower("exp", [((3,), "float32")])
+    f = f.with_attr("global_symbol", "never_compiled_before_" + str(id(monkeypatch)))
+    with pytest.raises(codegen_c_build.CompilerNotFound, match="gcc"):
+        tir.run(f, np.zeros(3, np.float32), engine="c")
+    assert tir.run(f, np.zeros(3, np.float32)).tolist() == [1, 1, 1]
+
+
+@needs_gcc
+def test_symbolic_extent_is_a_parameter():
+    f = tir.parse("""
+@T.prim_func
+def rowsum(var_A: T.handle, var_B: T.handle):
+    n = T.int64()
+    A = T.match_buffer(var_A, (n, T.int64(3)), "float32")
+    B = T.match_buffer(var_B, (n,), "float32")
+    for i, k in T.grid(n, T.int64(3)):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0.0)
+            B[vi] = B[vi] + A[vi, vk]
+""")
+    assert "int64_t n" in emit_c(f)
+    for rows in (1, 5, 33):
+        a = rand((rows, 3))
+        got_i, got_c = both(f, a)
+        np.testing.assert_allclose(got_c, a.sum(1), rtol=1e-5, atol=1e-5)
+
+
+@needs_gcc
+def test_c_function_checks_arguments():
+    f = tir.topi.lower("exp", [((3,), "float32")])
+    fn = tir.build(f)
+    with pytest.raises(Exception, match="shape"):
+        fn(np.zeros(4, np.float32), np.zeros(3, np.float32))
+    out = np.zeros(3, np.float32)
+    fn(np.zeros(3, np.float32), out)
+    interpret(f, np.zeros(3, np.float32), out)
+    assert out.tolist() == [1, 1, 1]
