@@ -137,3 +137,17 @@ def test_random_expressions_round_trip(value):
     store = tir.BufferStore(O, value, (tir.const(0, "int64"),))
     body = tir.For(i, *zero8, tir.ForKind.SERIAL, tir.For(j, *zero8, tir.ForKind.SERIAL, store))
     _roundtrip(tir.prim_func([_F, O], body))
+
+
+def test_decl_buffer_round_trips_and_nodes_print_readably():
+    A = tir.decl_buffer((4,), "float32", "A")
+    tmp = tir.decl_buffer((4,), "float32", "tmp")
+    i = tir.Var("i", dt.int64)
+    loop = _loop4(i, tir.seq(tir.BufferStore(tmp, A[i], (i,)), tir.BufferStore(A, tmp[i] + 1.0, (i,))))
+    f = tir.prim_func([A], tir.AllocateBuffer(tmp, loop))
+    assert "with T.decl_buffer((T.int64(4),), \"float32\") as tmp:" in _roundtrip(f)
+    assert str(i * 2) == "i * T.int64(2)"
+
+
+def _loop4(var, body):
+    return tir.For(var, tir.const(0, "int64"), tir.const(4, "int64"), tir.ForKind.SERIAL, body)

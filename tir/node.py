@@ -19,6 +19,13 @@ class Node:
 
         return to_script(self, dialect=dialect)
 
+    def __str__(self) -> str:
+        """Readable TVMScript when the printer handles this node, else the repr."""
+        try:
+            return self.script()
+        except Exception:  # noqa: BLE001 - a node the printer has no form for
+            return repr(self)
+
 
 def freeze(value: Any) -> Any:
     """Turn lists and dicts (recursively) into tuples and Maps so they can be hashed."""

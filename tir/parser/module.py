@@ -60,9 +60,12 @@ def _definition(ctx, node):
         return _module(ctx, node)
     if isinstance(node, ast.FunctionDef):
         flags = decorator_flags(ctx, node, "T.prim_func")
-        if flags is None:
-            raise error(node, f"function {node.name!r} needs the @T.prim_func decorator")
-        return prim_func(ctx, node, flags)
+        if flags is not None:
+            return prim_func(ctx, node, flags)
+        flags = decorator_flags(ctx, node, "R.function")
+        if flags is not None:
+            return function(ctx, node, flags)
+        raise error(node, f"function {node.name!r} needs the @T.prim_func (or @R.function) decorator")
     raise error(node, f"unexpected {describe(node)!r} at the top level; expected @I.ir_module class or @T.prim_func")
 
 

@@ -188,10 +188,14 @@ def _expr_stmt(ctx, node: ast.Expr):
 
 
 def _with(ctx, node: ast.With):
-    if len(node.items) != 1 or node.items[0].optional_vars is not None:
+    if len(node.items) != 1:
         raise error(node, "expected with T.block(\"name\"): or with T.init():")
     call = node.items[0].context_expr
     name = blk.callee(call)
+    if name == "T.decl_buffer":
+        return _decl_buffer(ctx, node, call)
+    if node.items[0].optional_vars is not None:
+        raise error(node, "unexpected 'as' in this with-statement")
     if name in blk.BLOCK_NAMES:
         return blk.block(ctx, node, call)
     if name == "T.init":
@@ -199,6 +203,24 @@ def _with(ctx, node: ast.With):
         blk.init(ctx, node)
         return None
     raise error(call, f"unsupported with-statement {describe(call)!r}; expected T.block/T.sblock or T.init")
+
+
+def _decl_buffer(ctx, node: ast.With, call):
+    """``with T.decl_buffer(shape, dtype) as A:``: a buffer allocated for the body."""
+    from ..stmt import AllocateBuffer
+    from .buffers import buffer_from_call
+
+    target = node.items[0].optional_vars
+    if not isinstance(target, ast.Name):
+        raise error(node, "expected with T.decl_buffer(shape, dtype) as name:")
+    buf = buffer_from_call(ctx, call, target.id, call.args)
+    mark = ctx.mark()
+    ctx.define(target.id, buf)
+    try:
+        inner = body(ctx, node.body, node)
+    finally:
+        ctx.release(mark)
+    return AllocateBuffer(buf, inner)
 
 
 def _if(ctx, node: ast.If):
