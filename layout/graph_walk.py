@@ -16,8 +16,8 @@ from .records import PlanRecords
 from .tensor_layout import pair
 from .transform_func import layout_transform_between
 
-WEIGHT_ROLES = frozenset({"weight", "bias", "gamma", "beta", "mean", "var", "moving_mean",
-                          "moving_var", "scale", "offset", "kernel", "rhs_weight"})
+DATA_ROLES = frozenset({"data", "input"})
+"""Roles of an op's main tensor: a graph parameter consumed so is an input, not a weight."""
 
 
 def _shape(ty: TensorType) -> tuple:
@@ -89,7 +89,7 @@ class GraphWalk:
         if reason.startswith("output"):
             return "output"
         if is_param:
-            return "weight" if role in WEIGHT_ROLES else "input"
+            return "input" if role in DATA_ROLES else "weight"
         return "activation"
 
     def _layout_transform(self, shape, dtype, p_src, p_dst) -> str:
