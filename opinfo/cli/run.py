@@ -58,8 +58,10 @@ def execute(module, inputs: list, engine: str, path: str):
     from tir.execute import entry_function
     from tir.interp_data import InterpError
 
+    from tir.function import PrimFunc
+
     try:
-        entry = entry_function(module)
+        entry = module if isinstance(module, PrimFunc) else entry_function(module)
     except InterpError as err:
         raise InputError(f"{path}: {err}") from None
     _check_count(entry, inputs, path)
