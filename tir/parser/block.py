@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 
 from .. import dtype as dt
-from ..buffer import Buffer, Range
+from ..buffer import Range
 from ..expr import IntImm, Var
 from ..stmt import Block, BlockRealize, IterKind, IterVar, MatchBufferRegion
 from .buffers import buffer_from_call, region, regions
@@ -188,9 +188,6 @@ def _match_param(ctx, frame, target, call) -> None:
     frame.buffer_map[handle] = buf
     ctx.define(target.id, buf)
 
-
-def is_buffer(value) -> bool:
-    return isinstance(value, Buffer)
 
 
 def callee(node) -> "str | None":

@@ -4,7 +4,6 @@ from __future__ import annotations
 import ast
 
 from .. import dtype as dt
-from ..buffer import Buffer
 from ..expr import Var
 from ..function import PrimFunc
 from ..stmt import Block, BlockRealize
@@ -105,6 +104,3 @@ def _root(frame: FuncFrame, inner):
 def _is_explicit_root(inner) -> bool:
     return isinstance(inner, BlockRealize) and inner.block.name == "root" and not inner.block.iter_vars
 
-
-def is_buffer(value) -> bool:
-    return isinstance(value, Buffer)

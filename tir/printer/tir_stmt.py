@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 
 from .. import stmt as S
-from ..buffer import Buffer
 from ..expr import Add, IntImm, Var
 from ..functor import post_order_visit
 from ..stmt import ForKind, IterKind
@@ -221,6 +220,3 @@ def _uses_any(e, loops) -> bool:
     post_order_visit(e, lambda n: found.append(n) if id(n) in ids else None)
     return bool(found)
 
-
-def is_buffer(x) -> bool:
-    return isinstance(x, Buffer)
