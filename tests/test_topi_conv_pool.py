@@ -1,7 +1,7 @@
 """tir.topi convolutions and pooling: lowered, interpreted, compared with numpy references."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 import tir
 from tir import topi
@@ -25,6 +25,8 @@ def conv_case(draw):
     dilation = [draw(st.integers(1, 2)) for _ in range(nd)]
     padding = [draw(st.integers(0, 2)) for _ in range(2 * nd)]
     size = 5 if nd < 3 else 4
+    for i in range(nd):  # the dilated window must fit the padded input
+        assume(size + padding[i] + padding[nd + i] >= (ks[i] - 1) * dilation[i] + 1)
     return nd, data_layout, kernel_layout, groups, cin, cout, ks, strides, dilation, padding, size
 
 
@@ -87,7 +89,15 @@ def pool_case(draw):
     strides = [draw(st.integers(1, 2)) for _ in range(nd)]
     dilation = [draw(st.integers(1, 2)) for _ in range(nd)]
     padding = [draw(st.integers(0, 1)) for _ in range(2 * nd)]
-    return nd, layout, ks, strides, dilation, padding, draw(st.booleans()), draw(st.booleans()), draw(st.sampled_from(["max", "avg"]))
+    ceil_mode = draw(st.booleans())
+    for i in range(nd):
+        # every window must start inside the padded input (ceil_mode can add one that does not,
+        # whose average divides by a non-positive count in TVM's formula)
+        span = 5 + padding[i] + padding[nd + i] - (ks[i] - 1) * dilation[i] - 1
+        assume(span >= 0)
+        out = (span + (strides[i] - 1 if ceil_mode else 0)) // strides[i] + 1
+        assume((out - 1) * strides[i] < 5 + padding[i])
+    return nd, layout, ks, strides, dilation, padding, ceil_mode, draw(st.booleans()), draw(st.sampled_from(["max", "avg"]))
 
 
 @SETTINGS

@@ -68,7 +68,8 @@ def pool_nc(x, kind, ks, st, dl, before, after, ceil_mode, count_include_pad):
             else:
                 end = min(end, sizes[i] - 1)
                 num *= int(math.trunc((end - max(starts[i], 0)) / dl[i])) + 1
-        out[(slice(None), slice(None)) + o] = total / (num if count_include_pad else max(num, 1))
+        with np.errstate(divide="ignore", invalid="ignore"):  # TVM divides by a zero count too
+            out[(slice(None), slice(None)) + o] = np.divide(total, num if count_include_pad else max(num, 1))
     return out
 
 
