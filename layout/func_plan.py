@@ -34,32 +34,38 @@ class _Conflict(Exception):
     """One buffer would need two layouts inside the function."""
 
 
-def _shape_of(func: PrimFunc, name: str) -> tuple:
-    return tuple(find_buffer(func, name).shape)
+def _buffer(func: PrimFunc, operand):
+    """The Buffer an operand names: by parameter index when it is a parameter."""
+    if operand.param is not None and operand.param < len(func.params):
+        var = func.params[operand.param]
+        if var in func.buffer_map:
+            return func.buffer_map[var]
+    return find_buffer(func, operand.buffer)
 
 
 def _decide(func: PrimFunc, info: FuncInfo, arg_layouts: dict, targets: dict):
-    """(buffer name -> layout, decisions), running the rules in dataflow order."""
+    """(Buffer -> layout, decisions), running the rules in dataflow order."""
     current = dict(arg_layouts)
     required: dict = {}
     decisions = []
-    params = {b.name for b in func.buffers}
+    params = set(func.buffers)
     for op in info.ops:
-        ctx = OpContext(op, tuple(current.get(o.buffer) for o in op.operands),
-                        tuple(_shape_of(func, o.buffer) for o in op.operands),
-                        _shape_of(func, op.output.buffer) if op.output else (), targets.get(op.name))
+        bufs = [_buffer(func, o) for o in op.operands]
+        out_buf = _buffer(func, op.output) if op.output else None
+        ctx = OpContext(op, tuple(current.get(b) for b in bufs), tuple(tuple(b.shape) for b in bufs),
+                        tuple(out_buf.shape) if out_buf is not None else (), targets.get(op.name))
         d = apply_rule(ctx)
         decisions.append((op, d))
         ins = d.inputs if isinstance(d, Decision) else (None,) * len(op.operands)
         out = d.output if isinstance(d, Decision) else None
-        for operand, tl in zip(op.operands, ins):
-            if operand.buffer not in params and current.get(operand.buffer) != tl:
-                raise _Conflict(f"intermediate {operand.buffer} is produced in one layout, needed in another")
-            if required.setdefault(operand.buffer, tl) != tl:
-                raise _Conflict(f"buffer {operand.buffer} is needed in two layouts")
-        if op.output is not None:
-            current[op.output.buffer] = out
-            required[op.output.buffer] = out
+        for buf, tl in zip(bufs, ins):
+            if buf not in params and current.get(buf) != tl:
+                raise _Conflict(f"intermediate {buf.name} is produced in one layout, needed in another")
+            if required.setdefault(buf, tl) != tl:
+                raise _Conflict(f"buffer {buf.name} is needed in two layouts")
+        if out_buf is not None:
+            current[out_buf] = out
+            required[out_buf] = out
     return required, tuple(decisions)
 
 
@@ -73,12 +79,12 @@ def plan_function(func: PrimFunc, info: FuncInfo, arg_layouts: list, targets: di
     keep = FuncPlan(tuple(None for _ in bufs), func)
     if not info.ops:
         return keep
-    args = {b.name: tl for b, tl in zip(bufs, arg_layouts)}
+    args = {b: tl for b, tl in zip(bufs, arg_layouts)}
     try:
         required, decisions = _decide(func, info, args, targets)
     except _Conflict as err:
         return attrs.evolve(keep, decisions=((None, Refusal(str(err))),))
-    params = tuple(required.get(b.name) for b in bufs)
+    params = tuple(required.get(b) for b in bufs)
     known = {k: v for k, v in required.items() if v is not None}
     required.update(internal_layouts(func, known))
     try:
@@ -89,11 +95,8 @@ def plan_function(func: PrimFunc, info: FuncInfo, arg_layouts: list, targets: di
 
 
 def _convert(func: PrimFunc, required: dict, bufs: tuple) -> PrimFunc:
-    names = {b.name: k for k, b in enumerate(bufs)}
     out = func
-    for name, tl in required.items():
-        if tl is None:
-            continue
-        target = names.get(name, name)
-        out = transform_layout(out, target, tl.index_map())
+    for buf, tl in required.items():
+        if tl is not None:
+            out = transform_layout(out, buf, tl.index_map())
     return out

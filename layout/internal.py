@@ -42,20 +42,20 @@ def _candidate(block: Block, layouts: dict, params: set):
         return None
     store = stores[0]
     buf = store.buffer
-    if buf.name in params or buf.name in layouts or not all(isinstance(i, Var) for i in store.indices):
+    if buf in params or buf in layouts or not all(isinstance(i, Var) for i in store.indices):
         return None
     loads = []
     post_order_visit(store.value, lambda n: loads.append(n) if isinstance(n, BufferLoad) else None)
     for load in loads:
-        tl = layouts.get(load.buffer.name)
+        tl = layouts.get(load.buffer)
         if tl is not None and _aligned(load, list(store.indices)):
             return buf, tl
     return None
 
 
 def internal_layouts(func: PrimFunc, layouts: dict) -> dict:
-    """Layouts (by buffer name) for internal buffers that follow a re-laid-out buffer."""
-    params = {b.name for b in func.buffers}
+    """Layouts (by Buffer) for internal buffers that follow a re-laid-out buffer."""
+    params = set(func.buffers)
     out = dict(layouts)
     changed = True
     while changed:
@@ -69,6 +69,6 @@ def internal_layouts(func: PrimFunc, layouts: dict) -> dict:
                 tl.shape(buf.shape)
             except LayoutError:
                 continue
-            out[buf.name] = tl
+            out[buf] = tl
             changed = True
     return {k: v for k, v in out.items() if k not in layouts}
