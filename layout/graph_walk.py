@@ -162,7 +162,14 @@ class GraphWalk:
         if isinstance(value, TupleGetItem) and isinstance(value.tuple_value, RVar) \
                 and id(value.tuple_value) in self.fields:
             return self.tuple_item(b.var, value)
+        if isinstance(value, RVar) and id(value) in self.versions and id(value) not in self.fields:
+            return self.alias(b.var, value)
         return self.opaque(b)
+
+    def alias(self, var: RVar, value: RVar) -> None:
+        """``var = value``: the alias keeps the value's layout."""
+        src = self.current(value)
+        self._bind(var, src, self.produced[id(value)], src.type)
 
     def _bind(self, var: RVar, value, layout, ty) -> None:
         new = RVar(var.name, ty)
