@@ -40,7 +40,18 @@ def _buffer(func: PrimFunc, operand):
         var = func.params[operand.param]
         if var in func.buffer_map:
             return func.buffer_map[var]
-    return find_buffer(func, operand.buffer)
+    try:
+        return find_buffer(func, operand.buffer)
+    except LayoutError:
+        return _Virtual(operand.buffer)
+
+
+@attrs.frozen
+class _Virtual:
+    """An intermediate value of a fused kernel that is inlined, not stored in a buffer."""
+
+    name: str
+    shape: tuple = ()
 
 
 def _decide(func: PrimFunc, info: FuncInfo, arg_layouts: dict, targets: dict):
@@ -58,6 +69,9 @@ def _decide(func: PrimFunc, info: FuncInfo, arg_layouts: dict, targets: dict):
         decisions.append((op, d))
         ins = d.inputs if isinstance(d, Decision) else (None,) * len(op.operands)
         out = d.output if isinstance(d, Decision) else None
+        for buf, tl in zip(bufs + [out_buf], tuple(ins) + (out,)):
+            if isinstance(buf, _Virtual) and tl is not None:
+                raise _Conflict(f"inlined intermediate {buf.name} would need layout {tl.physical}")
         for buf, tl in zip(bufs, ins):
             if buf not in params and current.get(buf) != tl:
                 raise _Conflict(f"intermediate {buf.name} is produced in one layout, needed in another")
