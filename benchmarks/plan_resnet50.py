@@ -24,6 +24,8 @@ SPATIAL = ("nn.conv2d", "nn.max_pool2d", "nn.avg_pool2d")
 
 
 def inputs_for(mod, seed=0):
+    """Random inputs at the scale of a trained network (He-initialised weights, batch-norm
+    statistics near 0 and 1), so the softmax output is not saturated."""
     rng = np.random.default_rng(seed)
     out = []
     for p in mod.main.params:
@@ -31,10 +33,17 @@ def inputs_for(mod, seed=0):
         if not p.type.dtype.is_float:  # unused shape operands of the ONNX import
             out.append(np.ones(shape, dtype=p.type.dtype.numpy))
             continue
-        arr = rng.standard_normal(shape).astype(np.float32)
-        if "riv" in p.name or p.name.endswith("_s_0"):
-            arr = np.abs(arr) + 0.5  # variances and scales positive, like a trained model
-        out.append(arr * (0.1 if p.name.endswith("_w_0") else 1.0))
+        arr = rng.standard_normal(shape)
+        if len(shape) >= 2 and p.name.endswith("_w_0"):
+            fan_in = int(np.prod(shape[1:])) if len(shape) == 4 else shape[-1]
+            arr = arr * np.sqrt(2.0 / fan_in)
+            if len(shape) == 2:  # the classifier: keep the logits small (untrained statistics grow)
+                arr = arr * 1e-3
+        elif p.name.endswith(("_s_0", "_riv_0")):
+            arr = 1.0 + 0.1 * np.abs(arr)
+        elif len(shape) == 1:
+            arr = 0.1 * arr
+        out.append(arr.astype(np.float32))
     return out
 
 
