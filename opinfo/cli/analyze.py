@@ -47,21 +47,24 @@ def call_order(mod) -> list:
 
 def analyze_file(path: str) -> dict:
     """The JSON record of one file."""
-    from ..api import analyze
-
     try:
         mod = read_module(path)
     except InputError as err:
         msg = str(err)
         prefix = f"{path}:"
         return {"file": path, "error": msg[len(prefix):] if msg.startswith(prefix) else msg}
-    funcs = []
-    for name in call_order(mod):
-        funcs.append(analyze(mod[name], name).to_json())
-    return {"file": path, "functions": funcs}
+    return module_record(mod, path)
 
 
-def _table(rec: dict) -> str:
+def module_record(mod, path: str) -> dict:
+    """The JSON record of a parsed module: its PrimFuncs in call order, analysed."""
+    from ..api import analyze
+
+    return {"file": path, "functions": [analyze(mod[name], name).to_json() for name in call_order(mod)]}
+
+
+def table(rec: dict) -> str:
+    """A record as a readable table: one line per function."""
     if "error" in rec:
         return f"{rec['file']}: error: {rec['error']}"
     lines = [rec["file"]]
@@ -95,5 +98,5 @@ def run(args) -> int:
     failed = False
     for rec in _records(files, args.jobs):
         failed = failed or "error" in rec
-        print(json.dumps(rec) if args.json else _table(rec), flush=True)
+        print(json.dumps(rec) if args.json else table(rec), flush=True)
     return 2 if failed else 0
