@@ -86,6 +86,12 @@ def reduce(b, op, ins, out) -> None:
     rank = b.rank(ins[0], op.name)
     axes = _axes(op, rank)
     keep = int(bool(op.attrs.get("keepdims", False)))
+    stacked = b.stacks.get(ins[0])
+    if op.name == "sum" and not keep and stacked is not None and axes == [stacked[1] % rank]:
+        # sum over the axis of a stack is the elementwise sum of the stacked values
+        # (how ONNX importers lower Sum); the stack itself becomes dead.
+        b.node("Sum", list(stacked[0]), out)
+        return
     if op.name == "sum":
         b.node("ReduceSum", [ins[0], b.ints(axes)], out, keepdims=keep)
         return
@@ -109,6 +115,9 @@ def broadcast_to(b, op, ins, out) -> None:
     shape = op.attrs.get("shape")
     if shape is None or any(not isinstance(s, (int, np.integer)) for s in shape):
         raise Unsupported("broadcast_to: the target shape must be static")
+    if b.shape(ins[0]) == tuple(int(s) for s in shape):
+        b.node("Identity", [ins[0]], out)
+        return
     b.node("Expand", [ins[0], b.ints(shape)], out)
 
 
@@ -120,6 +129,7 @@ def stack(b, op, ins, out) -> None:
     axis = int(op.attrs.get("axis", 0))
     parts = [b.node("Unsqueeze", [x, b.ints([axis])]) for x in ins]
     b.node("Concat", parts, out, axis=axis)
+    b.stacks[out] = (tuple(ins), axis)
 
 
 def expand_dims(b, op, ins, out) -> None:

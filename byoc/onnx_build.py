@@ -23,6 +23,8 @@ class OnnxBuilder:
         self.initializers: list = []
         self.shapes = dict(shapes or {})
         self.dtypes = dict(dtypes or {})
+        self.stacks: dict = {}
+        """value -> (stacked values, axis) for values made by ``stack``."""
         self.count = 0
 
     def fresh(self, hint: str = "t") -> str:
@@ -110,7 +112,7 @@ def build_model(region: Region):
         convert(b, step)
     outputs = _unique_outputs(b, region)
     graph = helper.make_graph(
-        b.nodes, region.symbol,
+        live_nodes(b.nodes, [o for o, _ in outputs]), region.symbol,
         [_value_info(n, region.types[n], region.shapes.get(n)) for n in region.params],
         [_value_info(o, region.types[n], region.shapes.get(n)) for o, n in outputs],
         initializer=b.initializers)
@@ -118,6 +120,17 @@ def build_model(region: Region):
                               producer_name="opinfo.byoc")
     model.ir_version = 8
     return model
+
+
+def live_nodes(nodes: list, outputs: list) -> list:
+    """The nodes some output depends on, in their order."""
+    needed = set(outputs)
+    keep = []
+    for node in reversed(nodes):
+        if any(o in needed for o in node.output):
+            keep.append(node)
+            needed.update(node.input)
+    return keep[::-1]
 
 
 def _unique_outputs(b: OnnxBuilder, region: Region) -> list:
