@@ -129,20 +129,68 @@ def _arg_reduction(block: Block, stores: list) -> "tuple | None":
     return idx, ArgReduce(comb, sel.false_value, axes, idx.value.false_value, idx.buffer.dtype)
 
 
-def stage_of(block: Block) -> Stage:
-    """The stage of one block (``expr`` None when the block is not understood)."""
+def _multi_reduction(block: Block, stores: list) -> "list | None":
+    """Independent reductions updated in one block (group_norm's sum and sum of squares):
+    one Reduce stage per store, when no update reads another accumulator."""
+    if len(stores) < 2 or block.init is None:
+        return None
+    written = {id(s.buffer) for s in stores}
+    inits = {id(s.buffer): s for s in _stores(block.init)}
+    if len(inits) != len(stores) or set(inits) != written:
+        return None
+    out = []
+    for store in stores:
+        red = _reduction_with(block, store, inits[id(store.buffer)])
+        if red is None or _reads_any(red.source, written):
+            return None
+        out.append(Stage(block, store.buffer, store.indices, red))
+    return out
+
+
+def _reads_any(expr, buffer_ids: set) -> bool:
+    found = []
+    pre_order_visit(expr, lambda n: found.append(n) if isinstance(n, BufferLoad) and id(n.buffer) in buffer_ids else True)
+    return bool(found)
+
+
+def _reduction_with(block: Block, store: BufferStore, init: BufferStore) -> "Reduce | None":
+    if init.indices != store.indices:
+        return None
+    comb = _COMBINERS.get(type(store.value))
+    if comb is None:
+        return None
+    a, b = store.value.a, store.value.b
+    src = b if _is_acc(a, store) else a if _is_acc(b, store) else None
+    if src is None:
+        return None
+    axes = tuple(iv for iv in block.iter_vars if iv.kind == IterKind.REDUCE)
+    return Reduce(comb, src, axes, init.value)
+
+
+def stages_of(block: Block) -> list:
+    """The stages of one block: usually one; one per accumulator of a multi-value reduction.
+    A stage's ``expr`` is None when the block is not understood."""
     body = _inline_lets(block.body)
     stores = _stores(body)
     if len(stores) == 1 and not isinstance(body, SeqStmt):
         store = stores[0]
         if block.init is None:
-            return Stage(block, store.buffer, store.indices, store.value)
-        return Stage(block, store.buffer, store.indices, _reduction(block, store))
+            return [Stage(block, store.buffer, store.indices, store.value)]
+        return [Stage(block, store.buffer, store.indices, _reduction(block, store))]
     arg = _arg_reduction(block, stores) if stores else None
     if arg is not None:
-        return Stage(block, arg[0].buffer, arg[0].indices, arg[1])
+        return [Stage(block, arg[0].buffer, arg[0].indices, arg[1])]
+    flat = isinstance(body, SeqStmt) and all(isinstance(x, BufferStore) for x in body.seq)
+    multi = _multi_reduction(block, stores) if flat else None
+    if multi is not None:
+        return multi
     first = stores[0] if stores else None
-    return Stage(block, first.buffer if first else None, first.indices if first else (), None)
+    return [Stage(block, first.buffer if first else None, first.indices if first else (), None)]
+
+
+def stage_of(block: Block) -> Stage:
+    """The first stage of one block (see :func:`stages_of`)."""
+    return stages_of(block)[0]
 
 
 def _pure_vars(indices) -> bool:
@@ -155,7 +203,7 @@ class Semantics:
     def __init__(self, func: PrimFunc):
         self.func = func
         self.params = list(func.buffers)
-        self.stages = [stage_of(b) for b in func.blocks()]
+        self.stages = [s for b in func.blocks() for s in stages_of(b)]
         self.producers: dict = {}
         for s in self.stages:
             if s.buffer is not None:

@@ -1,0 +1,119 @@
+"""``nn.layer_norm`` (axes, epsilon, center, scale) and ``nn.rms_norm`` (axes, epsilon).
+
+Both are several blocks (sums, mean, variance or mean square, the normalised output);
+after inlining, the output expression holds sum reductions and an ``rsqrt``/``sqrt``.
+Candidates come from the structure: the normalised axes are a set of output dimensions
+whose extents multiply to a reduction's size (and give the shape of gamma/beta), epsilon
+is one of the expression's constants, gamma and beta are the other parameters read.
+A candidate is accepted when the expression equals the numpy formula at sample
+positions on two data scales (:mod:`.numeric`); anything ambiguous abstains.
+"""
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+
+from .common import Match, Space
+from .numeric import Check, data_operands, float_consts, param_loads, reduction_sizes, signature, unique
+
+
+def axes_candidates(check: Check, sizes: set, skip=()) -> list:
+    """Sets of dimensions (none in ``skip``) whose extents multiply to a reduction size."""
+    dims = [d for d in range(len(check.extents)) if d not in skip]
+    out = []
+    for k in range(1, len(dims) + 1):
+        for axes in combinations(dims, k):
+            if int(np.prod([check.extents[a] for a in axes])) in sizes:
+                out.append(list(axes))
+    return out
+
+
+def _around(check: Check, data, axes, scale):
+    around = check.around(data.buffer, axes, scale)
+    x = check.at_points(data.buffer, list(range(len(check.extents))), scale)
+    return around, tuple(range(1, len(axes) + 1)), x
+
+
+def _param_at(check: Check, buffer, axes, scale):
+    return check.at_points(buffer, axes, scale)
+
+
+def _layer_norm(check, data, axes, eps, gamma, beta, scale):
+    around, red, x = _around(check, data, axes, scale)
+    out = (x - around.mean(axis=red)) / np.sqrt(around.var(axis=red) + eps)
+    if gamma is not None:
+        out = out * _param_at(check, gamma, axes, scale)
+    if beta is not None:
+        out = out + _param_at(check, beta, axes, scale)
+    return out
+
+
+def _rms_norm(check, data, axes, eps, weight, scale):
+    around, red, x = _around(check, data, axes, scale)
+    return x / np.sqrt((around * around).mean(axis=red) + eps) * _param_at(check, weight, axes, scale)
+
+
+def _roles(others: list) -> list:
+    """(gamma, beta) assignments of the other parameters."""
+    if len(others) == 0:
+        return [(None, None)]
+    if len(others) == 1:
+        return [(others[0], None), (None, others[0])]
+    if len(others) == 2:
+        return [(others[0], others[1]), (others[1], others[0])]
+    return []
+
+
+def _fits(check: Check, load, axes) -> bool:
+    """A gamma/beta/weight parameter has the shape of the normalised axes."""
+    return load is None or check.shape_of(load[0]) == [check.extents[a] for a in axes]
+
+
+def _candidates(check: Check, data, others: list):
+    sizes = reduction_sizes(check)
+    for axes in axes_candidates(check, sizes):
+        for eps in float_consts(check.expr):
+            for gamma, beta in _roles(others):
+                if _fits(check, gamma, axes) and _fits(check, beta, axes):
+                    yield "nn.layer_norm", axes, eps, gamma, beta
+            if len(others) == 1 and _fits(check, others[0], axes):
+                yield "nn.rms_norm", axes, eps, others[0], None
+
+
+def _accepts(check: Check, data, cand) -> bool:
+    name, axes, eps, gamma, beta = cand
+    g = gamma[0] if gamma else None
+    b = beta[0] if beta else None
+    if name == "nn.rms_norm":
+        return check.matches(data, lambda s: _rms_norm(check, data, axes, eps, g, s))
+    return check.matches(data, lambda s: _layer_norm(check, data, axes, eps, g, b, s))
+
+
+def _match(cand, data, space: Space) -> Match:
+    name, axes, eps, gamma, beta = cand
+    inputs = [("data", data.expr, space)]
+    if name == "nn.rms_norm":
+        return Match(name, {"axes": axes, "epsilon": eps}, tuple(inputs + [("weight", gamma[1], space)]))
+    attrs = {"axes": axes, "epsilon": eps, "center": beta is not None, "scale": gamma is not None}
+    inputs += [(role, p[1], space) for role, p in (("gamma", gamma), ("beta", beta)) if p is not None]
+    return Match(name, attrs, tuple(inputs))
+
+
+def match_layer_norm(expr, space: Space, ctx) -> "Match | None":
+    """layer_norm or rms_norm of one data operand, when exactly one candidate fits."""
+    reds, calls = signature(expr)
+    if "sum" not in reds or not ({"rsqrt", "sqrt"} & calls) or not expr.dtype.is_float:
+        return None
+    check = Check(expr, space, ctx)
+    if not check.ok:
+        return None
+    for data in data_operands(check):
+        others = param_loads(expr, ctx, data.buffer)
+        found = [c for c in _candidates(check, data, others) if _accepts(check, data, c)]
+        keys = [(c[0], tuple(c[1]), c[2], id(c[3] and c[3][0]), id(c[4] and c[4][0])) for c in found]
+        if unique(keys) is not None:
+            return _match(found[0], data, space)
+        if found:
+            return None
+    return None
