@@ -43,9 +43,26 @@ def _to_packed(main: R.Function, mod: IRModule, symbols: set) -> R.Function:
     return attrs.evolve(main, blocks=(R.DataflowBlock(tuple(bindings), outputs),))
 
 
+def _compile_all(mod: IRModule, registry, analyze) -> tuple:
+    """(externals, mod): a region whose codegen fails loses its Compiler attribute (it then
+    runs in TIR as a plain graph function) and is listed in ``byoc.kept`` with the reason."""
+    from .region import Unsupported
+
+    registry = registry if registry is not None else default_registry()
+    externals, kept = {}, list(mod.attrs.get("byoc.kept", ()))
+    for name, f in compiler_functions(mod):
+        try:
+            externals[name] = registry[f.attrs["Compiler"]].codegen(mod, name, analyze)
+        except (Unsupported, RuntimeError) as err:
+            kept.append(Map({"binding": name, "func": name, "ops": (), "reason": f"codegen failed: {err}"}))
+            plain = Map((k, v) for k, v in f.attrs.items() if k not in ("Compiler", "global_symbol"))
+            mod = mod.with_function(name, attrs.evolve(f, attrs=plain))
+    return externals, mod.with_attr("byoc.kept", tuple(kept))
+
+
 def run_codegen(mod: IRModule, registry=None, analyze: "Callable | None" = None) -> IRModule:
     """``mod`` with its regions compiled and called through ``call_dps_packed``."""
-    externals = load_externals(mod, registry, analyze)
+    externals, mod = _compile_all(mod, registry, analyze)
     if not externals:
         return mod
     main = _to_packed(mod.main, mod, set(externals))
