@@ -66,11 +66,21 @@ def execute(module, inputs: list, engine: str, path: str):
         raise InputError(f"{path}: {err}") from None
     _check_count(entry, inputs, path)
     try:
-        return tir.run(module, *inputs, engine=engine)
+        return tir.run(module, *inputs, engine=engine, registry=external_functions(module))
     except InterpError as err:
         raise InputError(f"{path}: {err}") from None
     except RuntimeError as err:  # no compiler, compile failure
         raise InputError(f"{path}: {err}") from None
+
+
+def external_functions(module) -> "dict | None":
+    """External functions of a partitioned module (``opinfo byoc -o``): rebuilt from its
+    graph functions with a ``Compiler`` attribute (see opinfo/cli/byoc.py)."""
+    if not any("Compiler" in f.attrs for _, f in module.graph_funcs()):
+        return None
+    from byoc import load_externals
+
+    return load_externals(module)
 
 
 def _check_count(entry, inputs, path) -> None:
