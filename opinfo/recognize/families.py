@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from tir.expr import BufferLoad
 
-from . import conv, groupnorm, layernorm, matmul, movement, norm, pool, reduce, softmax
+from . import conv, groupnorm, layernorm, matmul, movement, norm, pool, reduce, resize, softmax
 
 ALL: list = [
     movement.match_movement,
@@ -13,6 +13,7 @@ ALL: list = [
     pool.match_avg_pool,
     norm.match_batch_norm,
     softmax.match_softmax, layernorm.match_layer_norm, groupnorm.match_group_norm,
+    resize.match_resize2d,
     reduce.match_variance, reduce.match_mean, reduce.match_reduce, reduce.match_arg,
 ]
 

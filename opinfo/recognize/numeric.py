@@ -62,6 +62,11 @@ class Check:
         self.pts = points(self.extents) if None not in self.extents else None
         self._got: dict = {}
 
+    def use_points(self, pts: np.ndarray) -> None:
+        """Evaluate at ``pts`` from now on."""
+        self.pts = pts
+        self._got = {}
+
     @property
     def ok(self) -> bool:
         return self.pts is not None and all(isinstance(v, Var) for v in self.space.indices)

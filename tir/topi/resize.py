@@ -5,10 +5,10 @@ from __future__ import annotations
 from .. import dtype as dt
 from ..buffer import Buffer
 from ..builder import Builder
-from ..expr import Call, Cast, Max, Min, PrimExpr, const
+from ..expr import Call, Cast, FloorDiv, Max, Min, PrimExpr, const
 from .common import OpError, index, ints, static
 
-_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel")
+_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn")
 _ROUNDING = ("", "round", "floor", "ceil", "round_prefer_floor", "round_prefer_ceil")
 
 
@@ -23,7 +23,14 @@ def _source(v, in_size: int, out_size: int, mode: str, fdt) -> PrimExpr:
         return x * scale
     if mode == "pytorch_half_pixel" and out_size == 1:
         return const(0.0, fdt)
+    if mode == "tf_half_pixel_for_nn":
+        return (x + const(0.5, fdt)) * scale
     return (x + const(0.5, fdt)) * scale - const(0.5, fdt)
+
+
+def _int_div(in_size: int, out_size: int) -> bool:
+    """TVM reads an asymmetric nearest upscaling by an integer factor with integer division."""
+    return out_size % in_size == 0 and out_size / in_size <= 1 / (1e-5 * in_size + 1e-5)
 
 
 def _round(x: PrimExpr, method: str, mode: str) -> PrimExpr:
@@ -33,6 +40,10 @@ def _round(x: PrimExpr, method: str, mode: str) -> PrimExpr:
         return Call(fdt, "ceil", (x - const(0.5, fdt),))
     if method == "round_prefer_ceil":
         return Call(fdt, "floor", (x + const(0.5, fdt),))
+    if method == "floor":  # TVM adds an epsilon against GPU rounding errors
+        return Call(fdt, "floor", (x + const(1e-5, fdt),))
+    if method == "ceil":
+        return Call(fdt, "ceil", (x - const(1e-5, fdt),))
     return Call(fdt, method, (x,))
 
 
@@ -68,9 +79,13 @@ def resize2d(b: Builder, x: Buffer, *, size, layout="NCHW", method="linear",
         idx[hax], idx[wax] = yy, xx
         return Cast(fdt, x[tuple(idx)]) if x.dtype != fdt else x[tuple(idx)]
 
+    def closest(v, size_in, size_out):
+        if mode == "asymmetric" and _int_div(size_in, size_out):
+            return _clamp(FloorDiv(v, index(size_out // size_in)), size_in)
+        return _clamp(Cast(dt.int64, _round(_source(v, size_in, size_out, mode, fdt), rounding_method, mode)), size_in)
+
     def nearest(*i):
-        ys = _clamp(Cast(dt.int64, _round(_source(i[hax], ih, oh, mode, fdt), rounding_method, mode)), ih)
-        xs = _clamp(Cast(dt.int64, _round(_source(i[wax], iw, ow, mode, fdt), rounding_method, mode)), iw)
+        ys, xs = closest(i[hax], ih, oh), closest(i[wax], iw, ow)
         v = at(i, ys, xs)
         return Cast(odt, v) if v.dtype != odt else v
 
