@@ -86,7 +86,28 @@ def annotate_target(mod: IRModule, backend, analyze: "Callable | None" = None,
                     {"Composite": f"{backend.name}.{'+'.join(ops)}", "Primitive": True, "Target": backend.name})
               for i, ops in wrap]
     out = outline(mod, groups) if groups else mod
+    out = _dry_run(out, backend, analyze, kept)
     return out.with_attr("byoc.kept", tuple(kept))
+
+
+def _dry_run(mod: IRModule, backend, analyze: Callable, kept: list) -> IRModule:
+    """Drop ``Target`` from composites the backend's ``check_function`` (if any) refuses:
+    facts only known from shapes, or a converter's own refusal."""
+    check = getattr(backend, "check_function", None)
+    if check is None:
+        return mod
+    for b in mod.main.bindings:
+        v = b.value
+        if not isinstance(v, R.Call) or mod[v.func.name].attrs.get("Target") != backend.name:
+            continue
+        why = check(mod, v.func.name, analyze)
+        if why is None:
+            continue
+        func = mod[v.func.name]
+        kept.append(_kept(b, v.func.name, tuple(op.name for c in _prim_calls(mod, func)
+                                                for op in analyze(mod[c.func.name]).ops), why))
+        mod = mod.with_function(v.func.name, attrs.evolve(func, attrs=func.attrs.without("Target")))
+    return mod
 
 
 def _short(op_name: str) -> str:

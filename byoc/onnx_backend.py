@@ -55,6 +55,17 @@ class OnnxRuntimeBackend:
     def patterns(self) -> list:
         return conv_patterns(self.name)
 
+    def check_function(self, mod, func_name: str, analyze=None) -> "str | None":
+        """Why the graph function ``mod[func_name]`` cannot become an ONNX model, or None."""
+        from .onnx_build import build_model
+        from .region import Unsupported, flatten
+
+        try:
+            build_model(flatten(mod, func_name, analyze))
+        except Unsupported as err:
+            return str(err)
+        return None
+
     def codegen(self, mod, func_name: str, analyze=None) -> ExternalModule:
         """An ONNX model for ``mod[func_name]``, run lazily in an InferenceSession."""
         from .onnx_build import build_model

@@ -109,6 +109,10 @@ class Alt(Pattern):
     left: Pattern
     right: Pattern
 
+    def __call__(self, *args: Pattern) -> "Alt":
+        """``(is_op("a") | is_op("b"))(x)`` is ``is_op("a")(x) | is_op("b")(x)``."""
+        return Alt(self.left(*args), self.right(*args))
+
 
 @attrs.frozen
 class Named(Pattern):
