@@ -1,139 +1,182 @@
 """Pooling: max and average (pool_size, strides, dilation, padding, ceil_mode,
-count_include_pad, layout) and adaptive average pooling with an even split.
+count_include_pad, layout incl. packed ``NCHW{k}c``) and adaptive average pooling with an
+even split.
 
-When a pad block is sized for ``ceil_mode`` the program is identical to one without
-ceil_mode and ``stride - 1`` more padding after. A reading whose padding exceeds half the
-window (which Relax front ends never produce) is dropped; if both readings remain the
-recognizer abstains.
+A pool reduces a (padded) read ``x[..., o * stride + r * dilation - before, ...]`` over its
+window variables; every other dimension passes through (the same index in the read and
+in the result, which may be a packed ``c // 4``, ``c % 4``). The pad must be a true pad:
+its guard is checked to be exactly "in bounds" (``guard``). Which ``ceil_mode`` and
+after-padding the loops mean is decided by ``pool_readings`` (see its policy); average
+pooling also matches its divisor against TVM's formula (``pool_divisor``).
 """
 from __future__ import annotations
 
-import numpy as np
+import attrs
 
-from tir.expr import Div, Var
+from tir.expr import Div, FloorDiv, FloorMod, Var, min_value
+from tir.functor import pre_order_visit
 
-from ..affine import const_of, float_of
-from ..probe import NotEvaluable, evaluate
+from ..affine import affine, const_of, float_of
 from ..semantic import Reduce
 from .common import Match, Space, strip
+from .guard import guard_sides
+from .pool_divisor import settle
+from .pool_readings import Axis, choose, readings
 from .window import dim_of, unpad
 
 SPATIAL = "DHW"
 
 
-def _window(red: Reduce, space: Space, ctx, pad_value_ok):
+@attrs.frozen
+class Window:
+    """A recognized pooling window: the padded read and its pooled dimensions."""
+
+    padded: object
+    """window.Padded of the data read."""
+    spatial: tuple
+    """Data dimensions that are pooled, in order."""
+    dims: tuple
+    """window.Dim of each pooled dimension."""
+    sides: "tuple | None"
+    """guard.Sides per data dimension (None without a guard)."""
+    rext: dict
+    """id(reduction var) -> extent."""
+
+
+def _domain(red: Reduce, space: Space) -> dict:
+    dom = dict(space.dom)
+    dom.update({iv.var: iv.dom.extent for iv in red.axes})
+    return dom
+
+
+def _window(red: Reduce, space: Space, ctx, pad_value_ok) -> "Window | None":
     p = unpad(red.source, ctx)
-    if p is None or not all(isinstance(i, Var) for i in space.indices):
+    if p is None or len(p.load.indices) != space.rank:
         return None
-    if p.pad_value is not None and not pad_value_ok(p.pad_value):
+    if p.pad_value is not None and not pad_value_ok(p.pad_value, p.load.dtype):
         return None
-    x = p.load
-    out_ids = {id(v) for v in space.indices}
+    out_ids = {id(v) for v in space.indices if isinstance(v, Var)}
     red_ids = {id(iv.var) for iv in red.axes}
+    spatial, dims, used = [], [], []
+    dom = _domain(red, space)
+    for d, (idx, o) in enumerate(zip(p.load.indices, space.indices)):
+        if not _uses(idx, red_ids) and _same_on_domain(idx, o, dom):
+            continue
+        dm = dim_of(idx, out_ids, red_ids)
+        if dm is None or dm.red is None or dm.out is not o or dm.group is not None:
+            return None
+        spatial.append(d)
+        dims.append(dm)
+        used.append(id(dm.red))
+    if not 1 <= len(spatial) <= 3 or sorted(used) != sorted(red_ids):
+        return None
+    sides = None
+    if p.conds:
+        sides = guard_sides(p.conds, p.load.indices, p.load.buffer.shape, dom)
+        if sides is None:
+            return None
     rext = {id(iv.var): const_of(iv.dom.extent) for iv in red.axes}
-    dims = [dim_of(i, out_ids, red_ids) for i in x.indices]
-    if None in dims or len(x.indices) != space.rank or any(d.group for d in dims):
-        return None
-    sp = [d for d, dm in enumerate(dims) if dm.red is not None]
-    plain = [d for d, dm in enumerate(dims) if dm.red is None]
-    if not 1 <= len(sp) <= 3 or any(dims[d].out is not space.indices[d] for d in range(space.rank)):
-        return None
-    if any(dims[d].stride != 1 or dims[d].offset != 0 for d in plain):
-        return None
-    return p, dims, sp, rext
+    return Window(p, tuple(spatial), tuple(dims), sides, rext)
 
 
-def _layout(x, sp, space):
-    letters = SPATIAL[-len(sp):]
-    lay = []
-    for d in range(space.rank):
-        if d in sp:
-            lay.append(letters[sp.index(d)])
-        else:
-            lay.append(None)
-    rest = [d for d in range(space.rank) if d not in sp]
+def _same_on_domain(a, b, dom) -> bool:
+    """Whether two index expressions agree everywhere on the domain: the same affine form
+    once the variables of extent 1 (always 0) are dropped."""
+    if a == b:
+        return True
+    fa, fb = affine(a), affine(b)
+    if fa is None or fb is None:
+        return False
+
+    def drop(f):
+        return {k: c for k, c in f.items() if not (isinstance(k, Var) and const_of(dom.get(k)) == 1)}
+    return drop(fa) == drop(fb)
+
+
+def _uses(e, ids) -> bool:
+    found = []
+    pre_order_visit(e, lambda n: found.append(n) if isinstance(n, Var) and id(n) in ids else True)
+    return bool(found)
+
+
+def _layout(w: Window, space: Space) -> "str | None":
+    """Layout letters: pooled dims D/H/W, the others N, C (and ``{k}c`` when packed)."""
+    letters = SPATIAL[-len(w.spatial):]
+    rest = [d for d in range(space.rank) if d not in w.spatial]
+    names = {d: letters[i] for i, d in enumerate(w.spatial)}
     if len(rest) == 2:
-        lay[rest[0]], lay[rest[1]] = "N", "C"
-    elif len(rest) == 3:
-        c = const_of(x.buffer.shape[rest[2]])
-        lay[rest[0]], lay[rest[1]], lay[rest[2]] = "N", "C", f"{c}c"
+        names.update({rest[0]: "N", rest[1]: "C"})
+    elif len(rest) == 3 and _packed(space, rest[1], rest[2]):
+        k = const_of(space.extents[rest[2]])
+        names.update({rest[0]: "N", rest[1]: "C", rest[2]: f"{k}c"})
     else:
         return None
-    return "".join(lay)
+    return "".join(names[d] for d in range(space.rank))
 
 
-def _geometry(p, dims, sp, rext, space):
-    out = []
-    for d in sp:
-        dm = dims[d]
-        in_ext, out_ext, k = const_of(p.load.buffer.shape[d]), const_of(space.extents[d]), rext[id(dm.red)]
-        if None in (in_ext, out_ext, k) or dm.stride <= 0 or dm.dilation <= 0 or dm.offset > 0:
+def _packed(space: Space, outer: int, inner: int) -> bool:
+    """Whether result dims ``outer``/``inner`` hold one channel axis split by the inner extent
+    (``c // k``, ``c % k``; ``0``, ``c`` when there is one block; or the packed loops)."""
+    k = const_of(space.extents[inner])
+    a, b = space.indices[outer], space.indices[inner]
+    if k is None:
+        return False
+    if isinstance(a, Var) and isinstance(b, Var):
+        return True
+    if isinstance(a, FloorDiv) and isinstance(b, FloorMod) and a.a == b.a:
+        return const_of(a.b) == k and const_of(b.b) == k
+    unit = const_of(a) == 0 and const_of(space.extents[outer]) == 1
+    return unit and isinstance(b, Var) and const_of(space.dom.get(b)) == k
+
+
+def _axes(w: Window, space: Space) -> "list | None":
+    p, out = w.padded, []
+    style_both = w.sides is not None and any(
+        w.sides[d].lower and dm.offset == 0 for d, dm in zip(w.spatial, w.dims))
+    for d, dm in zip(w.spatial, w.dims):
+        size, o, k = const_of(p.load.buffer.shape[d]), const_of(space.extents[d]), w.rext[id(dm.red)]
+        if None in (size, o, k) or dm.stride <= 0 or dm.dilation <= 0 or dm.offset > 0:
             return None
         before = -dm.offset
-        if p.pad_value is None and before:
-            return None
-        padded = p.padded_shape[d] if p.padded_shape else None
-        if padded is None and p.pad_value is not None:
-            return None
-        if padded is None:
-            padded = in_ext
-        out.append((in_ext, out_ext, k, dm.stride, dm.dilation, before, padded - in_ext - before))
+        padded = guarded = None
+        if p.padded_shape and p.padded_shape[d] is not None and p.pad_value is not None:
+            padded = p.padded_shape[d] - size - before
+        elif w.sides is None:
+            guarded = False
+        elif not style_both:
+            guarded = w.sides[d].upper
+        out.append(Axis(size, o, k, dm.stride, dm.dilation, before, padded, guarded))
     return out
 
 
-def _ceil_choice(geo):
-    """(ceil_mode, pad_after list) for the observed after-padding: the one reading that
-    keeps padding within half a window; None when both readings do (the programs are
-    identical, so the attributes cannot be told apart)."""
-    def valid(after):
-        return all(0 <= a <= (dl * (k - 1) + 1) // 2 for a, (_, _, k, s, dl, _, _) in zip(after, geo))
-
-    plain = [pa for (_, _, k, s, dl, _, pa) in geo]
-    ceil = [pa - (s - 1) for (_, _, k, s, dl, _, pa) in geo]
-    cands = [(False, plain)] if valid(plain) else []
-    if any(g[3] > 1 for g in geo) and valid(ceil):
-        cands.append((True, ceil))
-    return cands[0] if len(cands) == 1 else None
+def _attrs(axes, reading, layout, include=False) -> dict:
+    return {"pool_size": [a.kernel for a in axes], "strides": [a.stride for a in axes],
+            "dilation": [a.dilation for a in axes],
+            "padding": [a.before for a in axes] + list(reading.after),
+            "ceil_mode": reading.ceil, "count_include_pad": include, "layout": layout,
+            "out_layout": layout}
 
 
-def _attrs(geo, ceil, after, layout):
-    return {"pool_size": [g[2] for g in geo], "strides": [g[3] for g in geo],
-            "dilation": [g[4] for g in geo], "padding": [g[5] for g in geo] + after,
-            "ceil_mode": ceil, "count_include_pad": False, "layout": layout, "out_layout": layout}
+def _is_lowest(v: float, dtype) -> bool:
+    low = float_of(min_value(dtype))
+    return low is not None and v <= low
 
 
 def match_max_pool(expr, space: Space, ctx) -> "Match | None":
     e = strip(expr)
-    if not isinstance(e, Reduce) or e.combiner != "max":
+    if not isinstance(e, Reduce) or e.combiner != "max" or not _is_lowest(float_of(e.init) or 0.0, e.dtype):
         return None
-    w = _window(e, space, ctx, lambda v: v <= -3.0e38)
+    w = _window(e, space, ctx, _is_lowest)
     if w is None:
         return None
-    p, dims, sp, rext = w
-    geo = _geometry(p, dims, sp, rext, space)
-    layout = _layout(p.load, sp, space)
-    if geo is None or layout is None or not any(g[2] > 1 for g in geo):
+    layout, axes = _layout(w, space), _axes(w, space)
+    if layout is None or axes is None or not any(a.kernel > 1 for a in axes):
         return None
-    choice = _ceil_choice(geo)
-    if choice is None:
+    reading = choose(axes, readings(axes))
+    if reading is None:
         return None
-    attrs = _attrs(geo, choice[0], choice[1], layout)
-    return Match(f"nn.max_pool{len(sp)}d", attrs, (("data", p.load, space),))
-
-
-def _counts(geo, space, sp, include_pad, after):
-    """Expected divisor at every output position (flattened over the pooled dims)."""
-    grids = []
-    for (in_ext, out_ext, k, s, dl, pb, _), pa in zip(geo, after):
-        o = np.arange(out_ext)
-        start = o * s - pb
-        lo, hi = (-pb, in_ext + pa) if include_pad else (0, in_ext)
-        taps = start[:, None] + dl * np.arange(k)[None, :]
-        grids.append(((taps >= lo) & (taps < hi)).sum(axis=1))
-    total = grids[0]
-    for g in grids[1:]:
-        total = np.multiply.outer(total, g)
-    return np.maximum(total, 1)
+    return Match(f"nn.max_pool{len(axes)}d", _attrs(axes, reading, layout),
+                 (("data", w.padded.load, space),))
 
 
 def match_avg_pool(expr, space: Space, ctx) -> "Match | None":
@@ -141,62 +184,38 @@ def match_avg_pool(expr, space: Space, ctx) -> "Match | None":
     if not isinstance(e, Div) or not isinstance(strip(e.a), Reduce) or strip(e.a).combiner != "sum":
         return None
     red = strip(e.a)
-    w = _window(red, space, ctx, lambda v: v == 0.0)
+    if float_of(red.init) != 0.0:
+        return None
+    w = _window(red, space, ctx, lambda v, dtype: v == 0.0)
     if w is None:
         return None
-    p, dims, sp, rext = w
-    geo = _geometry(p, dims, sp, rext, space)
-    layout = _layout(p.load, sp, space)
-    if geo is None or layout is None:
+    layout, axes = _layout(w, space), _axes(w, space)
+    if layout is None or axes is None:
         return None
     if float_of(e.b) is not None:
-        return _adaptive(e, geo, p, sp, layout, space)
-    got = _divisor(e.b, space, sp)
-    if got is None:
+        return _adaptive(e, w, axes, layout, space)
+    out_vars = [space.indices[d] for d in w.spatial]
+    pairs = settle(e.b, out_vars, axes, readings(axes))
+    if not pairs or len({inc for _, inc in pairs}) != 1:
         return None
-    choice = _ceil_choice(geo)
-    if choice is None:
+    reading = choose(axes, [r for r, _ in pairs])
+    if reading is None:
         return None
-    ceil, after = choice
-    padded = any(g[5] for g in geo) or any(after)
-    for include in ((False, True) if padded else (False,)):
-        if np.array_equal(got, _counts(geo, space, sp, include, after)):
-            attrs = _attrs(geo, ceil, after, layout)
-            attrs["count_include_pad"] = include
-            if padded:
-                other = _counts(geo, space, sp, not include, after)
-                if np.array_equal(other, got):
-                    return None
-            return Match(f"nn.avg_pool{len(sp)}d", attrs, (("data", p.load, space),))
-    return None
+    return Match(f"nn.avg_pool{len(axes)}d", _attrs(axes, reading, layout, pairs[0][1]),
+                 (("data", w.padded.load, space),))
 
 
-def _divisor(expr, space, sp):
-    env = {}
-    shape = [const_of(space.extents[d]) for d in sp]
-    if None in shape:
-        return None
-    axes = np.meshgrid(*[np.arange(n, dtype=float) for n in shape], indexing="ij")
-    for d, a in zip(sp, axes):
-        env[space.indices[d]] = a
-    for d in range(space.rank):
-        if d not in sp:
-            env[space.indices[d]] = np.zeros(1)
-    try:
-        val = evaluate(expr, env)
-    except NotEvaluable:
-        return None
-    return np.broadcast_to(val, axes[0].shape)
-
-
-def _adaptive(e, geo, p, sp, layout, space):
+def _adaptive(e, w, axes, layout, space):
     """An even adaptive average pool: window = stride = input / output, constant divisor."""
-    if p.pad_value is not None:
+    if w.padded.pad_value is not None:
         return None
-    for (in_ext, out_ext, k, s, dl, pb, pa) in geo:
-        if dl != 1 or pb or pa or k != s or in_ext != out_ext * k:
+    for a in axes:
+        if a.dilation != 1 or a.before or a.kernel != a.stride or a.size != a.out * a.kernel:
             return None
-    if float_of(e.b) != float(np.prod([g[2] for g in geo])):
+    n = 1
+    for a in axes:
+        n *= a.kernel
+    if float_of(e.b) != float(n):
         return None
-    attrs = {"output_size": [g[1] for g in geo], "layout": layout, "out_layout": layout}
-    return Match(f"nn.adaptive_avg_pool{len(sp)}d", attrs, (("data", p.load, space),))
+    attrs = {"output_size": [a.out for a in axes], "layout": layout, "out_layout": layout}
+    return Match(f"nn.adaptive_avg_pool{len(axes)}d", attrs, (("data", w.padded.load, space),))

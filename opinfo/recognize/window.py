@@ -20,10 +20,13 @@ class Padded:
     """Extents of the padded intermediate buffer, when a pad block existed."""
     pad_value: "float | None"
     """The value outside the guard (None: no guard)."""
+    conds: tuple = ()
+    """The guard conditions (in the reader's variables), checked by ``guard.guard_sides``."""
 
 
 def unpad(e, ctx) -> "Padded | None":
-    shape, value = None, None
+    """The parameter load under pad guards and Inlined markers, or None."""
+    shape, value, conds = None, None, ()
     while True:
         if isinstance(e, Inlined):
             if shape is None and len(e.buffer.shape) == len(e.indices):
@@ -34,12 +37,12 @@ def unpad(e, ctx) -> "Padded | None":
             v = float_of(e.args[2])
             if v is None or value is not None:
                 return None
-            value, e = v, e.args[1]
+            value, conds, e = v, (e.args[0],), e.args[1]
             continue
         break
     if not isinstance(e, BufferLoad) or not ctx.is_param(e.buffer):
         return None
-    return Padded(e, shape, value)
+    return Padded(e, shape, value, conds)
 
 
 @attrs.frozen

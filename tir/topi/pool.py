@@ -31,6 +31,8 @@ def _window_setup(data: Buffer, op, nd, pool_size, strides, dilation, padding_, 
         size = static(data.shape[ax], op, "data")
         span = (ks[i] - 1) * dl[i] + 1
         o = (size + head[i] + tail[i] - span + (st[i] - 1 if ceil_mode else 0)) // st[i] + 1
+        if ceil_mode and (o - 1) * st[i] >= size + head[i]:
+            o -= 1  # as TVM: the last window must start inside the input or its before-padding
         if o < 1:
             raise OpError(op, "pool_size", f"the window {ks[i]} (dilation {dl[i]}) exceeds the padded input {size}")
         extra.append(st[i] - 1 if ceil_mode else 0)

@@ -1,0 +1,98 @@
+"""Pooling recognition: the ceil_mode/padding reading policy, divisors, guards, packed layouts."""
+import pytest
+
+import tir
+from opinfo.api import analyze
+from opinfo.recognize.pool_readings import Axis, Reading, choose, out_size, readings
+from pad_inline import inline_pads
+from schedule_helpers import random_schedule
+
+
+def _ops(func):
+    return [(o.name, o.to_json()["attrs"]) for o in analyze(func).ops]
+
+
+def _pool(op, shape, **attrs):
+    return tir.topi.lower(op, [(shape, "float32")], **attrs)
+
+
+def test_out_size_follows_tvm_ceil_correction():
+    # the last window would start in the after-padding: TVM drops it
+    ax = Axis(12, 6, 2, 2, 1, 0, None, None)
+    assert out_size(ax, 1, True) == 6 and out_size(ax, 1, False) == 6
+
+
+def test_symmetric_plain_reading_wins_over_ceil():
+    # resnet50's max_pool2d: padding 1 both sides, or ceil_mode with padding 0 after
+    axes = [Axis(112, 56, 3, 2, 1, 1, 1, None)] * 2
+    cands = readings(axes)
+    assert Reading(True, (0, 0)) in cands
+    assert choose(axes, cands) == Reading(False, (1, 1))
+
+
+def test_asymmetric_ambiguity_abstains():
+    axes = [Axis(12, 6, 2, 2, 1, 0, 1, None)]
+    assert len(readings(axes)) == 2 and choose(axes, readings(axes)) is None
+
+
+def test_padding_as_large_as_the_window_is_dropped():
+    # plain reading would pad 2 >= window 2 after: only the ceil reading remains
+    axes = [Axis(12, 6, 2, 2, 1, 0, 2, None)]
+    assert readings(axes) == [Reading(True, (1,))]
+
+
+@pytest.mark.parametrize("attrs", [
+    dict(pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1]),
+    dict(pool_size=[2, 3, 2], strides=[2, 2, 2], padding=[0, 1, 0, 1, 0, 0], ceil_mode=True, layout="NDHWC"),
+    dict(pool_size=[3], strides=[1], padding=[2, 2], dilation=[2], layout="NWC"),
+])
+def test_max_pool_round_trip(attrs):
+    nd = len(attrs["pool_size"])
+    layout = attrs.get("layout", "NC" + "DHW"[3 - nd:])
+    shape = (1, 12) + (8,) * nd if layout.startswith("NC") else (1,) + (8,) * nd + (4,)
+    (name, got), = _ops(_pool(f"nn.max_pool{nd}d", shape, **attrs))
+    assert name == f"nn.max_pool{nd}d"
+    assert all(got[k] == v for k, v in attrs.items())
+
+
+def test_avg_pool_divisor_settles_ceil_mode():
+    # count_include_pad: the divisor names the true after-padding, so ceil_mode follows
+    attrs = dict(pool_size=[2], strides=[2], padding=[0, 0], ceil_mode=True, count_include_pad=True)
+    (name, got), = _ops(_pool("nn.avg_pool1d", (1, 4, 7), **attrs))
+    assert got["ceil_mode"] is True and got["count_include_pad"] is True and got["padding"] == [0, 0]
+
+
+def test_avg_pool_without_evidence_abstains():
+    # [0, 1] without ceil_mode and [0, 0] with it give the same loops and the same divisor
+    f = _pool("nn.avg_pool1d", (1, 4, 8), pool_size=[2], strides=[2], padding=[0, 1])
+    assert _ops(f) == []
+
+
+def test_inlined_pad_of_max_pool_is_read_from_the_guard():
+    f = _pool("nn.max_pool2d", (1, 4, 8, 8), pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1])
+    g = inline_pads(random_schedule(f, 1))
+    assert _ops(g) == _ops(f) and _ops(f)[0][1]["padding"] == [1, 1, 1, 1]
+
+
+def test_guard_that_is_not_a_pad_is_refused():
+    f = _pool("nn.max_pool2d", (1, 4, 9, 9), pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1])
+    g = inline_pads(f)
+
+    def shift(n):  # guard tests 2 <= h instead of 1 <= h: not a pad any more
+        if isinstance(n, tir.LE) and tir.expr.as_int(n.a) == 1:
+            return tir.LE(tir.IntImm(n.a.dtype, 2), n.b)
+        return None
+    assert _ops(tir.transform(g, shift)) == []
+
+
+@pytest.mark.parametrize("channels", [4, 8])
+def test_packed_max_pool(channels):
+    from layout.layout import Layout
+    from layout.transform import transform_layout
+
+    f = _pool("nn.max_pool2d", (2, channels, 6, 9), pool_size=[2, 3], strides=[1, 2])
+    m = Layout.parse("NCHW").index_map_to("NCHW4c")
+    for reindex in (False, True):
+        g = transform_layout(transform_layout(f, 0, m, reindex), 1, m, reindex)
+        (name, got), = _ops(g)
+        assert name == "nn.max_pool2d" and got["layout"] == "NCHW4c" and got["strides"] == [1, 2]
