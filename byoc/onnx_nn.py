@@ -43,17 +43,41 @@ def conv(b, op, ins, out) -> None:
     _layout_out(b, y, canon, a.get("out_layout") or data_layout, out, what)
 
 
+def _ceil_mode(b, data: str, kernel, strides, pads, dilation, op_type: str, what: str) -> int:
+    """ONNX ceil_mode for a TVM pool with ceil_mode: 0 when no partial window is added;
+    1 for MaxPool when ONNX adds the same windows; otherwise the op is refused."""
+    shape = b.shape(data)
+    if shape is None:
+        raise Unsupported(f"{what}: ceil_mode needs a static input shape")
+    n = len(kernel)
+    for i, size in enumerate(shape[2:]):
+        span = size + pads[i] + pads[i + n] - (kernel[i] - 1) * dilation[i] - 1
+        tvm_out = (span + strides[i] - 1) // strides[i] + 1
+        if tvm_out == span // strides[i] + 1:
+            continue
+        onnx_out = -(-span // strides[i]) + 1
+        if (onnx_out - 1) * strides[i] >= size + pads[i]:
+            onnx_out -= 1
+        if op_type != "MaxPool" or onnx_out != tvm_out:
+            raise Unsupported(f"{what}: ceil_mode adds partial windows that ONNX {op_type} counts differently")
+        return 1
+    return 0
+
+
 def _pool(b, op, ins, out, op_type: str, **extra) -> None:
     a = op.attrs
     what = op.name
     layout = a.get("layout", "NCHW")
     data, canon = _layout_in(b, ins[0], layout, what)
     n = len(canon) - 2
-    y = b.node(op_type, [data],
-               kernel_shape=L.spatial_ints(a["pool_size"], n, what, "pool_size"),
-               strides=L.spatial_ints(a.get("strides", 1), n, what, "strides"),
-               pads=L.pads(a.get("padding", 0), n, what),
-               ceil_mode=int(bool(a.get("ceil_mode", False))), **extra)
+    kernel = L.spatial_ints(a["pool_size"], n, what, "pool_size")
+    strides = L.spatial_ints(a.get("strides", 1), n, what, "strides")
+    pads = L.pads(a.get("padding", 0), n, what)
+    ceil = 0
+    if a.get("ceil_mode", False):
+        dilation = L.spatial_ints(a.get("dilation", 1), n, what, "dilation")
+        ceil = _ceil_mode(b, data, kernel, strides, pads, dilation, op_type, what)
+    y = b.node(op_type, [data], kernel_shape=kernel, strides=strides, pads=pads, ceil_mode=ceil, **extra)
     _layout_out(b, y, canon, a.get("out_layout") or layout, out, what)
 
 

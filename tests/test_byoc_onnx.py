@@ -97,3 +97,19 @@ def test_unexpressible_attribute_raises_unsupported():
     region = _region([OpStep(op, ("x",), "y")], {"x": x}, "y", (1, 2, 3, 3))
     with pytest.raises(Unsupported, match="dilated"):
         build_model(region)
+
+
+@pytest.mark.parametrize("kind,size", [("max", 8), ("max", 9), ("avg", 8), ("avg", 9)])
+def test_ceil_mode_is_offloaded_only_when_onnx_agrees(kind, size):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 2, size, size)).astype("float32")
+    attrs = {"pool_size": [3, 3], "strides": [2, 2], "padding": [0, 0, 0, 0], "dilation": [1, 1],
+             "ceil_mode": True, "count_include_pad": False, "layout": "NCHW", "out_layout": "NCHW"}
+    ref = pool_nc(x, kind, [3, 3], [2, 2], [1, 1], [0, 0], [0, 0], True, False)
+    region = _region([OpStep(OpInfo(f"nn.{kind}_pool2d", attrs), ("x",), "y")], {"x": x}, "y", ref.shape)
+    try:
+        got = _run(region, {"x": x})
+    except Unsupported:
+        assert kind == "avg"  # a partial window counted differently: refused, never wrong
+        return
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)

@@ -49,3 +49,29 @@ def test_op_the_backend_cannot_express_stays_in_tir_with_the_reason():
     assert kept["ops"] == ["nn.avg_pool2d"] and "dilat" in kept["reason"]
     args = [np.random.default_rng(1).standard_normal((1, 2, 9, 9)).astype("float32")]
     np.testing.assert_allclose(tir.run(part, *args), tir.run(mod, *args), rtol=1e-5, atol=1e-5)
+
+
+try:
+    from hypothesis import given, settings, strategies as st
+except ImportError:  # pragma: no cover
+    given = None
+
+if given is not None:
+    @settings(max_examples=8, deadline=None)
+    @given(st.sampled_from(CASES), st.integers(1, 3), st.integers(1, 3), st.lists(st.integers(0, 2), min_size=4,
+                                                                                  max_size=4),
+           st.integers(1, 2), st.integers(1, 2))
+    def test_random_conv_attributes_give_the_interpreter_numbers(case, sh, sw, padding, dh, dw):
+        layout, klayout, xshape, wshape = case
+        g = GraphBuilder()
+        x, w = g.input("x", xshape), g.input("w", wshape)
+        mod = g.build(g.conv2d(x, w, data_layout=layout, kernel_layout=klayout, strides=[sh, sw],
+                               padding=padding, dilation=[dh, dw], groups=2))
+        part = byoc.partition(mod, "onnxruntime")
+        [region] = byoc.summary(part)["regions"]
+        [op] = region["ops"]
+        assert op["attrs"]["strides"] == [sh, sw] and op["attrs"]["dilation"] == [dh, dw]
+        assert op["attrs"]["padding"] == padding and op["attrs"]["groups"] == 2
+        rng = np.random.default_rng(0)
+        args = [rng.standard_normal(xshape).astype("float32"), rng.standard_normal(wshape).astype("float32")]
+        np.testing.assert_allclose(tir.run(part, *args), tir.run(mod, *args), rtol=1e-4, atol=1e-4)
