@@ -157,3 +157,17 @@ def test_resnet50_every_conv_offloaded_and_same_result():
         else:
             args.append((rng.standard_normal(shape) * 0.1).astype("float32"))
     _same_numbers(tir.run(part, *args, engine="c"), tir.run(mod, *args, engine="c"), tol=1e-4)
+
+
+@pytest.mark.parametrize("case", ["fused_conv2d_add_relu_1", "nn_conv2d_1_0", "matmul_1_0"])
+def test_corpus_cases_offloaded_give_tvm_numbers(case):
+    ops = CORPUS / "ops"
+    if not (ops / f"{case}.py").exists():
+        pytest.skip("corpus case not available")
+    mod = tir.parse((ops / f"{case}.py").read_text())
+    part = byoc.partition(mod, "onnxruntime")
+    if not byoc.summary(part)["regions"]:
+        pytest.skip(f"{case}: not recognised by opinfo here")
+    data = np.load(ops / f"{case}.npz")
+    out = tir.run(part, *[data[f"arr_{i}"] for i in range(len(mod.main.params))])
+    _same_numbers(out, data["out"])
