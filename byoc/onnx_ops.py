@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 
 from . import onnx_basic as B
+from . import onnx_composed as K
 from . import onnx_nn as N
 from .region import OpStep, Unsupported
 
@@ -61,6 +62,9 @@ def converters() -> dict:
         "reshape": B.reshape, "permute_dims": B.permute_dims, "broadcast_to": B.broadcast_to,
         "concat": B.concat, "stack": B.stack, "expand_dims": B.expand_dims, "squeeze": B.squeeze,
         "astype": B.astype, "strided_slice": B.strided_slice, "where": B.where,
+        "nn.gelu": K.gelu, "nn.gelu_tanh": K.gelu_tanh, "nn.softplus": K.softplus,
+        "floor_divide": K.floor_divide, "variance": K.variance, "nn.rms_norm": K.rms_norm,
+        "argmax": K.arg_reduce, "argmin": K.arg_reduce, "tile": K.tile, "flip": K.flip,
     })
     return table
 
