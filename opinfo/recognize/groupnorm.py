@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from tir.functor import pre_order_visit
 
 from ..semantic import Inlined
 from .common import Match, Space
 from .layernorm import axes_candidates
-from .numeric import Check, data_operands, float_consts, param_loads, reduction_sizes, signature, unique
+from .numeric import (Check, claim, data_operands, float_consts, param_loads, reduction_sizes, signature,
+                      unique, visit_once)
 
 
 def _group_stats(check: Check, data, ca, groups, axes, scale):
@@ -46,7 +46,8 @@ def _group_stats(check: Check, data, ca, groups, axes, scale):
 
 def _reference(check: Check, data, cand, scale):
     ca, groups, axes, eps, gamma, beta = cand
-    mean, var = _group_stats(check, data, ca, groups, list(axes), scale)
+    mean, var = check.memo(("group", id(data.buffer), ca, groups, axes, scale),
+                           lambda: _group_stats(check, data, ca, groups, list(axes), scale))
     x = check.at_points(data.buffer, list(range(len(check.extents))), scale)
     out = (x - mean) / np.sqrt(var + eps)
     if gamma is not None:
@@ -87,7 +88,7 @@ def _grouping_reshape(check: Check, ca: int, groups: int) -> bool:
     ext = check.extents
     want = ext[:ca] + [groups, ext[ca] // groups] + ext[ca + 1:]
     found = []
-    pre_order_visit(check.expr, lambda n: found.append(n) if isinstance(n, Inlined)
+    visit_once(check.expr, lambda n: found.append(n) if isinstance(n, Inlined)
                     and check.shape_of(n.buffer) == want else True)
     return bool(found)
 
@@ -103,19 +104,20 @@ def _preferred(found: list) -> "tuple | None":
 
 def match_group_norm(expr, space: Space, ctx) -> "Match | None":
     """group_norm of one data operand, when exactly one candidate fits."""
-    reds, calls = signature(expr)
-    if "sum" not in reds or not ({"rsqrt", "sqrt"} & calls) or not expr.dtype.is_float:
-        return None
-    check = Check(expr, space, ctx)
-    if not check.ok:
+    return claim(expr, space, ctx, _find)
+
+
+def _find(check: Check) -> "Match | None":
+    reds, calls = signature(check.expr)
+    if "sum" not in reds or not ({"rsqrt", "sqrt"} & calls) or not check.expr.dtype.is_float:
         return None
     for data in data_operands(check):
-        others = param_loads(expr, ctx, data.buffer)
+        others = param_loads(check.expr, check.ctx, data.buffer)
         found = [c for c in _candidates(check, others)
                  if check.matches(data, lambda s, c=c: _reference(check, data, c, s))]
         best = _preferred(found) if found else None
         if best is not None and _unit_axes_only(check, found, best):
-            return _match(check, best, data, space)
+            return _match(check, best, data, check.space)
         if found:
             return None
     return None

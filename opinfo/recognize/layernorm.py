@@ -15,7 +15,7 @@ from itertools import combinations
 import numpy as np
 
 from .common import Match, Space
-from .numeric import Check, data_operands, float_consts, param_loads, reduction_sizes, signature, unique
+from .numeric import Check, claim, data_operands, float_consts, param_loads, reduction_sizes, signature, unique
 
 
 def axes_candidates(check: Check, sizes: set, skip=()) -> list:
@@ -29,10 +29,14 @@ def axes_candidates(check: Check, sizes: set, skip=()) -> list:
     return out
 
 
-def _around(check: Check, data, axes, scale):
-    around = check.around(data.buffer, axes, scale)
-    x = check.at_points(data.buffer, list(range(len(check.extents))), scale)
-    return around, tuple(range(1, len(axes) + 1)), x
+def _stats(check: Check, data, axes, scale) -> tuple:
+    """(x, mean, variance, mean square) of the data at each position over ``axes``."""
+    def compute():
+        around = check.around(data.buffer, axes, scale)
+        red = tuple(range(1, len(axes) + 1))
+        x = check.at_points(data.buffer, list(range(len(check.extents))), scale)
+        return x, around.mean(axis=red), around.var(axis=red), (around * around).mean(axis=red)
+    return check.memo(("stats", id(data.buffer), tuple(axes), scale), compute)
 
 
 def _param_at(check: Check, buffer, axes, scale):
@@ -40,8 +44,8 @@ def _param_at(check: Check, buffer, axes, scale):
 
 
 def _layer_norm(check, data, axes, eps, gamma, beta, scale):
-    around, red, x = _around(check, data, axes, scale)
-    out = (x - around.mean(axis=red)) / np.sqrt(around.var(axis=red) + eps)
+    x, mean, var, _ = _stats(check, data, axes, scale)
+    out = (x - mean) / np.sqrt(var + eps)
     if gamma is not None:
         out = out * _param_at(check, gamma, axes, scale)
     if beta is not None:
@@ -50,8 +54,8 @@ def _layer_norm(check, data, axes, eps, gamma, beta, scale):
 
 
 def _rms_norm(check, data, axes, eps, weight, scale):
-    around, red, x = _around(check, data, axes, scale)
-    return x / np.sqrt((around * around).mean(axis=red) + eps) * _param_at(check, weight, axes, scale)
+    x, _, _, square = _stats(check, data, axes, scale)
+    return x / np.sqrt(square + eps) * _param_at(check, weight, axes, scale)
 
 
 def _roles(others: list) -> list:
@@ -102,18 +106,19 @@ def _match(cand, data, space: Space) -> Match:
 
 def match_layer_norm(expr, space: Space, ctx) -> "Match | None":
     """layer_norm or rms_norm of one data operand, when exactly one candidate fits."""
-    reds, calls = signature(expr)
-    if "sum" not in reds or not ({"rsqrt", "sqrt"} & calls) or not expr.dtype.is_float:
-        return None
-    check = Check(expr, space, ctx)
-    if not check.ok:
+    return claim(expr, space, ctx, _find)
+
+
+def _find(check: Check) -> "Match | None":
+    reds, calls = signature(check.expr)
+    if "sum" not in reds or not ({"rsqrt", "sqrt"} & calls) or not check.expr.dtype.is_float:
         return None
     for data in data_operands(check):
-        others = param_loads(expr, ctx, data.buffer)
+        others = param_loads(check.expr, check.ctx, data.buffer)
         found = [c for c in _candidates(check, data, others) if _accepts(check, data, c)]
         keys = [(c[0], tuple(c[1]), c[2], id(c[3] and c[3][0]), id(c[4] and c[4][0])) for c in found]
         if unique(keys) is not None:
-            return _match(found[0], data, space)
+            return _match(found[0], data, check.space)
         if found:
             return None
     return None

@@ -13,15 +13,16 @@ from functools import lru_cache
 import attrs
 import numpy as np
 
-from tir.expr import BufferLoad, Call, Var
-from tir.functor import pre_order_visit
+from tir.expr import BufferLoad, Call, Cast, FloatImm, Var
 
 from ..probe import NotEvaluable
 from ..semantic import Inlined, Reduce
 from .common import Space
-from .sample import Evaluator, extent_value, hashed, points, symbol_values
+from .sample import Evaluator, extent_value, hashed, points, symbol_values, visit_once
 
 DATA_SEED = 97
+BUDGET = 400_000
+"""Sample positions times the largest reduction size: bounds the arrays built."""
 SCALES = (1.0, 1e-3)
 """Data scales: the small one makes an epsilon visible next to the variance."""
 
@@ -38,7 +39,7 @@ def signature(expr) -> tuple:
             calls.add(n.op)
         return True
 
-    pre_order_visit(expr, visit)
+    visit_once(expr, visit)
     return frozenset(reds), frozenset(calls)
 
 
@@ -59,13 +60,24 @@ class Check:
         self.sym = symbol_values(ctx.sem.params)
         self.extents = [extent_value(e, self.sym) for e in space.extents]
         self.seeds = {id(p): i + 1 for i, p in enumerate(ctx.sem.params)}
-        self.pts = points(self.extents) if None not in self.extents else None
         self._got: dict = {}
+        self._memo: dict = {}
+        self.pts = None
+        if None not in self.extents:
+            largest = max(reduction_sizes(self), default=1)
+            self.pts = points(self.extents, int(min(12, max(2, BUDGET // largest))))
+
+    def memo(self, key, compute):
+        """``compute()`` once per ``key`` for this check (reference statistics)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def use_points(self, pts: np.ndarray) -> None:
         """Evaluate at ``pts`` from now on."""
         self.pts = pts
         self._got = {}
+        self._memo = {}
 
     @property
     def ok(self) -> bool:
@@ -141,16 +153,30 @@ def data_operands(check: Check) -> list:
 
     def visit(n):
         if isinstance(n, Inlined):
-            if _aligned(n.indices, space) and n.buffer not in [o.buffer for o in inter]:
-                inter.append(Operand(n.buffer, n, False))
+            if _aligned(n.indices, space):
+                src = _copied(n, space)
+                if isinstance(src, Inlined) and src.buffer not in [o.buffer for o in inter]:
+                    inter.append(Operand(src.buffer, src, False))
             return True
         if isinstance(n, BufferLoad) and ctx.is_param(n.buffer):
             if n.buffer not in [o.buffer for o in params] and check.shape_of(n.buffer) == check.extents:
                 params.append(Operand(n.buffer, BufferLoad(n.buffer, space.indices), True))
         return True
 
-    pre_order_visit(expr, visit)
+    visit_once(expr, visit)
     return params + inter
+
+
+def _copied(n, space: Space):
+    """What an intermediate at the output indices copies (through same-type casts)."""
+    while True:
+        v = n.value
+        while isinstance(v, Cast) and v.dtype == v.value.dtype:
+            v = v.value
+        if isinstance(v, Inlined) and _aligned(v.indices, space):
+            n = v
+            continue
+        return n
 
 
 def _aligned(indices, space: Space) -> bool:
@@ -169,20 +195,24 @@ def param_loads(expr, ctx, exclude) -> list:
                 found.append((n.buffer, n))
         return True
 
-    pre_order_visit(expr, visit)
+    visit_once(expr, visit)
     return found
 
 
-def float_consts(expr) -> list:
+@lru_cache(maxsize=1024)
+def float_consts(expr) -> tuple:
     """Distinct float constants in ``expr`` (epsilon candidates)."""
-    from tir.expr import FloatImm
     found: list = []
-    pre_order_visit(expr, lambda n: found.append(n.value) if isinstance(n, FloatImm) and n.value not in found else True)
-    return found
+    visit_once(expr, lambda n: found.append(n.value) if isinstance(n, FloatImm) and n.value not in found else True)
+    return tuple(found)
 
 
 def reduction_sizes(check: Check) -> set:
     """The number of elements each reduction in the expression combines."""
+    return check.memo("reduction sizes", lambda: _reduction_sizes(check))
+
+
+def _reduction_sizes(check: Check) -> set:
     sizes = set()
 
     def visit(n):
@@ -192,7 +222,7 @@ def reduction_sizes(check: Check) -> set:
                 sizes.add(int(np.prod(exts)))
         return True
 
-    pre_order_visit(check.expr, visit)
+    visit_once(check.expr, visit)
     return sizes
 
 
@@ -203,3 +233,45 @@ def unique(found: list) -> "object | None":
         if f not in distinct:
             distinct.append(f)
     return distinct[0] if len(distinct) == 1 else None
+
+
+def claim(expr, space: Space, ctx, find) -> "object | None":
+    """``find(check)`` at the root, unless an intermediate of the output's shape inside the
+    root already computes the same op: the root then adds ops that change nothing on the
+    sampled data (a relu after a softmax) and the decomposer must cut them off."""
+    check = Check(expr, space, ctx)
+    if not check.ok:
+        return None
+    got = find(check)
+    if got is None:
+        return None
+    for inner in _inner_outputs(expr, space):
+        other = find(Check(inner, space, ctx))
+        if other is not None and (other.name, other.attrs) == (got.name, got.attrs):
+            return None
+    return got
+
+
+def _core(expr, space: Space):
+    """``expr`` without copies of an intermediate at the output indices (TVM's casts
+    around rms_norm) and without casts to the same type."""
+    while True:
+        if isinstance(expr, Inlined) and _aligned(expr.indices, space):
+            expr = expr.value
+        elif isinstance(expr, Cast) and expr.dtype == expr.value.dtype:
+            expr = expr.value
+        else:
+            return expr
+
+
+def _inner_outputs(expr, space: Space) -> list:
+    core = _core(expr, space)
+    found = []
+
+    def visit(n):
+        if isinstance(n, Inlined) and n is not core and _aligned(n.indices, space) and n not in found:
+            found.append(n)
+        return True
+
+    visit_once(core, visit)
+    return found

@@ -14,11 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from tir.expr import BufferLoad
-from tir.functor import pre_order_visit
 
 from ..affine import affine
 from .common import Match, Space
-from .numeric import Check, Operand
+from .numeric import Check, Operand, claim, visit_once
 
 MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn")
 ROUNDINGS = ("round", "floor", "", "ceil", "round_prefer_floor", "round_prefer_ceil")
@@ -125,7 +124,7 @@ def _layouts(rank: int, extents: list) -> list:
 def _data_load(expr, ctx) -> "BufferLoad | None":
     """The one parameter read, through at least one non-affine index."""
     loads = []
-    pre_order_visit(expr, lambda n: loads.append(n) if isinstance(n, BufferLoad) else True)
+    visit_once(expr, lambda n: loads.append(n) if isinstance(n, BufferLoad) else True)
     bufs = {id(l.buffer) for l in loads}
     if len(bufs) != 1 or not ctx.is_param(loads[0].buffer):
         return None
@@ -145,17 +144,18 @@ def _candidates(n_loads: int):
 def match_resize2d(expr, space: Space, ctx) -> "Match | None":
     """resize2d of one parameter: the first matching candidate in default-first order,
     when exactly one layout fits."""
-    load = _data_load(expr, ctx)
-    if load is None or len(load.indices) != space.rank or not expr.dtype.is_float:
+    return claim(expr, space, ctx, _find)
+
+
+def _find(check: Check) -> "Match | None":
+    load = _data_load(check.expr, check.ctx)
+    if load is None or len(load.indices) != len(check.extents) or not check.expr.dtype.is_float:
         return None
     x = load.buffer
-    n_loads = _count_loads(expr)
-    check = Check(expr, space, ctx)
-    if not check.ok:
-        return None
+    n_loads = _count_loads(check.expr)
     in_shape = check.shape_of(x)
     found = []
-    for layout, hw in _layouts(space.rank, check.extents):
+    for layout, hw in _layouts(len(check.extents), check.extents):
         if _others_equal(in_shape, check.extents, hw):
             got = _first_match(check, x, hw, in_shape, n_loads)
             found += [(layout, hw, got)] if got is not None else []
@@ -164,7 +164,7 @@ def match_resize2d(expr, space: Space, ctx) -> "Match | None":
     layout, hw, (method, mode, rounding) = found[0]
     attrs = {"size": [check.extents[hw[0]], check.extents[hw[1]]], "layout": layout, "method": method,
              "coordinate_transformation_mode": mode, "rounding_method": rounding}
-    return Match("image.resize2d", attrs, (("data", load, space),))
+    return Match("image.resize2d", attrs, (("data", load, check.space),))
 
 
 def _first_match(check: Check, x, hw, in_shape, n_loads) -> "tuple | None":
@@ -185,5 +185,5 @@ def _others_equal(in_shape, out_shape, hw) -> bool:
 
 def _count_loads(expr) -> int:
     found = []
-    pre_order_visit(expr, lambda n: found.append(n) if isinstance(n, BufferLoad) and n not in found else True)
+    visit_once(expr, lambda n: found.append(n) if isinstance(n, BufferLoad) and n not in found else True)
     return len(found)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from tir.expr import BufferLoad, Call, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Mod, Not, Select, Var
-from tir.functor import pre_order_visit
+from tir.functor import children, pre_order_visit
 
 from ..affine import const_of
 from ..probe import NotEvaluable, _BIN, _CALLS, _cast, _div
@@ -25,6 +25,20 @@ _REDUCERS = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
 _COMBINE = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
 MAX_ELEMENTS = 4_000_000
 """Largest array an evaluation may build; beyond it the check abstains."""
+
+
+def visit_once(node, fn) -> None:
+    """Like ``pre_order_visit``, but each distinct object once: meaning trees repeat
+    inlined subtrees many times over."""
+    seen: set = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if fn(n) is not False:
+            stack.extend(reversed(list(children(n))))
 
 
 def hashed(seed: int, idx: list, scale: float = 1.0) -> np.ndarray:
@@ -114,7 +128,7 @@ class Evaluator:
                         self.axis[iv.var] = len(self.axis) + 1
             return not (isinstance(n, Inlined) and id(n.buffer) in self.opaque)
 
-        pre_order_visit(expr, visit)
+        visit_once(expr, visit)
         self.ndim = 1 + len(self.axis)
         if self.ndim > 32:
             raise NotEvaluable("too many reduction axes")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .common import Match, Space
-from .numeric import Check, data_operands, signature
+from .numeric import Check, claim, data_operands, signature
 
 
 def _softmax(check: Check, data, axis: int, scale: float) -> np.ndarray:
@@ -34,19 +34,20 @@ _REFERENCES = (("nn.softmax", _softmax), ("nn.log_softmax", _log_softmax))
 
 def match_softmax(expr, space: Space, ctx) -> "Match | None":
     """softmax / log_softmax of one data operand along one (non-unit) axis."""
-    reds, calls = signature(expr)
-    if not ({"max", "sum"} <= reds and "exp" in calls) or not expr.dtype.is_float:
-        return None
-    check = Check(expr, space, ctx)
-    if not check.ok:
+    return claim(expr, space, ctx, _find)
+
+
+def _find(check: Check) -> "Match | None":
+    reds, calls = signature(check.expr)
+    if not ({"max", "sum"} <= reds and "exp" in calls) or not check.expr.dtype.is_float:
         return None
     for data in data_operands(check):
-        found = [(name, axis) for name, ref in _REFERENCES for axis in range(space.rank)
+        found = [(name, axis) for name, ref in _REFERENCES for axis in range(len(check.extents))
                  if check.extents[axis] > 1
                  and check.matches(data, lambda s, r=ref, a=axis: r(check, data, a, s))]
         if len(found) == 1:
             name, axis = found[0]
-            return Match(name, {"axis": axis}, (("data", data.expr, space),))
+            return Match(name, {"axis": axis}, (("data", data.expr, check.space),))
         if found:
             return None
     return None
