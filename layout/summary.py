@@ -75,17 +75,24 @@ class PlanSummary:
     def activation_transforms(self) -> list:
         return [t for t in self.transforms if t.kind != "weight"]
 
-    def text(self) -> str:
-        """A readable report."""
+    def text(self, limit: "int | None" = None) -> str:
+        """A readable report; with ``limit``, at most that many lines per section."""
         lines = [f"converted ({len(self.converted)}):"]
-        for c in self.converted:
-            check = {True: "re-analysed ok", False: "re-analysis differs", None: "not re-analysed"}[c.verified]
-            attrs_text = ", ".join(f"{k}={v}" for k, v in c.attrs.items())
-            lines.append(f"  {c.source} -> {c.func}: {c.op} ({attrs_text}) [{check}]")
+        lines += _capped([_converted_line(c) for c in self.converted], limit)
         lines.append(f"transforms inserted ({len(self.transforms)}):")
-        for t in self.transforms:
-            lines.append(f"  {t.value}: {t.src} -> {t.dst} [{t.kind}] {t.reason}")
+        lines += _capped([f"  {t.value}: {t.src} -> {t.dst} [{t.kind}] {t.reason}" for t in self.transforms], limit)
         lines.append(f"left in their layout ({len(self.unchanged)}):")
-        for u in self.unchanged:
-            lines.append(f"  {u.func}: {u.op or '-'}: {u.reason}")
+        lines += _capped([f"  {u.func}: {u.op or '-'}: {u.reason}" for u in self.unchanged], limit)
         return "\n".join(lines)
+
+
+def _converted_line(c: Converted) -> str:
+    check = {True: "re-analysed ok", False: "re-analysis differs", None: "not re-analysed"}[c.verified]
+    attrs_text = ", ".join(f"{k}={v}" for k, v in c.attrs.items())
+    return f"  {c.source} -> {c.func}: {c.op} ({attrs_text}) [{check}]"
+
+
+def _capped(lines: list, limit: "int | None") -> list:
+    if limit is None or len(lines) <= limit:
+        return lines
+    return lines[:limit] + [f"  ... and {len(lines) - limit} more"]
