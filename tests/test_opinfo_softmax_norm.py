@@ -195,3 +195,38 @@ def test_instance_norm_computation_without_grouping_is_not_group_norm():
 
     f = b.build([x, g], [b.compute("y", (2, 3, 4, 5), out)])
     assert all(name != "nn.group_norm" for name, _ in _ops(f))
+
+
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "ops"
+_FAMILY = ("nn.softmax", "nn.log_softmax", "nn.layer_norm", "nn.rms_norm", "nn.group_norm", "image.resize2d")
+_IGNORED = {"out_dtype", "roi", "cubic_alpha", "cubic_exclude", "extrapolation_value"}
+
+
+def _corpus_cases():
+    idx = CORPUS / "index.json"
+    if not idx.exists():
+        return []
+    import json
+    return [c for c in json.loads(idx.read_text())["cases"] if c["op"] in _FAMILY]
+
+
+def _normalised(key, value, rank):
+    if key in ("axis", "axes"):
+        return sorted(a % rank for a in value) if isinstance(value, list) else value % rank
+    return value
+
+
+@pytest.mark.parametrize("case", _corpus_cases(), ids=lambda c: c["id"])
+@pytest.mark.parametrize("seed", [None, 1, 2])
+def test_tvm_corpus_cases_after_split_reorder(case, seed):
+    """TVM's own lowering of these ops, as is and after random splits and reorders."""
+    mod = tir.parse((CORPUS / f"{case['id']}.py").read_text())
+    (_, func), = list(mod.prim_funcs())
+    rank = len(case["inputs"][0]["shape"])
+    (name, got), = _ops(_maybe_scheduled(func, seed))
+    assert name == case["op"]
+    for key, value in case["attrs"].items():
+        if key not in _IGNORED:
+            want = _normalised(key, value, rank)
+            want = pytest.approx(want) if isinstance(want, float) else want
+            assert _normalised(key, got[key], rank) == want, key

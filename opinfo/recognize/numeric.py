@@ -60,6 +60,8 @@ class Check:
         self.sym = symbol_values(ctx.sem.params)
         self.extents = [extent_value(e, self.sym) for e in space.extents]
         self.seeds = {id(p): i + 1 for i, p in enumerate(ctx.sem.params)}
+        self.data_buffer = None
+        """The data operand of the candidate being checked: its data uses DATA_SEED."""
         self._got: dict = {}
         self._memo: dict = {}
         self.pts = None
@@ -81,6 +83,7 @@ class Check:
 
     @property
     def ok(self) -> bool:
+        """Positions could be chosen (extents known) and the output indices are variables."""
         return self.pts is not None and all(isinstance(v, Var) for v in self.space.indices)
 
     def run(self, data: Operand, scale: float) -> "np.ndarray | None":
@@ -116,8 +119,6 @@ class Check:
             else:
                 idx.append(self.pts[:, d].astype(float).reshape((-1,) + (1,) * len(axes)))
         return self.values(buffer, idx, scale)
-
-    data_buffer = None
 
     def shape_of(self, buffer) -> list:
         """``buffer``'s extents with symbolic extents bound."""
@@ -253,8 +254,9 @@ def claim(expr, space: Space, ctx, find) -> "object | None":
 
 
 def _core(expr, space: Space):
-    """``expr`` without copies of an intermediate at the output indices (TVM's casts
-    around rms_norm) and without casts to the same type."""
+    """The computation of ``expr``: inside the intermediate it stores to, through copies
+    of other intermediates at the same indices (TVM's casts around rms_norm) and casts
+    to the same type."""
     while True:
         if isinstance(expr, Inlined) and _aligned(expr.indices, space):
             expr = expr.value
@@ -265,6 +267,7 @@ def _core(expr, space: Space):
 
 
 def _inner_outputs(expr, space: Space) -> list:
+    """Intermediates of the output's shape read at the output indices inside the core."""
     core = _core(expr, space)
     found = []
 
