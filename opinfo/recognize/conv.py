@@ -1,5 +1,10 @@
-"""Convolutions (1-3 spatial dims, any layout letters order, strides, asymmetric padding,
-dilation, groups): ``out[n, o, y...] = sum_{c, r...} x[n, g(o)*I + c, y*s + r*d - p] * w[...]``."""
+"""Convolutions (1-3 spatial dims, any layout letter order, packed ``NCHW{k}c`` /
+``OIHW{i}i{o}o``, strides, asymmetric padding, dilation, groups):
+``out[n, o, y...] = sum_{c, r...} x[n, g(o)*I + c, y*s + r*d - p] * w[o, c, r...]``.
+
+The three accesses are first seen as logical tensors (``packed.view``); the roles of their
+dimensions come from the index forms; the layouts are then named on the buffers.
+"""
 from __future__ import annotations
 
 from tir.expr import BufferLoad, Cast, Mul, Var
@@ -7,110 +12,155 @@ from tir.expr import BufferLoad, Cast, Mul, Var
 from ..affine import const_of, float_of
 from ..semantic import Reduce
 from .common import Match, Space, strip
-from .window import dim_of, pad_after, unpad
+from .conv_views import conv_views
+from .guard import guard_sides
+from .window import dim_of, pad_after, padded_extent, unpad
 
 SPATIAL = "DHW"
 
 
-def _split(src, ctx):
+def _candidates(src, ctx) -> list:
+    """(padded data, weight load) pairs the product ``src`` may be."""
     src = strip(src)
     if not isinstance(src, Mul):
-        return None
+        return []
+    out = []
     for d, w in ((src.a, src.b), (src.b, src.a)):
         w = strip(w)
         while isinstance(w, Cast):
-            w = w.value
+            w = strip(w.value)
         p = unpad(d, ctx)
         if p is not None and isinstance(w, BufferLoad) and ctx.is_param(w.buffer) and p.load.buffer is not w.buffer:
-            if all(isinstance(i, Var) for i in w.indices):
-                return p, w
-    return None
+            out.append((p, w))
+    return out
 
 
 def match_conv(expr, space: Space, ctx) -> "Match | None":
     e = strip(expr)
     if not isinstance(e, Reduce) or e.combiner != "sum" or float_of(e.init) != 0.0:
         return None
-    got = _split(e.source, ctx)
-    if got is None or not all(isinstance(i, Var) for i in space.indices):
-        return None
-    padded, w = got
-    return _conv(e, space, padded, w)
+    for padded, w in _candidates(e.source, ctx):
+        views = conv_views(e, space, padded.load, w)
+        got = _conv(e, space, padded, w, views) if views is not None else None
+        if got is not None:
+            return got
+    return None
 
 
-def _conv(e, space, padded, w):
-    x = padded.load
-    out_ids = {id(v) for v in space.indices}
-    red_ids = {id(iv.var) for iv in e.axes}
-    rext = {id(iv.var): const_of(iv.dom.extent) for iv in e.axes}
-    dims = [dim_of(i, out_ids, red_ids) for i in x.indices]
-    if None in dims:
-        return None
-    w_ids = [id(i) for i in w.indices]
-    sp = [d for d, dm in enumerate(dims) if dm.out is not None and dm.red is not None]
+class _Conv:
+    """The roles of the logical dimensions, filled by :func:`_roles`."""
+
+    def __init__(self, e, views):
+        self.ov, self.xv, self.wv = views
+        self.rext = {id(iv.var): const_of(iv.dom.extent) for iv in e.axes}
+        out_ids = {id(v) for v in self.ov.indices if isinstance(v, Var)}
+        self.dims = [dim_of(i, out_ids, set(self.rext)) for i in self.xv.indices]
+
+
+def _roles(c: _Conv) -> bool:
+    if None in c.dims:
+        return False
+    dims = c.dims
+    c.sp = [d for d, dm in enumerate(dims) if dm.out is not None and dm.red is not None]
     batch = [d for d, dm in enumerate(dims) if dm.out is not None and dm.red is None and dm.group is None]
     chan = [d for d, dm in enumerate(dims) if dm.out is None and dm.red is not None]
-    nsp = len(sp)
-    if not 1 <= nsp <= 3 or len(batch) != 1 or len(chan) != 1 or len(x.indices) != nsp + 2:
+    if not 1 <= len(c.sp) <= 3 or len(batch) != 1 or len(chan) != 1 or len(dims) != len(c.sp) + 2:
+        return False
+    c.batch, c.chan = batch[0], chan[0]
+    cdim = dims[c.chan]
+    w_idx = list(c.wv.indices)
+    if cdim.dilation != 1 or cdim.offset != 0 or not any(i is cdim.red for i in w_idx):
+        return False
+    ochan = [i for i in c.ov.indices if const_of(i) is None and any(i == j for j in w_idx)]
+    if len(ochan) != 1 or len(w_idx) != len(c.sp) + 2:
+        return False
+    c.o = ochan[0]
+    return all(any(i is dims[d].red for i in w_idx) for d in c.sp)
+
+
+def _layouts(c: _Conv) -> "tuple | None":
+    letters = SPATIAL[-len(c.sp):]
+    data = ["N" if d == c.batch else "C" for d in range(len(c.dims))]
+    out_name = {c.dims[c.batch].out: "N", c.o: "C"}
+    w_name = {c.o: "O", c.dims[c.chan].red: "I"}
+    for k, d in enumerate(c.sp):
+        data[d] = letters[k]
+        out_name[c.dims[d].out] = letters[k]
+        w_name[c.dims[d].red] = letters[k]
+    out = [_lookup(out_name, i) for i in c.ov.indices]
+    kern = [_lookup(w_name, i) for i in c.wv.indices]
+    if None in out or None in kern or len(set(kern)) != len(kern) or len(set(out)) != len(out):
         return None
-    letters = SPATIAL[-nsp:]
-    cdim = dims[chan[0]]
-    if cdim.dilation != 1 or cdim.offset != 0 or id(cdim.red) not in w_ids:
-        return None
-    ochan = [v for v in space.indices if id(v) in w_ids]
-    if len(ochan) != 1 or len(w.indices) != nsp + 2:
-        return None
-    o = ochan[0]
-    # layouts
-    name = {id(dims[batch[0]].out): "N", id(o): "C"}
-    data_layout = ["N" if d == batch[0] else "C" if d == chan[0] else "" for d in range(len(dims))]
-    kname = {id(o): "O", id(cdim.red): "I"}
-    for k, d in enumerate(sp):
-        data_layout[d] = letters[k]
-        name[id(dims[d].out)] = letters[k]
-        kname[id(dims[d].red)] = letters[k]
-        if id(dims[d].red) not in w_ids:
-            return None
-    if len(name) != len(space.indices) or len(kname) != len(w.indices):
-        return None
-    out_layout = "".join(name.get(id(v), "?") for v in space.indices)
-    kernel_layout = "".join(kname.get(i, "?") for i in w_ids)
-    # groups
-    in_c = const_of(x.buffer.shape[chan[0]])
-    wi = rext[id(cdim.red)]
-    o_ext = const_of(w.buffer.shape[w_ids.index(id(o))])
+    got = (c.xv.layout(data), c.wv.layout(kern), c.ov.layout(out))
+    return None if None in got else got
+
+
+def _lookup(names: dict, e):
+    for k, v in names.items():
+        if k is e or (not isinstance(k, Var) and k == e):
+            return v
+    return None
+
+
+def _groups(c: _Conv) -> "int | None":
+    cdim = c.dims[c.chan]
+    in_c = const_of(c.xv.shape[c.chan])
+    wi = c.rext[id(cdim.red)]
+    o_pos = next(k for k, i in enumerate(c.wv.indices) if i is c.o or i == c.o)
+    o_ext = const_of(c.wv.shape[o_pos])
     if None in (in_c, wi, o_ext) or in_c % wi:
         return None
     groups = in_c // wi
-    if groups == 1 and cdim.group is not None:
+    if groups == 1:
+        return 1 if cdim.group is None else None
+    g = cdim.group
+    if g is None or g[0].a is not c.o or g[1] != wi or const_of(g[0].b) * groups != o_ext:
         return None
-    if groups > 1:
-        g = cdim.group
-        if g is None or g[0].a is not o or g[1] != wi or const_of(g[0].b) * groups != o_ext:
-            return None
+    return None if c.xv.packed or c.wv.packed or c.ov.packed else groups
+
+
+def _geometry(c: _Conv, padded) -> "tuple | None":
     strides, dil, before, after = [], [], [], []
-    for k, d in enumerate(sp):
-        dm = dims[d]
-        in_ext = const_of(x.buffer.shape[d])
-        out_ext = const_of(space.extents[list(space.indices).index(dm.out)])
-        kk = rext[id(dm.red)]
+    for d in c.sp:
+        dm = c.dims[d]
+        in_ext = const_of(c.xv.shape[d])
+        o_pos = next(k for k, i in enumerate(c.ov.indices) if i is dm.out)
+        out_ext, kk = const_of(c.ov.shape[o_pos]), c.rext[id(dm.red)]
         if dm.stride <= 0 or dm.dilation <= 0 or dm.offset > 0 or None in (in_ext, out_ext, kk):
             return None
-        pshape = padded.padded_shape[d] if padded.padded_shape and padded.pad_value is not None else None
         if padded.pad_value is None and dm.offset != 0:
             return None
-        pa = 0 if padded.pad_value is None else pad_after(in_ext, out_ext, -dm.offset, dm.stride,
-                                                           dm.dilation, kk, pshape)
+        pa = 0
+        if padded.pad_value is not None:
+            pa = pad_after(in_ext, out_ext, -dm.offset, dm.stride, dm.dilation, kk,
+                           padded_extent(padded, dm.out, dm.red))
         if pa is None or pa < 0:
             return None
         strides.append(dm.stride)
         dil.append(dm.dilation)
         before.append(-dm.offset)
         after.append(pa)
-    if padded.pad_value not in (None, 0.0):
+    return strides, dil, before + after
+
+
+def _conv(e, space, padded, w, views):
+    c = _Conv(e, views)
+    if not _roles(c) or padded.pad_value not in (None, 0.0):
         return None
-    attrs = {"strides": strides, "padding": before + after, "dilation": dil, "groups": groups,
-             "data_layout": "".join(data_layout), "kernel_layout": kernel_layout,
-             "out_layout": out_layout}
+    if padded.conds and not _guard_ok(e, space, padded):
+        return None
+    layouts, groups, geo = _layouts(c), _groups(c), _geometry(c, padded)
+    if layouts is None or groups is None or geo is None:
+        return None
+    strides, dil, padding = geo
+    attrs = {"strides": strides, "padding": padding, "dilation": dil, "groups": groups,
+             "data_layout": layouts[0], "kernel_layout": layouts[1], "out_layout": layouts[2]}
+    x = padded.load
     space_x = Space(tuple(x.indices), tuple(x.buffer.shape), space.dom)
-    return Match(f"nn.conv{nsp}d", attrs, (("data", x, space_x), ("weight", w, space_x)))
+    return Match(f"nn.conv{len(c.sp)}d", attrs, (("data", x, space_x), ("weight", w, space_x)))
+
+
+def _guard_ok(e, space, padded) -> bool:
+    dom = dict(space.dom)
+    dom.update({iv.var: iv.dom.extent for iv in e.axes})
+    return guard_sides(padded.conds, padded.load.indices, padded.load.buffer.shape, dom) is not None

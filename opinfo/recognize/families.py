@@ -3,12 +3,13 @@ from __future__ import annotations
 
 from tir.expr import BufferLoad
 
-from . import conv, groupnorm, layernorm, matmul, movement, norm, pool, reduce, resize, softmax
+from . import conv, conv_transpose, groupnorm, layernorm, matmul, movement, norm, pool, reduce, resize, softmax
 
 ALL: list = [
     movement.match_movement,
     matmul.match_matmul,
     conv.match_conv,
+    conv_transpose.match_conv_transpose,
     pool.match_max_pool,
     pool.match_avg_pool,
     norm.match_batch_norm,

@@ -22,7 +22,7 @@ from .common import Match, Space, strip
 from .guard import guard_sides
 from .pool_divisor import settle
 from .pool_readings import Axis, choose, readings
-from .window import dim_of, unpad
+from .window import dim_of, padded_extent, unpad
 
 SPATIAL = "DHW"
 
@@ -139,8 +139,11 @@ def _axes(w: Window, space: Space) -> "list | None":
             return None
         before = -dm.offset
         padded = guarded = None
-        if p.padded_shape and p.padded_shape[d] is not None and p.pad_value is not None:
-            padded = p.padded_shape[d] - size - before
+        extent = padded_extent(p, dm.out, dm.red)
+        if extent is not None:
+            padded = extent - size - before
+        elif p.padded_shape is not None and p.pad_value is not None:
+            return None
         elif w.sides is None:
             guarded = False
         elif not style_both:

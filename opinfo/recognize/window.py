@@ -22,15 +22,18 @@ class Padded:
     """The value outside the guard (None: no guard)."""
     conds: tuple = ()
     """The guard conditions (in the reader's variables), checked by ``guard.guard_sides``."""
+    pad_indices: tuple = ()
+    """The reader's indices into the padded intermediate buffer (with ``padded_shape``)."""
 
 
 def unpad(e, ctx) -> "Padded | None":
     """The parameter load under pad guards and Inlined markers, or None."""
-    shape, value, conds = None, None, ()
+    shape, value, conds, at = None, None, (), ()
     while True:
         if isinstance(e, Inlined):
             if shape is None and len(e.buffer.shape) == len(e.indices):
                 shape = tuple(const_of(s) for s in e.buffer.shape)
+                at = tuple(e.indices)
             e = e.value
             continue
         if isinstance(e, Call) and e.op == "if_then_else":
@@ -42,7 +45,20 @@ def unpad(e, ctx) -> "Padded | None":
         break
     if not isinstance(e, BufferLoad) or not ctx.is_param(e.buffer):
         return None
-    return Padded(e, shape, value, conds)
+    return Padded(e, shape, value, conds, at)
+
+
+def padded_extent(p: Padded, out, red) -> "int | None":
+    """Extent of the padded buffer along the dimension the reader indexes with ``out`` and
+    ``red`` (``o * stride + r * dilation``), when a pad buffer was seen."""
+    if p.padded_shape is None or p.pad_value is None:
+        return None
+    hits = []
+    for j, idx in enumerate(p.pad_indices):
+        f = affine(idx) or {}
+        if (out is None or out in f) and red in f:
+            hits.append(p.padded_shape[j])
+    return hits[0] if len(hits) == 1 else None
 
 
 @attrs.frozen
