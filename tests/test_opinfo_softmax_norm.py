@@ -230,3 +230,18 @@ def test_tvm_corpus_cases_after_split_reorder(case, seed):
             want = _normalised(key, value, rank)
             want = pytest.approx(want) if isinstance(want, float) else want
             assert _normalised(key, got[key], rank) == want, key
+
+
+def test_half_precision_rms_norm_computed_in_float32():
+    """Casts to float32 and back (TVM's float16 norms) leave the attributes recoverable."""
+    from tir import dtype as dt
+    from tir.builder import sum_
+    from tir.expr import Call, Cast, const
+    b = Builder()
+    x, w = b.placeholder((4, 16), "float16", "x"), b.placeholder((16,), "float16", "w")
+    xc = b.compute("xc", (4, 16), lambda i, j: Cast(dt.float32, x[i, j]))
+    k = b.reduce_axis(16, "k")
+    ss = b.compute("ss", (4,), lambda i: sum_(xc[i, k.var] * xc[i, k.var], [k]))
+    rs = lambda i: Call(dt.float32, "rsqrt", (ss[i] / const(16.0) + const(1e-6),))  # noqa: E731
+    out = b.compute("o", (4, 16), lambda i, j: Cast(dt.float16, xc[i, j] * rs(i) * Cast(dt.float32, w[j])))
+    assert _ops(b.build([x, w], [out])) == [("nn.rms_norm", {"axes": [1], "epsilon": pytest.approx(1e-6)})]

@@ -62,6 +62,8 @@ class Check:
         self.seeds = {id(p): i + 1 for i, p in enumerate(ctx.sem.params)}
         self.data_buffer = None
         """The data operand of the candidate being checked: its data uses DATA_SEED."""
+        self.rtol = 4e-3 if narrow_casts(expr) else 2e-5
+        """Half-precision casts round intermediate results to about three digits."""
         self._got: dict = {}
         self._memo: dict = {}
         self.pts = None
@@ -135,15 +137,27 @@ class Check:
                 want = reference(scale)
             except (KeyError, ValueError, IndexError, ZeroDivisionError):
                 return False
-            if want is None or not close(got, want):
+            if want is None or not close(got, want, self.rtol):
                 return False
         return True
 
 
-def close(got: np.ndarray, want: np.ndarray) -> bool:
-    """Equal up to float32 rounding of intermediate results."""
+def close(got: np.ndarray, want: np.ndarray, rtol: float) -> bool:
+    """Equal up to rounding of intermediate results."""
     with np.errstate(all="ignore"):
-        return bool(np.all(np.isfinite(want)) and np.allclose(got, want, rtol=2e-5, atol=1e-9))
+        if not np.all(np.isfinite(want)):
+            return False
+        atol = rtol * 1e-2 * max(float(np.abs(want).max(initial=0.0)), 1e-7)
+        return bool(np.allclose(got, want, rtol=rtol, atol=atol))
+
+
+@lru_cache(maxsize=1024)
+def narrow_casts(expr) -> bool:
+    """Whether ``expr`` casts to a float type of 16 bits or fewer."""
+    found = []
+    visit_once(expr, lambda n: found.append(n) if isinstance(n, Cast) and n.dtype.is_float
+               and n.dtype.bits <= 16 else True)
+    return bool(found)
 
 
 def data_operands(check: Check) -> list:
