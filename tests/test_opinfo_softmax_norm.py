@@ -116,16 +116,14 @@ ROUNDINGS = ["round", "floor", "ceil", "", "round_prefer_floor", "round_prefer_c
 
 
 @SETTINGS
-@given(st.sampled_from(["NCHW", "NHWC"]), st.sampled_from(["nearest_neighbor", "linear"]),
+@given(st.sampled_from(["NCHW", "NHWC"]), st.sampled_from(["nearest_neighbor", "linear", "cubic"]),
        st.sampled_from(MODES), st.sampled_from(ROUNDINGS), st.lists(st.integers(2, 7), min_size=4, max_size=4),
-       st.booleans(), SEEDS)
-def test_resize2d_round_trip(layout, method, mode, rounding, sizes, symbolic, seed):
+       st.sampled_from([-0.75, -0.5]), st.integers(0, 1), st.booleans(), SEEDS)
+def test_resize2d_round_trip(layout, method, mode, rounding, sizes, alpha, exclude, symbolic, seed):
     ih, iw, oh, ow = sizes
-    if method == "linear" and mode == "tf_half_pixel_for_nn":
-        mode = "half_pixel"
     shape = [_batch(symbolic, 1), 2, ih, iw] if layout == "NCHW" else [_batch(symbolic, 1), ih, iw, 2]
     attrs = dict(size=[oh, ow], layout=layout, method=method, coordinate_transformation_mode=mode,
-                 rounding_method=rounding)
+                 rounding_method=rounding, cubic_alpha=alpha, cubic_exclude=exclude)
     func = _maybe_scheduled(tir.topi.lower("image.resize2d", [(shape, "float32")], **attrs), seed)
     got = _ops(func)
     if ih == oh or iw == ow:
@@ -141,9 +139,10 @@ def _same_function(shape, attrs, claimed):
     """Equivalent choices (``round`` vs ``round_prefer_ceil`` without .5 positions) must
     compute the same on this shape."""
     concrete = [1 if not isinstance(s, int) else s for s in shape]
-    keys = ("size", "layout", "method", "coordinate_transformation_mode", "rounding_method")
+    keys = ("size", "layout", "method", "coordinate_transformation_mode", "rounding_method", "cubic_alpha",
+            "cubic_exclude")
     want = tir.topi.lower("image.resize2d", [(concrete, "float32")], **attrs)
-    back = tir.topi.lower("image.resize2d", [(concrete, "float32")], **{k: claimed[k] for k in keys})
+    back = tir.topi.lower("image.resize2d", [(concrete, "float32")], **{k: claimed[k] for k in keys if k in claimed})
     x = np.random.default_rng(0).standard_normal(concrete).astype("float32")
     np.testing.assert_allclose(tir.run(back, x), tir.run(want, x), rtol=1e-6)
 

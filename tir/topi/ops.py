@@ -253,7 +253,8 @@ def image_resize2d(b: Builder, x, *, size=None, roi=None, layout="NCHW", method=
         raise OpError("image.resize2d", "size", "is required (the output [height, width])")
     return rs.resize2d(b, x, size=size, layout=layout, method=method,
                        coordinate_transformation_mode=coordinate_transformation_mode,
-                       rounding_method=rounding_method, out_dtype=out_dtype)
+                       rounding_method=rounding_method, cubic_alpha=cubic_alpha, cubic_exclude=cubic_exclude,
+                       out_dtype=out_dtype)
 
 
 def layout_transform(b: Builder, x, *, src_layout=None, dst_layout=None, index_map=None, inverse=None,

@@ -1,11 +1,11 @@
 """``image.resize2d``: one ``resize`` block; nearest_neighbor reads the clamped rounded source
-position, linear interpolates the four neighbours."""
+position, linear interpolates the four neighbours, cubic the sixteen (Keys' kernel)."""
 from __future__ import annotations
 
 from .. import dtype as dt
 from ..buffer import Buffer
 from ..builder import Builder
-from ..expr import Call, Cast, FloorDiv, Max, Min, PrimExpr, const
+from ..expr import GT, LT, Call, Cast, FloorDiv, Max, Min, Or, PrimExpr, const
 from .common import OpError, index, ints, static
 
 _MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn")
@@ -51,14 +51,39 @@ def _clamp(i: PrimExpr, size: int) -> PrimExpr:
     return Max(Min(i, index(size - 1)), index(0))
 
 
+def _cubic_weights(t: PrimExpr, alpha: float, fdt) -> list:
+    """The four cubic-convolution weights of fraction ``t`` (Keys, coefficient ``alpha``)."""
+    a = const(alpha, fdt)
+    t2, t3 = t * t, t * t * t
+    one, two, three = const(1.0, fdt), const(2.0, fdt), const(3.0, fdt)
+    return [a * (t3 - two * t2 + t),
+            (a + two) * t3 - (three + a) * t2 + one,
+            (const(0.0, fdt) - (a + two)) * t3 + (three + two * a) * t2 - a * t,
+            (const(0.0, fdt) - a) * t3 + a * t2]
+
+
+def _cubic_axis(src: PrimExpr, size: int, alpha: float, exclude: int, fdt) -> tuple:
+    """(clamped neighbour indices, weights) along one axis, as TVM's cubic resize."""
+    fl = Call(fdt, "floor", (src,))
+    base = Cast(dt.int64, fl)
+    weights = _cubic_weights(src - fl, alpha, fdt)
+    if exclude:
+        outside = [Or(LT(base + index(i - 1), index(0)), GT(base + index(i), index(size))) for i in range(4)]
+        weights = [Call(fdt, "if_then_else", (o, const(0.0, fdt), w)) for o, w in zip(outside, weights)]
+        total = weights[0] + weights[1] + weights[2] + weights[3]
+        weights = [w / total for w in weights]
+    return [_clamp(base + index(i - 1), size) for i in range(4)], weights
+
+
 def resize2d(b: Builder, x: Buffer, *, size, layout="NCHW", method="linear",
-             coordinate_transformation_mode="half_pixel", rounding_method="round", out_dtype=None) -> Buffer:
+             coordinate_transformation_mode="half_pixel", rounding_method="round", cubic_alpha=-0.75,
+             cubic_exclude=0, out_dtype=None) -> Buffer:
     """Resize the H and W axes of ``layout`` (NCHW or NHWC) to ``size``."""
     op = "image.resize2d"
     if layout not in ("NCHW", "NHWC"):
         raise OpError(op, "layout", f"expected 'NCHW' or 'NHWC', got {layout!r}")
-    if method not in ("nearest_neighbor", "linear"):
-        raise OpError(op, "method", f"expected 'nearest_neighbor' or 'linear', got {method!r}")
+    if method not in ("nearest_neighbor", "linear", "cubic"):
+        raise OpError(op, "method", f"expected 'nearest_neighbor', 'linear' or 'cubic', got {method!r}")
     if coordinate_transformation_mode not in _MODES:
         raise OpError(op, "coordinate_transformation_mode", f"expected one of {_MODES}")
     if rounding_method not in _ROUNDING:
@@ -102,4 +127,12 @@ def resize2d(b: Builder, x: Buffer, *, size, layout="NCHW", method="linear",
         v = top * (one - ty) + bottom * ty
         return Cast(odt, v) if v.dtype != odt else v
 
-    return b.compute("resize", shape, nearest if method == "nearest_neighbor" else linear, dtype=odt)
+    def cubic(*i):
+        ys, wy = _cubic_axis(_source(i[hax], ih, oh, mode, fdt), ih, cubic_alpha, cubic_exclude, fdt)
+        xs, wx = _cubic_axis(_source(i[wax], iw, ow, mode, fdt), iw, cubic_alpha, cubic_exclude, fdt)
+        rows = [sum((at(i, yy, xx) * w for xx, w in zip(xs, wx)), const(0.0, fdt)) for yy in ys]
+        v = sum((r * w for r, w in zip(rows, wy)), const(0.0, fdt))
+        return Cast(odt, v) if v.dtype != odt else v
+
+    body = {"nearest_neighbor": nearest, "linear": linear, "cubic": cubic}[method]
+    return b.compute("resize", shape, body, dtype=odt)
