@@ -17,9 +17,9 @@ import numpy as np
 
 from ..semantic import Inlined
 from .common import Match, Space
-from .layernorm import axes_candidates
-from .numeric import (Check, claim, data_operands, float_consts, param_loads, reduction_sizes, signature,
-                      unique, visit_once)
+from .layernorm import axes_candidates, normalisation
+from .numeric import (Check, claim, data_operands, float_consts, param_loads, reduction_sizes, unique,
+                      visit_once)
 
 
 def _group_stats(check: Check, data, ca, groups, axes, scale):
@@ -104,13 +104,10 @@ def _preferred(found: list) -> "tuple | None":
 
 def match_group_norm(expr, space: Space, ctx) -> "Match | None":
     """group_norm of one data operand, when exactly one candidate fits."""
-    return claim(expr, space, ctx, _find)
+    return claim(expr, space, ctx, _find, normalisation)
 
 
 def _find(check: Check) -> "Match | None":
-    reds, calls = signature(check.expr)
-    if "sum" not in reds or not ({"rsqrt", "sqrt"} & calls) or not check.expr.dtype.is_float:
-        return None
     for data in data_operands(check):
         others = param_loads(check.expr, check.ctx, data.buffer)
         found = [c for c in _candidates(check, others)

@@ -18,6 +18,12 @@ from .common import Match, Space
 from .numeric import Check, claim, data_operands, float_consts, param_loads, reduction_sizes, signature, unique
 
 
+def normalisation(expr, ctx) -> bool:
+    """A sum reduction and a (reciprocal) square root, in a float expression."""
+    reds, calls = signature(expr)
+    return "sum" in reds and bool({"rsqrt", "sqrt"} & calls) and expr.dtype.is_float
+
+
 def axes_candidates(check: Check, sizes: set, skip=()) -> list:
     """Sets of dimensions (none in ``skip``) whose extents multiply to a reduction size."""
     dims = [d for d in range(len(check.extents)) if d not in skip]
@@ -106,13 +112,10 @@ def _match(cand, data, space: Space) -> Match:
 
 def match_layer_norm(expr, space: Space, ctx) -> "Match | None":
     """layer_norm or rms_norm of one data operand, when exactly one candidate fits."""
-    return claim(expr, space, ctx, _find)
+    return claim(expr, space, ctx, _find, normalisation)
 
 
 def _find(check: Check) -> "Match | None":
-    reds, calls = signature(check.expr)
-    if "sum" not in reds or not ({"rsqrt", "sqrt"} & calls) or not check.expr.dtype.is_float:
-        return None
     for data in data_operands(check):
         others = param_loads(check.expr, check.ctx, data.buffer)
         found = [c for c in _candidates(check, data, others) if _accepts(check, data, c)]

@@ -250,10 +250,13 @@ def unique(found: list) -> "object | None":
     return distinct[0] if len(distinct) == 1 else None
 
 
-def claim(expr, space: Space, ctx, find) -> "object | None":
+def claim(expr, space: Space, ctx, find, wanted) -> "object | None":
     """``find(check)`` at the root, unless an intermediate of the output's shape inside the
     root already computes the same op: the root then adds ops that change nothing on the
-    sampled data (a relu after a softmax) and the decomposer must cut them off."""
+    sampled data (a relu after a softmax) and the decomposer must cut them off.
+    ``wanted(expr, ctx)`` is a cheap structural filter tried first."""
+    if not wanted(expr, ctx):
+        return None
     check = Check(expr, space, ctx)
     if not check.ok:
         return None
@@ -261,7 +264,7 @@ def claim(expr, space: Space, ctx, find) -> "object | None":
     if got is None:
         return None
     for inner in _inner_outputs(expr, space):
-        other = find(Check(inner, space, ctx))
+        other = find(Check(inner, space, ctx)) if wanted(inner, ctx) else None
         if other is not None and (other.name, other.attrs) == (got.name, got.attrs):
             return None
     return got

@@ -92,12 +92,18 @@ def _candidates(n_loads: int, consts) -> list:
 def match_resize2d(expr, space: Space, ctx) -> "Match | None":
     """resize2d of one parameter: the first matching candidate in default-first order,
     when exactly one layout fits."""
-    return claim(expr, space, ctx, _find)
+    return claim(expr, space, ctx, _find, _wanted)
+
+
+def _wanted(expr, ctx) -> bool:
+    """One parameter read through a non-affine index, of the output's rank, as floats."""
+    load = _data_load(expr, ctx)
+    return load is not None and expr.dtype.is_float
 
 
 def _find(check: Check) -> "Match | None":
     load = _data_load(check.expr, check.ctx)
-    if load is None or len(load.indices) != len(check.extents) or not check.expr.dtype.is_float:
+    if len(load.indices) != len(check.extents):
         return None
     x = load.buffer
     n_loads = _count_loads(check.expr)

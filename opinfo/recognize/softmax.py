@@ -34,13 +34,16 @@ _REFERENCES = (("nn.softmax", _softmax), ("nn.log_softmax", _log_softmax))
 
 def match_softmax(expr, space: Space, ctx) -> "Match | None":
     """softmax / log_softmax of one data operand along one (non-unit) axis."""
-    return claim(expr, space, ctx, _find)
+    return claim(expr, space, ctx, _find, _wanted)
+
+
+def _wanted(expr, ctx) -> bool:
+    """A max and a sum reduction and an exp, in a float expression."""
+    reds, calls = signature(expr)
+    return {"max", "sum"} <= reds and "exp" in calls and expr.dtype.is_float
 
 
 def _find(check: Check) -> "Match | None":
-    reds, calls = signature(check.expr)
-    if not ({"max", "sum"} <= reds and "exp" in calls) or not check.expr.dtype.is_float:
-        return None
     for data in data_operands(check):
         found = [(name, axis) for name, ref in _REFERENCES for axis in range(len(check.extents))
                  if check.extents[axis] > 1
