@@ -244,3 +244,29 @@ def test_half_precision_rms_norm_computed_in_float32():
     rs = lambda i: Call(dt.float32, "rsqrt", (ss[i] / const(16.0) + const(1e-6),))  # noqa: E731
     out = b.compute("o", (4, 16), lambda i, j: Cast(dt.float16, xc[i, j] * rs(i) * Cast(dt.float32, w[j])))
     assert _ops(b.build([x, w], [out])) == [("nn.rms_norm", {"axes": [1], "epsilon": pytest.approx(1e-6)})]
+
+
+_TWO_SUMS = '''
+@T.prim_func
+def f(x: T.Buffer((4, 8), "float32"), s: T.Buffer((4,), "float32"), q: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 8):
+        with T.block("red"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                s[vi] = T.float32(0.0)
+                q[vi] = T.float32(0.0)
+            v_s: T.float32 = s[vi] + x[vi, vk]
+            v_q: T.float32 = q[vi] + UPDATE
+            s[vi] = v_s
+            q[vi] = v_q
+'''
+
+
+@pytest.mark.parametrize("update,split", [("x[vi, vk] * x[vi, vk]", True), ("s[vi] * x[vi, vk]", False)])
+def test_two_value_reduction_is_split_when_independent(update, split):
+    from opinfo.semantic import Reduce, Semantics
+    sem = Semantics(tir.parse(_TWO_SUMS.replace("UPDATE", update)))
+    assert sem.opaque is not split
+    if split:
+        assert [s.buffer.name for s in sem.stages] == ["s", "q"]
+        assert all(isinstance(s.expr, Reduce) and s.expr.combiner == "sum" for s in sem.stages)
