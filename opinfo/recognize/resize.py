@@ -21,6 +21,7 @@ from ..affine import affine
 from . import resize_ref as ref
 from .common import Match, Space
 from .numeric import Check, Operand, claim, float_consts, visit_once
+from .resize_form import written_like
 
 MAX_POSITIONS = 200_000
 
@@ -111,28 +112,27 @@ def _find(check: Check) -> "Match | None":
     found = []
     for layout, hw in _layouts(len(check.extents), check.extents):
         if _others_equal(in_shape, check.extents, hw):
-            got = _first_match(check, x, hw, in_shape, n_loads)
-            found += [(layout, hw, got)] if got is not None else []
+            got = _matching(check, x, hw, in_shape, n_loads)
+            found += [(layout, hw, got)] if got else []
     if len(found) != 1:
         return None
-    layout, hw, attrs = found[0]
-    attrs = {"size": [check.extents[hw[0]], check.extents[hw[1]]], "layout": layout, **attrs}
+    layout, hw, passing = found[0]
+    size = [check.extents[hw[0]], check.extents[hw[1]]]
+    attrs = {"size": size, "layout": layout, **written_like(check.expr, x, size, layout, passing)}
     return Match("image.resize2d", attrs, (("data", load, check.space),))
 
 
-def _first_match(check: Check, x, hw, in_shape, n_loads) -> "dict | None":
-    """The attributes of the first candidate equal to the expression over all (H, W)."""
+def _matching(check: Check, x, hw, in_shape, n_loads) -> list:
+    """The attributes of every candidate equal to the expression over all (H, W)."""
     out_hw = (check.extents[hw[0]], check.extents[hw[1]])
     if out_hw[0] * out_hw[1] * 4 > MAX_POSITIONS:
-        return None
+        return []
     check.use_points(_grid(check.extents, hw))
     data = Operand(x, None, True)
     in_hw = (in_shape[hw[0]], in_shape[hw[1]])
     oy, ox = check.pts[:, hw[0]].astype(float), check.pts[:, hw[1]].astype(float)
-    for attrs, reference in _candidates(n_loads, float_consts(check.expr)):
-        if check.matches(data, lambda s: reference(_pixel(check, x, hw, in_hw, s), oy, ox, in_hw, out_hw)):
-            return attrs
-    return None
+    return [attrs for attrs, reference in _candidates(n_loads, float_consts(check.expr))
+            if check.matches(data, lambda s, r=reference: r(_pixel(check, x, hw, in_hw, s), oy, ox, in_hw, out_hw))]
 
 
 def _others_equal(in_shape, out_shape, hw) -> bool:
