@@ -270,3 +270,15 @@ def test_two_value_reduction_is_split_when_independent(update, split):
     if split:
         assert [s.buffer.name for s in sem.stages] == ["s", "q"]
         assert all(isinstance(s.expr, Reduce) and s.expr.combiner == "sum" for s in sem.stages)
+
+
+@pytest.mark.parametrize("mode,rounding", [("asymmetric", "round"), ("half_pixel", "round"),
+                                           ("half_pixel", "floor"), ("align_corners", "round_prefer_ceil")])
+def test_resize2d_equivalent_attributes_are_told_apart_by_form(mode, rounding):
+    """A 2x nearest upscaling reads the same pixels under several attribute sets; the way
+    TVM writes each one (integer division, floor epsilon, floor(x + 0.5)) decides."""
+    attrs = dict(size=[8, 8], method="nearest_neighbor", coordinate_transformation_mode=mode,
+                 rounding_method=rounding)
+    func = tir.topi.lower("image.resize2d", [((1, 2, 4, 4), "float32")], **attrs)
+    (name, got), = _ops(func)
+    assert (got["coordinate_transformation_mode"], got["rounding_method"]) == (mode, rounding)
