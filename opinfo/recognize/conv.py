@@ -7,6 +7,8 @@ dimensions come from the index forms; the layouts are then named on the buffers.
 """
 from __future__ import annotations
 
+import attrs
+
 from tir.expr import BufferLoad, Cast, Mul, Var
 
 from ..affine import const_of, float_of
@@ -57,8 +59,26 @@ class _Conv:
         self.dims = [dim_of(i, out_ids, set(self.rext)) for i in self.xv.indices]
 
 
+def _output_channel(c: _Conv) -> bool:
+    """Find the result's channel (the index the weight shares); a data index ``o * I + i``
+    over it is the grouped channel with one output channel per group (depthwise: TVM
+    folds ``o // 1 * I`` to ``o * I``)."""
+    w_idx = list(c.wv.indices)
+    ochan = [i for i in c.ov.indices if const_of(i) is None and any(i == j for j in w_idx)]
+    if len(ochan) != 1:
+        return False
+    c.o, c.per_group = ochan[0], None
+    for d, dm in enumerate(c.dims):
+        if dm is not None and dm.out is c.o and dm.red is not None and dm.group is None:
+            if c.per_group is not None:
+                return False
+            c.per_group = dm.stride
+            c.dims[d] = attrs.evolve(dm, out=None, stride=0)
+    return True
+
+
 def _roles(c: _Conv) -> bool:
-    if None in c.dims:
+    if None in c.dims or not _output_channel(c):
         return False
     dims = c.dims
     c.sp = [d for d, dm in enumerate(dims) if dm.out is not None and dm.red is not None]
@@ -71,10 +91,8 @@ def _roles(c: _Conv) -> bool:
     w_idx = list(c.wv.indices)
     if cdim.dilation != 1 or cdim.offset != 0 or not any(i is cdim.red for i in w_idx):
         return False
-    ochan = [i for i in c.ov.indices if const_of(i) is None and any(i == j for j in w_idx)]
-    if len(ochan) != 1 or len(w_idx) != len(c.sp) + 2:
+    if len(w_idx) != len(c.sp) + 2:
         return False
-    c.o = ochan[0]
     return all(any(i is dims[d].red for i in w_idx) for d in c.sp)
 
 
@@ -111,6 +129,9 @@ def _groups(c: _Conv) -> "int | None":
     if None in (in_c, wi, o_ext) or in_c % wi:
         return None
     groups = in_c // wi
+    if c.per_group is not None:
+        ok = c.per_group == wi and o_ext == groups > 1 and cdim.group is None
+        return groups if ok and not (c.xv.packed or c.wv.packed or c.ov.packed) else None
     if groups == 1:
         return 1 if cdim.group is None else None
     g = cdim.group
@@ -119,7 +140,19 @@ def _groups(c: _Conv) -> "int | None":
     return None if c.xv.packed or c.wv.packed or c.ov.packed else groups
 
 
-def _geometry(c: _Conv, padded) -> "tuple | None":
+def _after_guarded(c: _Conv, sides, d, before) -> "bool | None":
+    """What the pad guard says of after-padding on logical data dim ``d``: a dimension
+    without an upper test is not padded after; one tested although not padded before
+    is (TVM's pads test a side only when padding, or both sides when padding either)."""
+    if sides is None:
+        return False
+    s = sides[c.xv.parts[d].outer]
+    if not s.upper:
+        return False
+    return True if before == 0 else None
+
+
+def _geometry(c: _Conv, padded, sides) -> "tuple | None":
     strides, dil, before, after = [], [], [], []
     for d in c.sp:
         dm = c.dims[d]
@@ -133,7 +166,7 @@ def _geometry(c: _Conv, padded) -> "tuple | None":
         pa = 0
         if padded.pad_value is not None:
             pa = pad_after(in_ext, out_ext, -dm.offset, dm.stride, dm.dilation, kk,
-                           padded_extent(padded, dm.out, dm.red))
+                           padded_extent(padded, dm.out, dm.red), _after_guarded(c, sides, d, -dm.offset))
         if pa is None or pa < 0:
             return None
         strides.append(dm.stride)
@@ -147,9 +180,10 @@ def _conv(e, space, padded, w, views):
     c = _Conv(e, views)
     if not _roles(c) or padded.pad_value not in (None, 0.0):
         return None
-    if padded.conds and not _guard_ok(e, space, padded):
+    sides = _guard_sides(e, space, padded) if padded.conds else None
+    if padded.conds and sides is None:
         return None
-    layouts, groups, geo = _layouts(c), _groups(c), _geometry(c, padded)
+    layouts, groups, geo = _layouts(c), _groups(c), _geometry(c, padded, sides)
     if layouts is None or groups is None or geo is None:
         return None
     strides, dil, padding = geo
@@ -160,7 +194,7 @@ def _conv(e, space, padded, w, views):
     return Match(f"nn.conv{len(c.sp)}d", attrs, (("data", x, space_x), ("weight", w, space_x)))
 
 
-def _guard_ok(e, space, padded) -> bool:
+def _guard_sides(e, space, padded) -> "tuple | None":
     dom = dict(space.dom)
     dom.update({iv.var: iv.dom.extent for iv in e.axes})
-    return guard_sides(padded.conds, padded.load.indices, padded.load.buffer.shape, dom) is not None
+    return guard_sides(padded.conds, padded.load.indices, padded.load.buffer.shape, dom)

@@ -66,12 +66,13 @@ def _spatial(d, f, out_vars, red) -> "SpatialDim | None":
 
 
 def _channel(f, red) -> "tuple | None":
-    """(reduction var, group atom or None) of a channel form ``i`` or ``c // O * I + i``."""
+    """(reduction var, group key) of a channel form ``i``, ``c // O * I + i`` or, with one
+    output channel per group, ``c * I + i`` (the key is None, the FloorDiv atom or ``c``)."""
     rs = [k for k in f if isinstance(k, Var) and k in red]
     rest = [k for k in f if k not in rs]
     if len(rs) != 1 or f[rs[0]] != 1 or ONE in f or len(rest) > 1:
         return None
-    if rest and not (isinstance(rest[0], FloorDiv) and isinstance(rest[0].a, Var)):
+    if rest and not (isinstance(rest[0], Var) or (isinstance(rest[0], FloorDiv) and isinstance(rest[0].a, Var))):
         return None
     return rs[0], (rest[0] if rest else None)
 
@@ -94,19 +95,20 @@ class _Reader:
         self.out_vars, self.extents = list(space.indices), list(space.extents)
         self.red = {iv.var: const_of(iv.dom.extent) for iv in e.axes}
         self.x, self.w = x, w
-        self.batch = self.chan = self.chan_form = self.group = None
+        self.batch = self.chan = self.chan_form = self.chan_red = self.group = None
         self.spatial = []
 
     def data(self) -> bool:
         forms = [affine(i) for i in self.x.indices]
         if None in forms:
             return False
+        wforms = [affine(i) for i in self.w.indices]
         for d, f in enumerate(forms):
             atom, ch = _single(f), _channel(f, self.red)
-            if isinstance(atom, Var) and atom in self.out_vars and self.batch is None:
+            if ch is not None and f in wforms and self.chan is None:
+                self.chan, self.chan_form, self.chan_red, self.group = d, f, ch[0], ch[1]
+            elif isinstance(atom, Var) and atom in self.out_vars and self.batch is None:
                 self.batch = d
-            elif ch is not None and self.chan is None:
-                self.chan, self.chan_form, self.group = d, f, ch[1]
             else:
                 sp = _spatial(d, f, self.out_vars, self.red)
                 if sp is None:
@@ -115,7 +117,7 @@ class _Reader:
         return self.batch is not None and self.chan is not None and 1 <= len(self.spatial) <= 2
 
     def vars_used_once(self) -> bool:
-        reds = [next(k for k in self.chan_form if isinstance(k, Var))] + [sp.r for sp in self.spatial]
+        reds = [self.chan_red] + [sp.r for sp in self.spatial]
         outs = [_single(affine(self.x.indices[self.batch]))] + [sp.y for sp in self.spatial]
         return len(set(reds)) == len(reds) == len(self.red) and len(set(outs)) == len(outs)
 
@@ -142,6 +144,8 @@ class _Reader:
         atom = _single(f)
         if atom is c or (isinstance(atom, FloorMod) and atom.a is c):
             return "O"
+        if not f and self.group is c:  # c % 1, folded
+            return "O"
         for k, sp in enumerate(self.spatial):
             dil = _flip_dilation(f, sp)
             if dil is not None and sp.weight_dim is None:
@@ -155,7 +159,7 @@ def _groups(rd: _Reader, names: dict, c) -> "int | None":
     cin = const_of(rd.x.buffer.shape[rd.chan])
     wdim = {v: k for k, v in names.items()}
     w_in, w_out = const_of(rd.w.buffer.shape[wdim["I"]]), const_of(rd.w.buffer.shape[wdim["O"]])
-    ig = rd.red[next(k for k in rd.chan_form if isinstance(k, Var))]
+    ig = rd.red[rd.chan_red]
     cout = const_of(rd.extents[rd.out_vars.index(c)])
     if None in (cin, w_in, w_out, ig, cout) or w_in != cin or cin % ig:
         return None
@@ -163,6 +167,9 @@ def _groups(rd: _Reader, names: dict, c) -> "int | None":
     o_form = affine(rd.w.indices[wdim["O"]])
     if rd.group is None:
         return 1 if groups == 1 and w_out == cout and _single(o_form) is c else None
+    if isinstance(rd.group, Var):  # one output channel per group
+        ok = rd.group is c and rd.chan_form[c] == ig and w_out == 1 and groups == cout > 1
+        return groups if ok and (not o_form or _single(o_form) is c) else None
     og = const_of(rd.group.b)
     mod = _single(o_form)
     ok = (rd.group.a is c and og == w_out and rd.chan_form[rd.group] == ig and isinstance(mod, FloorMod)

@@ -107,9 +107,9 @@ def _softplus(f, consts, compare_consts):
     xs = np.concatenate([XS, XS / 3])
     ys = f(xs)
     for beta in [1.0] + [c for c in consts if c > 0]:
-        if not close(ys, _softplus_ref(xs, beta, 1e9)):
-            continue
         for thr in compare_consts:
+            if not close(ys, _softplus_ref(xs, beta, thr)):
+                continue
             edge = np.array([thr / beta - 0.5, thr / beta + 0.5, thr / beta + 3])
             if close(f(edge), _softplus_ref(edge, beta, thr)):
                 return "nn.softplus", {"beta": beta, "threshold": thr}

@@ -71,6 +71,7 @@ def _affine_copy(load, space) -> "Match | None":
     if len(set(used)) != len(used):
         return None
     plain = all(j is None and b == 0 and ine[d] == 1 or (a, b) == (1, 0) and j is not None
+                and _same_extent(load.buffer.shape[d], space.extents[j])
                 for d, (j, a, b) in enumerate(t))
     if plain and used == sorted(used):
         return _broadcast_family(load, space, t)
@@ -82,6 +83,13 @@ def _affine_copy(load, space) -> "Match | None":
     if len(t) == space.rank and all(j == d for d, (j, _, _) in enumerate(t)):
         return _slice_or_flip(load, space, t)
     return None
+
+
+def _same_extent(a, b) -> bool:
+    """Whether two extents are equal (constants, or the same symbolic expression): a
+    dimension read whole, not sliced."""
+    ca, cb = const_of(a), const_of(b)
+    return ca == cb if ca is not None or cb is not None else (a is b or a == b)
 
 
 def _broadcast_family(load, space, t):

@@ -173,7 +173,7 @@ def match_max_pool(expr, space: Space, ctx) -> "Match | None":
     if w is None:
         return None
     layout, axes = _layout(w, space), _axes(w, space)
-    if layout is None or axes is None or not any(a.kernel > 1 for a in axes):
+    if layout is None or axes is None:
         return None
     reading = choose(axes, readings(axes))
     if reading is None:

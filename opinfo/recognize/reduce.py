@@ -5,7 +5,7 @@ import math
 
 from tir.expr import BufferLoad, Div, Mul, Sub, Var
 
-from ..affine import const_of, float_of
+from ..affine import affine, const_of, float_of
 from ..semantic import ArgReduce, Reduce
 from .common import Match, Space, loads_in, strip
 from .extent import same_extent
@@ -136,8 +136,39 @@ def match_variance(expr, space: Space, ctx) -> "Match | None":
     return Match("variance", {"axis": axis, "keepdims": keep}, (("data", x, ins),))
 
 
+def _row_major(e: ArgReduce) -> bool:
+    """Whether the recorded index is the row-major position over all reduction axes."""
+    f = affine(e.index)
+    if f is None or len(f) != len(e.axes):
+        return False
+    stride = 1
+    for iv in reversed(e.axes):
+        ext = const_of(iv.dom.extent)
+        if ext is None or f.get(iv.var) != stride:
+            return False
+        stride *= ext
+    return True
+
+
+def _match_flat_arg(e: ArgReduce, space: Space) -> "Match | None":
+    """argmax/argmin with ``axis=None``: over every dimension, index of the flattened input."""
+    if not _row_major(e):
+        return None
+    rvs = [iv.var for iv in e.axes]
+    dom = dict(space.dom)
+    dom.update({iv.var: iv.dom.extent for iv in e.axes})
+    src = strip(e.source)
+    ins = input_space(src, rvs, dom)
+    ak = _axes_keepdims(ins, space, rvs) if ins is not None else None
+    if ak is None or ak[0] != list(range(ins.rank)) or [i for i in ins.indices] != rvs:
+        return None
+    return Match(e.combiner, {"axis": None, "keepdims": ak[1]}, (("data", src, ins),))
+
+
 def match_arg(expr, space: Space, ctx) -> "Match | None":
     e = strip(expr)
+    if isinstance(e, ArgReduce) and len(e.axes) > 1:
+        return _match_flat_arg(e, space)
     if not isinstance(e, ArgReduce) or len(e.axes) != 1 or e.index is not e.axes[0].var:
         return None
     rv = e.axes[0].var
@@ -148,6 +179,6 @@ def match_arg(expr, space: Space, ctx) -> "Match | None":
     if ins is None:
         return None
     ak = _axes_keepdims(ins, space, [rv])
-    if ak is None:
+    if ak is None or ins.rank == 1:  # one dimension: axis=0 and axis=None lower the same
         return None
     return Match(e.combiner, {"axis": ak[0][0], "keepdims": ak[1]}, (("data", src, ins),))

@@ -94,10 +94,12 @@ def dim_of(index, out_ids: set, red_ids: set) -> "Dim | None":
     return Dim(out, stride, red, dil, f.get(ONE, 0), group)
 
 
-def pad_after(in_ext, out_ext, before, stride, dil, k, padded_ext) -> "int | None":
-    """The after-padding: from the padded buffer when known, else only when unique."""
+def pad_after(in_ext, out_ext, before, stride, dil, k, padded_ext, guarded=None) -> "int | None":
+    """The after-padding: from the padded buffer when known, else only when unique among
+    those giving ``out_ext`` (``guarded``: whether the pad guard shows after-padding)."""
     if padded_ext is not None:
         return padded_ext - in_ext - before
     fits = [pa for pa in range(0, stride + k * dil + 1)
-            if (in_ext + before + pa - dil * (k - 1) - 1) // stride + 1 == out_ext]
+            if (in_ext + before + pa - dil * (k - 1) - 1) // stride + 1 == out_ext
+            and (guarded is None or (pa > 0) == guarded)]
     return fits[0] if len(fits) == 1 else None
