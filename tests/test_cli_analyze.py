@@ -1,0 +1,87 @@
+"""``opinfo analyze``: a corpus file, a folder, the ``--json`` schema, and a bad file among
+good ones (an error record with its position, a non-zero exit, the others still analysed)."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from corpus_util import CORPUS
+
+ROOT = Path(__file__).resolve().parents[1]
+OPS = CORPUS / "ops"
+CASES = ["nn_conv2d_1_0", "nn_max_pool2d_1_1", "add_1_1"]
+KINDS = {"elemwise", "broadcast", "injective", "comm_reduce", "out_ewise_fusable", "opaque"}
+
+
+def _analyze(*args):
+    return subprocess.run([sys.executable, "-m", "opinfo", "analyze", *map(str, args)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def folder(tmp_path):
+    if not OPS.is_dir():
+        pytest.skip(f"corpus not found at {CORPUS}")
+    for case in CASES:
+        shutil.copy(OPS / f"{case}.py", tmp_path / f"{case}.py")
+    (tmp_path / "notes.txt").write_text("not TVMScript, and not a .py file")
+    return tmp_path
+
+
+def _records(stdout: str) -> list:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def test_one_file_as_a_table(folder):
+    out = _analyze(folder / "nn_conv2d_1_0.py")
+    assert out.returncode == 0, out.stderr
+    assert "nn_conv2d_1_0.py" in out.stdout
+    assert "out_ewise_fusable" in out.stdout and "nn.conv2d(strides=[1, 3]" in out.stdout
+
+
+def _check_schema(rec: dict):
+    assert set(rec) == {"file", "functions"}
+    for fn in rec["functions"]:
+        assert {"name", "kind", "ops"} <= set(fn) and fn["kind"] in KINDS
+        for op in fn["ops"]:
+            assert isinstance(op["op"], str) and isinstance(op["attrs"], dict)
+            assert all({"role", "buffer", "param"} <= set(o) for o in op["operands"])
+
+
+def test_folder_as_json_lines(folder):
+    out = _analyze(folder, "--json")
+    assert out.returncode == 0, out.stderr
+    recs = _records(out.stdout)
+    assert sorted(Path(r["file"]).stem for r in recs) == sorted(CASES)  # .py files only
+    for rec in recs:
+        _check_schema(rec)
+    by_case = {Path(r["file"]).stem: r for r in recs}
+    (pool,) = by_case["nn_max_pool2d_1_1"]["functions"][0]["ops"]
+    assert pool["op"] == "nn.max_pool2d" and pool["attrs"]["layout"] == "NCHW4c"
+    assert pool["operands"] == [{"role": "data", "buffer": "x", "param": 0}]
+
+
+def test_bad_file_gives_an_error_record_and_the_others_are_analysed(folder):
+    bad = folder / "broken.py"
+    bad.write_text("@T.prim_func\ndef main(x: T.Buffer((4,), \"float32\")):\n    for i in range(4:\n")
+    out = _analyze(folder / "add_1_1.py", bad, folder / "nn_conv2d_1_0.py", "--json")
+    assert out.returncode != 0
+    recs = _records(out.stdout)
+    assert [Path(r["file"]).name for r in recs] == ["add_1_1.py", "broken.py", "nn_conv2d_1_0.py"]
+    err = recs[1]
+    assert set(err) == {"file", "error"} and err["error"].split(":")[0].isdigit()
+    assert "Traceback" not in out.stderr
+    assert recs[0]["functions"][0]["ops"] and recs[2]["functions"][0]["ops"]
+
+
+def test_bad_file_in_the_table(folder):
+    bad = folder / "empty.py"
+    bad.write_text("")
+    out = _analyze(bad, folder / "add_1_1.py")
+    assert out.returncode != 0
+    assert "empty.py: error:" in out.stdout and "add_1_1.py" in out.stdout
