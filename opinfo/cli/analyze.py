@@ -5,13 +5,16 @@ import json
 import os
 import sys
 
-from .common import InputError, read_module
+from .common import InputError, Progress, read_module, with_examples
 
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("analyze", help="recover op names, kinds and attributes",
                               description="Recover the op, its TVM pattern kind and its attributes "
-                              "from every PrimFunc of TVMScript files (or folders of them).")
+                              "from every PrimFunc of TVMScript files (or folders of them).",
+                              **with_examples("opinfo analyze model.py", "opinfo analyze corpus/ops --json --jobs 2",
+                                              note="A function that cannot be recognised with certainty has no "
+                                              "ops: never a guess. Exit 2 when a file could not be read."))
     p.add_argument("paths", nargs="+", metavar="PATH", help="a TVMScript file or a folder of .py files")
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per file")
     p.add_argument("--jobs", type=int, default=1, help="analyse files in N processes")
@@ -96,7 +99,10 @@ def run(args) -> int:
         print("analyze: no .py files found", file=sys.stderr)
         return 2
     failed = False
-    for rec in _records(files, args.jobs):
-        failed = failed or "error" in rec
-        print(json.dumps(rec) if args.json else table(rec), flush=True)
+    with Progress(len(files), "analyze") as progress:
+        for rec in _records(files, args.jobs):
+            failed = failed or "error" in rec
+            progress.clear()
+            print(json.dumps(rec) if args.json else table(rec), flush=True)
+            progress.advance(os.path.basename(rec["file"]))
     return 2 if failed else 0

@@ -15,7 +15,12 @@ import sys
 
 from .common import InputError, check_output_path, fail, read_module
 
-EPILOG = """The written module runs with:  opinfo run OUT.py --inputs IN.npz --output OUT.npz [--engine c]
+EPILOG = """examples:
+  opinfo byoc model.py --backend onnxruntime -o offloaded.py
+  opinfo byoc model.py --backend c --json
+  opinfo byoc model.py --pattern conv_bn_act
+
+The written module runs with:  opinfo run OUT.py --inputs IN.npz --output OUT.npz [--engine c]
 (its external modules are rebuilt from the Compiler functions on load; nothing else is saved).
 Without --pattern the backend's patterns are used, then every other op it supports on its own;
 with --pattern only the named composites are offloaded."""

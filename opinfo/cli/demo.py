@@ -3,24 +3,17 @@ from __future__ import annotations
 
 import sys
 
-from .common import InputError, fail
-
-EXAMPLES = """examples:
-  opinfo demo                                  the built-in ResNet-style network
-  opinfo demo --model ../shared/corpus/models/resnet50.py --engine c
-  opinfo demo --backend c                      offload to generated C instead of ONNX Runtime
-"""
-
+from .common import InputError, fail, with_examples
 
 def add_parser(subparsers) -> None:
-    import argparse
-
     p = subparsers.add_parser(
         "demo", help="the whole story on a network: lower, analyze, plan layouts, offload, run",
         description="Lower a network (built in, or --model PATH), recover its ops, re-plan layouts to NHWC, "
         "offload convolutions to an external backend, then run all three modules and check they agree. "
         "Exit 0 when they agree, 1 on a mismatch, 2 on bad input.",
-        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        **with_examples("opinfo demo                                  the built-in ResNet-style network",
+                        "opinfo demo --model ../shared/corpus/models/resnet50.py --engine c",
+                        "opinfo demo --backend c                      offload to generated C instead of ONNX Runtime"))
     p.add_argument("--model", metavar="PATH", help="a TVMScript module with a graph-level main")
     p.add_argument("--engine", choices=("interp", "c"), default="interp", help="how to run the modules")
     p.add_argument("--backend", choices=("onnxruntime", "c"), default="onnxruntime",

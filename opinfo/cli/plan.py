@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 
-from .common import InputError, check_output_path, fail, read_module
+from .common import InputError, check_output_path, fail, read_module, with_examples
 
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("plan", help="re-plan data layouts of a lowered module",
-                              description=__doc__.split("\n\n")[0])
+                              description=__doc__.split("\n\n")[0],
+                              **with_examples("opinfo plan model.py --layout nn.conv2d=NHWC:OHWI --layout nn.max_pool2d=NHWC -o nhwc.py",
+                                              "opinfo plan model.py --layout nn.conv2d=NCHW4c:OIHW4i4o --json"))
     p.add_argument("path", help="TVMScript module with a graph-level main")
     p.add_argument("--layout", action="append", default=[], metavar="OP=DATA[:KERNEL]",
                    help="target layout of an op, e.g. nn.conv2d=NHWC:OHWI or nn.max_pool2d=NHWC (repeatable)")

@@ -12,12 +12,16 @@ import zipfile
 
 import numpy as np
 
-from .common import InputError, check_output_path, fail, read_module
+from .common import InputError, check_output_path, fail, read_module, with_examples
 
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("run", help="execute a module on inputs from an .npz file",
-                              description=__doc__.split("\n\n")[0])
+                              description=__doc__.split("\n\n")[0],
+                              **with_examples("opinfo run model.py --inputs in.npz --output out.npz",
+                                              "opinfo run model.py --inputs in.npz --output out.npz --engine c",
+                                              note="IN.npz holds arr_0, arr_1, ... (numpy.savez(path, *arrays)); "
+                                              "exit 2 on missing or mis-shaped inputs."))
     p.add_argument("path", help="TVMScript file (a module or one prim_func)")
     p.add_argument("--inputs", required=True, help="IN.npz with arrays arr_0, arr_1, ...")
     p.add_argument("--output", "-o", required=True, help="OUT.npz to write ('out', or 'out_0'... for tuples)")
@@ -76,7 +80,9 @@ def execute(module, inputs: list, engine: str, path: str):
 def external_functions(module) -> "dict | None":
     """External functions of a partitioned module (``opinfo byoc -o``): rebuilt from its
     graph functions with a ``Compiler`` attribute (see opinfo/cli/byoc.py)."""
-    if not any("Compiler" in f.attrs for _, f in module.graph_funcs()):
+    from tir.module import IRModule
+
+    if not isinstance(module, IRModule) or not any("Compiler" in f.attrs for _, f in module.graph_funcs()):
         return None
     from byoc import load_externals
 

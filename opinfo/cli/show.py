@@ -7,12 +7,14 @@ import tir
 from tir import relax as rx
 from tir.expr import as_int
 
-from .common import InputError, fail, read_module
+from .common import InputError, fail, read_module, with_examples
 
 
 def add_parser(subparsers) -> None:
     """Register the ``show`` subcommand."""
-    p = subparsers.add_parser("show", help="summarise a TVMScript file (functions, buffers, blocks, loops)")
+    p = subparsers.add_parser("show", help="summarise a TVMScript file (functions, buffers, blocks, loops)",
+                               **with_examples("opinfo show model.py", "opinfo show model.py --script --dialect tir",
+                                               "opinfo show model.py --json"))
     p.add_argument("path", help="a TVMScript file: an @I.ir_module or a single @T.prim_func")
     p.add_argument("--script", action="store_true", help="re-print the file as TVMScript instead")
     p.add_argument("--dialect", choices=("tirx", "tir"), default="tirx",
