@@ -13,11 +13,15 @@ def add_parser(subparsers) -> None:
                               description="Recover the op, its TVM pattern kind and its attributes "
                               "from every PrimFunc of TVMScript files (or folders of them).",
                               **with_examples("opinfo analyze model.py", "opinfo analyze corpus/ops --json --jobs 2",
+                                              "opinfo analyze planned.py --dot | dot -Tsvg -o graph.svg",
                                               note="A function that cannot be recognised with certainty has no "
                                               "ops: never a guess. Exit 2 when a file could not be read."))
     p.add_argument("paths", nargs="+", metavar="PATH", help="a TVMScript file or a folder of .py files")
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per file")
     p.add_argument("--jobs", type=int, default=1, help="analyse files in N processes")
+    p.add_argument("--dot", action="store_true",
+                   help="print the graph of recovered ops as Graphviz DOT (offloaded regions and "
+                   "layout transforms marked); render with: dot -Tsvg -o graph.svg")
 
 
 def expand(paths: list) -> list:
@@ -98,6 +102,8 @@ def run(args) -> int:
     if not files:
         print("analyze: no .py files found", file=sys.stderr)
         return 2
+    if args.dot:
+        return _dot(files)
     failed = False
     with Progress(len(files), "analyze") as progress:
         for rec in _records(files, args.jobs):
@@ -105,4 +111,25 @@ def run(args) -> int:
             progress.clear()
             print(json.dumps(rec) if args.json else table(rec), flush=True)
             progress.advance(os.path.basename(rec["file"]))
+    return 2 if failed else 0
+
+
+def _dot(files: list) -> int:
+    """One DOT digraph per file on stdout; unreadable files on stderr, exit 2."""
+    from tir.function import PrimFunc
+    from tir.module import IRModule
+
+    from ..dot import module_dot
+
+    failed = False
+    for path in files:
+        try:
+            mod = read_module(path)
+        except InputError as err:
+            print(err, file=sys.stderr)
+            failed = True
+            continue
+        if isinstance(mod, PrimFunc):
+            mod = IRModule({mod.name or os.path.splitext(os.path.basename(path))[0]: mod})
+        print(module_dot(mod, title=path), flush=True)
     return 2 if failed else 0
