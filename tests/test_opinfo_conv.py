@@ -32,7 +32,7 @@ def test_native_nchwc_conv():
     assert got["padding"] == [1, 0, 1, 1] and got["strides"] == [2, 1]
 
 
-@pytest.mark.parametrize("cin,cout,reindex", [(8, 16, False), (8, 16, True), (4, 4, False)])
+@pytest.mark.parametrize("cin,cout,reindex", [(8, 16, False), (8, 16, True), (4, 4, False), (4, 4, True), (8, 4, True)])
 def test_relaid_out_conv(cin, cout, reindex):
     f = tir.topi.lower("nn.conv2d", [((1, cin, 7, 7), "float32"), ((cout, cin, 3, 3), "float32")],
                        padding=[1, 0, 1, 1], strides=[2, 1], dilation=[1, 2])

@@ -86,13 +86,15 @@ def test_guard_that_is_not_a_pad_is_refused():
 
 
 @pytest.mark.parametrize("channels", [4, 8])
-def test_packed_max_pool(channels):
+@pytest.mark.parametrize("op,pad", [("nn.max_pool2d", 0), ("nn.max_pool2d", 1), ("nn.avg_pool2d", 1)])
+def test_packed_pool(channels, op, pad):
     from layout.layout import Layout
     from layout.transform import transform_layout
 
-    f = _pool("nn.max_pool2d", (2, channels, 6, 9), pool_size=[2, 3], strides=[1, 2])
+    f = _pool(op, (2, channels, 6, 9), pool_size=[2, 3], strides=[1, 2], padding=[pad] * 4,
+              count_include_pad=True)
     m = Layout.parse("NCHW").index_map_to("NCHW4c")
-    for reindex in (False, True):
+    for reindex in (False, True):  # as TVM (c // 4, c % 4) and iterating the packed shape
         g = transform_layout(transform_layout(f, 0, m, reindex), 1, m, reindex)
         (name, got), = _ops(g)
-        assert name == "nn.max_pool2d" and got["layout"] == "NCHW4c" and got["strides"] == [1, 2]
+        assert name == op and got["layout"] == "NCHW4c" and got["padding"] == [pad] * 4

@@ -86,11 +86,13 @@ def test_conv_round_trip(case, variant, seed):
 
 @SETTINGS
 @given(st.sampled_from([2, 4]), st.integers(1, 2), st.integers(1, 2), st.integers(0, 2), st.integers(1, 2),
-       st.booleans(), VARIANTS, st.integers(0, 1000))
-def test_packed_conv_round_trip(block, cblocks, oblocks, pad, stride, native, variant, seed):
+       st.sampled_from(["native", "relaid", "reindexed"]), VARIANTS, st.integers(0, 1000))
+def test_packed_conv_round_trip(block, cblocks, oblocks, pad, stride, form, variant, seed):
+    """NCHW{k}c convolutions: TVM's conv2d_NCHWc, and a plain one re-laid-out with
+    transform_layout (accesses rewritten, or the result block iterating the packed shape)."""
     layouts = dict(data_layout=f"NCHW{block}c", kernel_layout=f"OIHW{block}i{block}o")
     attrs = dict(strides=[stride, 1], padding=[pad, 0, 1, pad])
-    if native:
+    if form == "native":
         inputs = [((1, cblocks, 6, 6, block), "float32"), ((oblocks, cblocks, 3, 2, block, block), "float32")]
         attrs = {**attrs, **layouts}
         _run("nn.conv2d", inputs, attrs, variant, seed, list(_after_pads(attrs, 2, 6)))
@@ -102,7 +104,7 @@ def test_packed_conv_round_trip(block, cblocks, oblocks, pad, stride, native, va
     f = tir.topi.lower("nn.conv2d", inputs, **attrs)
     for k, (src, dst) in enumerate([("NCHW", layouts["data_layout"]), ("OIHW", layouts["kernel_layout"]),
                                     ("NCHW", layouts["data_layout"])]):
-        f = transform_layout(f, k, Layout.parse(src).index_map_to(dst), reindex=False)
+        f = transform_layout(f, k, Layout.parse(src).index_map_to(dst), reindex=form == "reindexed")
     func = _transform(variant if variant != "symbolic" else "plain", seed)(f)
     from roundtrip_check import recovered
     got = recovered(func)

@@ -146,3 +146,41 @@ def guard_sides(conds, indices, shape, dom) -> "tuple | None":
             return None
         out.append(Sides(bool(lows), bool(highs)))
     return tuple(out)
+
+
+# ---------------------------------------------------------------- equality on a domain
+def fold(form: dict, dom: dict) -> dict:
+    """``form`` with unit variables (always 0) dropped and ``(q * k + r) // k``,
+    ``(q * k + r) % k`` folded to ``q`` and ``r`` where ``0 <= r < k`` on the domain."""
+    out = {}
+    for atom, c in form.items():
+        if isinstance(atom, Var) and const_of(dom.get(atom)) == 1:
+            continue
+        folded = _fold_divmod(atom, dom) if isinstance(atom, (FloorDiv, FloorMod)) else None
+        for k, v in (folded or {atom: 1}).items():
+            out = _add(out, {k: v * c})
+    return out
+
+
+def _fold_divmod(atom, dom) -> "dict | None":
+    inner, k = affine(atom.a), const_of(atom.b)
+    if inner is None or not k:
+        return None
+    inner = fold(inner, dom)
+    quot = {a: c // k for a, c in inner.items() if a is not ONE and c % k == 0}
+    rest = {a: c for a, c in inner.items() if a not in quot}
+    rng = value_range(rest, dom)
+    if rng is None or rng[0] < 0 or rng[1] >= k:
+        return None
+    return quot if isinstance(atom, FloorDiv) else rest
+
+
+def same_on_domain(a, b, dom: dict) -> bool:
+    """Whether two index expressions agree at every point of the domain (Var -> extent),
+    judged on their affine forms after :func:`fold`; False when unsure."""
+    if a is b or a == b:
+        return True
+    fa, fb = affine(a), affine(b)
+    if fa is None or fb is None:
+        return False
+    return fold(fa, dom) == fold(fb, dom)

@@ -4,8 +4,8 @@ A packed buffer holds one logical axis in two dimensions, in one of three forms:
 
 * ``c // 4`` and ``c % 4``: TVM's ``transform_layout`` keeps the blocks iterating the
   logical axes and rewrites the accesses;
-* a unit dimension read at ``0`` and ``c``: the same when the axis has a single block (the
-  simplifier folded ``c // 4`` to 0);
+* a unit dimension read at ``0`` (or at a loop variable of extent 1 used nowhere else) and
+  ``c``: the same when the axis has a single block (the simplifier folded ``c // 4`` to 0);
 * two loop variables ``cb`` and ``ci``: the block iterates the packed shape itself (the
   logical index is ``cb * 4 + ci``).
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import attrs
 
-from tir.expr import FloorDiv, FloorMod, IntImm
+from tir.expr import FloorDiv, FloorMod, IntImm, Var
 
 from ..affine import const_of
 
@@ -94,10 +94,11 @@ def _var_pairs(indices, shape, pairs, used: set) -> list:
     return out
 
 
-def _unit_pairs(indices, shape, dom, chan_vars, used: set) -> list:
+def _unit_pairs(indices, shape, dom, chan_vars, unit_vars, used: set) -> list:
     out = []
     for a, ia in enumerate(indices):
-        if a in used or const_of(ia) != 0 or const_of(shape[a]) != 1:
+        unit = const_of(ia) == 0 or any(ia is u for u in unit_vars)
+        if a in used or not unit or const_of(shape[a]) != 1:
             continue
         for v in chan_vars:
             b = next((d for d, i in enumerate(indices) if i is v and d > a and d not in used), None)
@@ -109,16 +110,17 @@ def _unit_pairs(indices, shape, dom, chan_vars, used: set) -> list:
     return out
 
 
-def view(indices, shape, dom: dict, chan_vars=(), var_pairs=()) -> View:
+def view(indices, shape, dom: dict, chan_vars=(), var_pairs=(), unit_vars=()) -> View:
     """The logical view of ``buffer[indices]`` (see the module docstring).
 
     ``chan_vars`` (in order of preference) may sit in the sub-axis of a unit dimension;
-    ``var_pairs`` are (block, sub-axis) loop variables of a block iterating packed shapes.
+    ``var_pairs`` are (block, sub-axis) loop variables of a block iterating packed shapes;
+    ``unit_vars`` are variables of extent 1 that index nothing else (a single block).
     """
     indices, used = tuple(indices), set()
     fused = _split_pairs(indices, shape, used)
     fused += _var_pairs(indices, shape, var_pairs, used)
-    fused += _unit_pairs(indices, shape, dom, chan_vars, used)
+    fused += _unit_pairs(indices, shape, dom, chan_vars, unit_vars, used)
     fused += [(d, indices[d], shape[d], None, None) for d in range(len(indices)) if d not in used]
     fused.sort(key=lambda t: t[0])
     return View(tuple(t[1] for t in fused), tuple(t[2] for t in fused),

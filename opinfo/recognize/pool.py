@@ -5,9 +5,24 @@ even split.
 A pool reduces a (padded) read ``x[..., o * stride + r * dilation - before, ...]`` over its
 window variables; every other dimension passes through (the same index in the read and
 in the result, which may be a packed ``c // 4``, ``c % 4``). The pad must be a true pad:
-its guard is checked to be exactly "in bounds" (``guard``). Which ``ceil_mode`` and
-after-padding the loops mean is decided by ``pool_readings`` (see its policy); average
-pooling also matches its divisor against TVM's formula (``pool_divisor``).
+its guard is checked to be exactly "in bounds" (``guard``).
+
+ceil_mode policy. TVM lowers ``ceil_mode=True`` by growing the after-padding by
+``stride - 1``, which gives exactly the loops of ``ceil_mode=False`` with that larger
+padding, so both readings may explain the IR. ``pool_readings``:
+
+a. enumerates the readings (ceil_mode, after-padding) that TVM would lower to these loops
+   (output extents; the padded extent when a pad buffer is visible, else which sides the
+   inlined guard tests);
+b. drops readings that pad some dimension by at least the dilated window (a window made
+   only of padding; frameworks do not produce that);
+c. reports the reading if exactly one remains;
+d. if several remain, reports ``ceil_mode=False`` only when that reading is unique and its
+   padding is symmetric in every dimension (the form frameworks emit); else abstains.
+
+Average pooling first keeps only the readings (and ``count_include_pad``) whose TVM divisor
+formula the divisor expression is (``pool_divisor``): with ``count_include_pad`` the clip
+bound names the true after-padding, which usually settles ceil_mode.
 """
 from __future__ import annotations
 
@@ -16,10 +31,10 @@ import attrs
 from tir.expr import Div, FloorDiv, FloorMod, Var, min_value
 from tir.functor import pre_order_visit
 
-from ..affine import affine, const_of, float_of
+from ..affine import const_of, float_of
 from ..semantic import Reduce
 from .common import Match, Space, strip
-from .guard import guard_sides
+from .guard import guard_sides, same_on_domain
 from .pool_divisor import settle
 from .pool_readings import Axis, choose, readings
 from .window import dim_of, padded_extent, unpad
@@ -60,7 +75,7 @@ def _window(red: Reduce, space: Space, ctx, pad_value_ok) -> "Window | None":
     spatial, dims, used = [], [], []
     dom = _domain(red, space)
     for d, (idx, o) in enumerate(zip(p.load.indices, space.indices)):
-        if not _uses(idx, red_ids) and _same_on_domain(idx, o, dom):
+        if not _uses(idx, red_ids) and same_on_domain(idx, o, dom):
             continue
         dm = dim_of(idx, out_ids, red_ids)
         if dm is None or dm.red is None or dm.out is not o or dm.group is not None:
@@ -77,20 +92,6 @@ def _window(red: Reduce, space: Space, ctx, pad_value_ok) -> "Window | None":
             return None
     rext = {id(iv.var): const_of(iv.dom.extent) for iv in red.axes}
     return Window(p, tuple(spatial), tuple(dims), sides, rext)
-
-
-def _same_on_domain(a, b, dom) -> bool:
-    """Whether two index expressions agree everywhere on the domain: the same affine form
-    once the variables of extent 1 (always 0) are dropped."""
-    if a == b:
-        return True
-    fa, fb = affine(a), affine(b)
-    if fa is None or fb is None:
-        return False
-
-    def drop(f):
-        return {k: c for k, c in f.items() if not (isinstance(k, Var) and const_of(dom.get(k)) == 1)}
-    return drop(fa) == drop(fb)
 
 
 def _uses(e, ids) -> bool:
