@@ -7,12 +7,15 @@ from tir.module import IRModule
 from .decompose import Decomposer
 from .info import FuncInfo
 from .kind import pattern_kind
+from .op_graph import fusable
 from .recognize import families
 from .semantic import Semantics
 
 
 def recognize_ops(func: PrimFunc) -> tuple:
-    """The ops of ``func`` in dataflow order, or () when any part is not understood."""
+    """The ops of ``func`` in dataflow order, or () when any part is not understood, when
+    several outputs need ops of their own (split), or when the ops could not be one fused
+    kernel of TVM (see :func:`.op_graph.fusable`)."""
     sem = Semantics(func)
     if sem.opaque:
         return ()
@@ -20,12 +23,14 @@ def recognize_ops(func: PrimFunc) -> tuple:
     outputs = sem.outputs()
     if not outputs:
         return ()
+    decomposed = 0
     for stage in outputs:
         if dec.done and families.absorbed(stage, sem, dec):
             continue
-        if not dec.output(stage):
+        decomposed += 1
+        if decomposed > 1 or not dec.output(stage):
             return ()
-    return tuple(dec.ops)
+    return tuple(dec.ops) if fusable(sem, dec.links) else ()
 
 
 def analyze(prim_func: PrimFunc, name: "str | None" = None) -> FuncInfo:

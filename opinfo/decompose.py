@@ -7,19 +7,28 @@ An elementwise root is identified by probing; if the whole elementwise tree is n
 op, a sub-tree (preferably an intermediate buffer of the original program) is cut out
 as the operand of a smaller root op. Any part left unexplained makes the whole
 function abstain.
+
+Ops meet at buffers: an operand of a recognized op is a parameter or an intermediate
+buffer of the program (an :class:`Inlined`), never an expression computed inside the
+op's own blocks, because TVM's fused kernels keep every op's blocks and the buffer each
+writes. An intermediate read at other indices than the op reads its operand space is
+decomposed over its own index space. :attr:`Decomposer.links` records, for every op, the
+buffer it writes and the buffers it reads (see :mod:`.op_graph`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from tir.expr import BufferLoad, Call, Cast, FloatImm, IntImm, PrimExpr, Select, CmpOp
+from tir.expr import BufferLoad, Call, Cast, FloatImm, IntImm, PrimExpr, Select, CmpOp, Var
 from tir.functor import pre_order_visit
 
 from .info import OpInfo, Operand
+from .op_graph import OpLink
 from .probe import NotEvaluable, evaluate
 from .recognize import elementwise as ew
 from .affine import const_of
 from .recognize.common import Space, aligned, strip
+from .recognize.ew_forms import calls_allowed
 from .semantic import ArgReduce, Inlined, Reduce, Semantics
 
 MAX_HOLES = 40
@@ -32,7 +41,10 @@ class Decomposer:
         self.sem = sem
         self.families = families
         self.ops: list = []
+        self.links: list = []
+        """One :class:`OpLink` per op of ``ops``."""
         self.done: dict = {}
+        self._buffers: dict = {}
         self.counter = 0
 
     def is_param(self, buf) -> bool:
@@ -46,7 +58,8 @@ class Decomposer:
     def output(self, stage) -> bool:
         expr = self.sem.meaning(stage)
         space = Space(tuple(stage.indices), tuple(stage.buffer.shape), _domains(stage.block))
-        return self.produce(expr, space, self.operand("output", stage.buffer)) is not None
+        out = self._note(self.operand("output", stage.buffer), stage.buffer)
+        return self.produce(expr, space, out) is not None
 
     def produce(self, expr: PrimExpr, space: Space, out: "Operand | None" = None):
         """Record ops computing ``expr`` over ``space``; the Operand holding the result."""
@@ -58,9 +71,13 @@ class Decomposer:
             self.done[key] = result
         return result
 
+    def _note(self, operand: Operand, buffer) -> Operand:
+        self._buffers[id(operand)] = buffer
+        return operand
+
     def _produce(self, expr, space, out):
         if isinstance(expr, BufferLoad) and self.is_param(expr.buffer) and out is None:
-            return self.operand("input", expr.buffer)
+            return self._note(self.operand("input", expr.buffer), expr.buffer)
         if out is None:
             out = self._temp(expr)
         for family in self.families:
@@ -72,32 +89,56 @@ class Decomposer:
             return self._produce(inner, space, out)
         return self._elementwise(expr, space, out)
 
+    def _operand_of(self, expr, space):
+        """The Operand holding an op's input: a parameter, or an intermediate decomposed over
+        the space it is read in, or its own index space when read at other indices."""
+        if isinstance(expr, BufferLoad) and self.is_param(expr.buffer):
+            return self.produce(expr, space)
+        if not isinstance(expr, Inlined):
+            return None
+        if not _reads_whole(expr, space):
+            expr, space = self._natural(expr)
+        return self.produce(expr, space) if expr is not None else None
+
+    def _natural(self, inl: Inlined) -> tuple:
+        """``inl``'s intermediate as its producer block computes it, over that block's indices."""
+        stages = self.sem.producers.get(id(inl.buffer), [])
+        if len(stages) != 1 or stages[0].expr is None or not _pure(stages[0].indices):
+            return None, None
+        stage = stages[0]
+        value = Inlined(inl.buffer, stage.indices, self.sem.meaning(stage))
+        return value, Space(tuple(stage.indices), tuple(inl.buffer.shape), _domains(stage.block))
+
     def _temp(self, expr) -> Operand:
         if isinstance(expr, Inlined):
-            return Operand("output", expr.buffer.name, None)
+            return self._note(Operand("output", expr.buffer.name, None), expr.buffer)
         self.counter += 1
         return Operand("output", f"%t{self.counter}", None)
 
     def _emit(self, m, out):
-        operands = []
+        operands, buffers = [], []
         for role, e, sp in m.inputs:
-            got = self.produce(e, sp)
+            got = self._operand_of(e, sp)
             if got is None:
                 return None
             operands.append(Operand(role, got.buffer, got.param))
+            buffers.append(self._buffers.get(id(got)))
         self.ops.append(OpInfo(m.name, m.attrs, tuple(operands), out))
+        self.links.append(OpLink(self._buffers.get(id(out)), tuple(buffers)))
         return out
 
     # ------------------------------------------------------------------ elementwise
     def _elementwise(self, expr, space, out):
         leaves = sorted(_leaves(expr), key=self._param_pos)
-        if not leaves or not self._leaves_ok(leaves, space):
+        if not leaves:
             return None
-        found = _identify(expr, leaves)
+        found = _identify(expr, leaves) if self._leaves_ok(leaves, space) else None
         if found is not None:
             return self._emit_ew(found, leaves, space, out)
         for hole in _holes(expr, leaves):
             sub = [l for l in leaves if _occurs_outside(expr, l, hole)] + [hole]
+            if not self._leaves_ok(sub, space):
+                continue
             found = _identify(expr, sub)
             if found is not None:
                 return self._emit_ew(found, sub, space, out)
@@ -117,6 +158,8 @@ class Decomposer:
         for leaf in leaves:
             if isinstance(leaf, BufferLoad) and not (self.is_param(leaf.buffer) and aligned(leaf, space)):
                 return False
+            if isinstance(leaf, Inlined) and not aligned(leaf, space):
+                return False
         return True
 
     def _emit_ew(self, found, leaves, space, out):
@@ -130,12 +173,23 @@ def _domains(block) -> dict:
     return {iv.var: iv.dom.extent for iv in block.iter_vars}
 
 
+def _reads_whole(inl: Inlined, space: Space) -> bool:
+    """Whether an intermediate is read at exactly the indices of ``space``."""
+    return len(inl.indices) == space.rank and all(a is b for a, b in zip(inl.indices, space.indices))
+
+
+def _pure(indices) -> bool:
+    return all(isinstance(i, Var) for i in indices) and len({id(i) for i in indices}) == len(indices)
+
+
 def _leaves(expr) -> list:
-    """Distinct maximal non-elementwise sub-trees: loads and reductions."""
+    """Distinct maximal non-elementwise sub-trees: loads, and the intermediates holding a
+    reduction's result (the buffer between the reducing op and this one)."""
     found = []
 
     def visit(n):
-        if isinstance(n, (BufferLoad, Reduce, ArgReduce)):
+        if isinstance(n, Inlined) and isinstance(strip(n), (Reduce, ArgReduce)) or \
+                isinstance(n, (BufferLoad, Reduce, ArgReduce)):
             if n not in found:
                 found.append(n)
             return False
@@ -166,12 +220,14 @@ def _size(e) -> int:
 
 
 def _holes(expr, leaves) -> list:
+    """Intermediate buffers inside ``expr`` where it may be cut into two ops, smallest first
+    (a cut elsewhere would split one block's computation into two ops)."""
     cands = []
     for n in _subtrees(expr):
-        if n is expr or n in cands or not _leaves(n):
+        if n is expr or n in cands or not isinstance(n, Inlined) or not _leaves(n):
             continue
         cands.append(n)
-    cands.sort(key=lambda n: (not isinstance(n, Inlined), _size(n)))
+    cands.sort(key=_size)
     return cands[:MAX_HOLES]
 
 
@@ -217,9 +273,10 @@ def _fn(expr, leaves):
 def _identify(expr, leaves):
     """(name, attrs, leaf order, roles) when ``expr`` over ``leaves`` is one known op."""
     try:
-        return _identify_impl(expr, leaves)
+        found = _identify_impl(expr, leaves)
     except NotEvaluable:
         return None
+    return found if found is not None and calls_allowed(found[0], expr, leaves) else None
 
 
 def _identify_impl(expr, leaves):

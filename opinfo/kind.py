@@ -194,8 +194,13 @@ def _block_step(kind: int, block: Block, params: set) -> int:
 
 def pattern_kind(func: PrimFunc) -> str:
     """TVM's OpPatternKind name for ``func`` ("elemwise" ... "opaque")."""
-    params = {id(b) for b in func.buffers}
+    return NAMES[blocks_kind(func.blocks(), {id(b) for b in func.buffers})]
+
+
+def blocks_kind(blocks, outputs: set) -> int:
+    """The kind (an int, see NAMES) of a function made of ``blocks`` in program order whose
+    parameters are the buffers with ids in ``outputs``: one op's blocks inside a fused kernel."""
     kind = ELEMWISE
-    for block in func.blocks():
-        kind = _block_step(kind, block, params)
-    return NAMES[kind]
+    for block in blocks:
+        kind = _block_step(kind, block, outputs)
+    return kind

@@ -51,11 +51,14 @@ def is_param_load(e, ctx) -> bool:
 
 
 def loads_in(e) -> list:
+    """The loads ``e`` reads: parameter loads, and intermediates as a whole (an Inlined
+    stands for its buffer read at its indices), not looking into reductions."""
     found = []
 
     def visit(n):
-        if isinstance(n, BufferLoad):
+        if isinstance(n, (BufferLoad, Inlined)):
             found.append(n)
+            return False
         return not isinstance(n, (Reduce, ArgReduce))
 
     pre_order_visit(e, visit)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from tir.expr import BufferLoad
 
-from . import conv, conv_transpose, groupnorm, layernorm, matmul, movement, norm, pool, reduce, resize, softmax
+from . import conv, conv_transpose, groupnorm, layernorm, matmul, movement, norm, pool, reduce, resize, softmax, std
 
 ALL: list = [
     movement.match_movement,
@@ -15,7 +15,7 @@ ALL: list = [
     norm.match_batch_norm,
     softmax.match_softmax, layernorm.match_layer_norm, groupnorm.match_group_norm,
     resize.match_resize2d,
-    reduce.match_variance, reduce.match_mean, reduce.match_reduce, reduce.match_arg,
+    std.match_std, reduce.match_variance, reduce.match_mean, reduce.match_reduce, reduce.match_arg,
 ]
 
 

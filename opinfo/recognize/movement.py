@@ -187,8 +187,10 @@ def _take(load, space, ctx):
         return None
     d = nested[0]
     ind = _index_load(load.indices[d], ctx)
-    others = [i for k, i in enumerate(load.indices) if k != d]
-    if not all(isinstance(i, Var) for i in others + list(ind.indices)):
+    # take's output dimensions are the data's before the axis, the indices', the data's after
+    # it, each read once; gather_elements reads data and indices at the same positions instead
+    order = list(load.indices[:d]) + list(ind.indices) + list(load.indices[d + 1:])
+    if len(order) != space.rank or not all(i is o for i, o in zip(order, space.indices)):
         return None
     return Match("take", {"axis": d}, (("data", load, space), ("indices", ind, space)))
 

@@ -1,0 +1,81 @@
+"""The recovered ops of one PrimFunc as a graph: each op's blocks, its TVM kind, and whether
+the whole could be one fused kernel.
+
+A fused kernel (FuseOps + FuseTIR) keeps every op's blocks and the buffer each op writes,
+so the ops recovered from it split its blocks into disjoint sets, one per op: the blocks
+that compute the op's output buffer from its input buffers. The kind of an op is TVM's
+kind of those blocks alone (what AnnotateTIROpPattern says of the op's own PrimFunc), and
+a multi-op decomposition stands only if FuseOps could have grouped those ops
+(:func:`.fusion.one_group`).
+"""
+from __future__ import annotations
+
+import attrs
+
+from tir.expr import BufferLoad
+from tir.functor import pre_order_visit
+
+from .fusion import FuseNode, one_group
+from .kind import blocks_kind
+
+
+@attrs.frozen
+class OpLink:
+    """Where one recovered op sits in its PrimFunc."""
+
+    output: object
+    """The buffer the op writes (None when it has none: the op cannot be placed)."""
+    inputs: tuple = attrs.field(converter=tuple)
+    """The buffers the op reads, parameters or intermediates, in operand order."""
+
+
+def fusable(sem, links: list) -> bool:
+    """Whether the ops of ``links`` (in dataflow order) own disjoint sets of blocks covering
+    the PrimFunc and could be one group of TVM's FuseOps. One op always stands."""
+    if len(links) < 2:
+        return True
+    if any(link.output is None or None in link.inputs for link in links):
+        return False
+    owned = [op_blocks(sem, link) for link in links]
+    ids = [id(b) for blocks in owned for b in blocks]
+    if len(ids) != len(set(ids)) or set(ids) != {id(s.block) for s in sem.stages}:
+        return False
+    nodes = _nodes(sem, links, owned)
+    return nodes is not None and one_group(nodes)
+
+
+def op_blocks(sem, link: OpLink) -> list:
+    """The blocks computing ``link.output`` from ``link.inputs``, in program order."""
+    stop = {id(b) for b in link.inputs} | {id(p) for p in sem.params}
+    found, todo, seen = {}, [link.output], set()
+    while todo:
+        buf = todo.pop()
+        for stage in sem.producers.get(id(buf), []):
+            found[id(stage.block)] = stage.block
+            for read in _read_buffers(stage.block):
+                if id(read) not in stop and id(read) not in seen and read is not buf:
+                    seen.add(id(read))
+                    todo.append(read)
+    order = {id(s.block): k for k, s in enumerate(sem.stages)}
+    return sorted(found.values(), key=lambda b: order[id(b)])
+
+
+def _read_buffers(block) -> list:
+    found = []
+    for part in (block.body, block.init):
+        if part is not None:
+            pre_order_visit(part, lambda n: found.append(n.buffer) if isinstance(n, BufferLoad) else True)
+    return found
+
+
+def _nodes(sem, links: list, owned: list) -> "list | None":
+    """FuseNodes: the parameters (external), then the ops with their kinds and producers."""
+    nodes = [FuseNode(0, (), True) for _ in sem.params]
+    where = {id(p): k for k, p in enumerate(sem.params)}
+    for link, blocks in zip(links, owned):
+        inputs = [where.get(id(b)) for b in link.inputs]
+        if None in inputs or not blocks:
+            return None
+        nodes.append(FuseNode(blocks_kind(blocks, {id(link.output)}), inputs))
+        where[id(link.output)] = len(nodes) - 1
+    return nodes

@@ -1,0 +1,75 @@
+"""The intrinsics TVM's lowering of each elementwise op calls.
+
+An elementwise op is identified by what it computes on sample values; this is the
+structural check that goes with it: the expression may call only intrinsics that the
+op's TVM form calls (topi and Relax's legalization, e.g. ``nn.gelu`` calls ``erf``,
+``square`` calls nothing). ``power(x, 2.0)`` computes a square but calls ``pow``: it is
+the Relax op ``power`` with a constant operand, not ``square``, and must not be named so.
+``if_then_else`` is a select, allowed everywhere. Ops whose whole form is one arithmetic
+node also fix that node: ``negative`` is ``x * -1``, so ``0 - x`` (Relax's ``subtract``
+with a constant operand) is not named ``negative``.
+"""
+from __future__ import annotations
+
+from tir.expr import BinaryOp, BufferLoad, Call, Mul
+from tir.functor import pre_order_visit
+
+from ..semantic import ArgReduce, Reduce
+
+_CALLS = {
+    "exp": {"exp"}, "log": {"log"}, "sqrt": {"sqrt"}, "rsqrt": {"rsqrt"}, "sigmoid": {"sigmoid"},
+    "tanh": {"tanh"}, "erf": {"erf"}, "abs": {"fabs"}, "sin": {"sin"}, "cos": {"cos"}, "tan": {"tan"},
+    "floor": {"floor"}, "ceil": {"ceil"}, "round": {"nearbyint", "round"}, "trunc": {"trunc"},
+    "log1p": {"log1p"}, "negative": set(), "square": set(), "sign": set(),
+    "nn.relu": set(), "nn.gelu": {"erf"}, "nn.gelu_tanh": {"tanh"}, "nn.silu": {"sigmoid"},
+    "nn.selu": {"exp"}, "nn.leakyrelu": set(), "clip": set(), "nn.softplus": {"exp", "log", "log1p"},
+    "add": set(), "subtract": set(), "multiply": set(), "divide": set(), "maximum": set(),
+    "minimum": set(), "power": {"pow"}, "floor_divide": {"floor"}, "floor_mod": {"floor"},
+    "equal": set(), "not_equal": set(), "less": set(), "less_equal": set(), "greater": set(),
+    "greater_equal": set(), "where": set(), "astype": set(),
+}
+_ANYWHERE = {"if_then_else"}
+_ARITHMETIC = {"negative": {Mul}, "square": {Mul}}
+"""Ops whose TVM form is one arithmetic node: the only arithmetic node types they may use."""
+
+
+def calls_allowed(name: str, expr, leaves) -> bool:
+    """Whether ``expr`` (outside its ``leaves``) calls only intrinsics of ``name``'s TVM form;
+    an op missing from the table is never allowed."""
+    allowed = _CALLS.get(name)
+    if allowed is None or not called(expr, leaves) <= allowed | _ANYWHERE:
+        return False
+    nodes = _ARITHMETIC.get(name)
+    return nodes is None or _arithmetic(expr, leaves) <= nodes
+
+
+def _arithmetic(expr, leaves) -> set:
+    """Types of the arithmetic nodes in ``expr`` outside its ``leaves``."""
+    stop = set(leaves)
+    found = set()
+
+    def visit(n):
+        if isinstance(n, (BufferLoad, Reduce, ArgReduce)) or n in stop:
+            return False
+        if isinstance(n, BinaryOp):
+            found.add(type(n))
+        return True
+
+    pre_order_visit(expr, visit)
+    return found
+
+
+def called(expr, leaves) -> set:
+    """Names of the intrinsics called in ``expr``, not looking into ``leaves``."""
+    stop = set(leaves)
+    found = set()
+
+    def visit(n):
+        if isinstance(n, (BufferLoad, Reduce, ArgReduce)) or n in stop:
+            return False
+        if isinstance(n, Call):
+            found.add(n.op)
+        return True
+
+    pre_order_visit(expr, visit)
+    return found

@@ -1,0 +1,127 @@
+"""Elementwise cases of the unknown-ops bench (see :mod:`unknown_ops`): Relax ops outside
+the corpus (prelu, log_add_exp, atan2, mod, isinf, ...), activations written as one block
+that are no Relax op (hardswish, elu, mish, log_sigmoid), variants of known ops (gelu in
+float16, clip bounds) and binary ops with a constant operand."""
+from __future__ import annotations
+
+import math
+
+from tir import dtype as dt
+from tir.builder import Builder
+from tir.expr import Call, Cast, Max, Min, Mod, Select, const
+
+from unknown_ops import F32, Case, _one
+
+_X = [((2, 3, 4), F32)]
+
+
+def _call(op, *args, dtype=F32):
+    return Call(dt.dtype(dtype), op, args)
+
+
+def unary(fn, dtype=F32) -> "PrimFunc":
+    """One ``compute`` block ``fn(x[i...])``."""
+    return _one("compute", [((2, 3, 4), dtype)], lambda x: lambda *i: fn(x[i]), (2, 3, 4),
+                names=["i0", "i1", "i2"])
+
+
+def binary(fn, dtype=F32, out_dtype=None) -> "PrimFunc":
+    """One ``T_*`` block ``fn(a[i...], b[i...])`` over two (2, 3, 4) inputs."""
+    return _one("T_op", [((2, 3, 4), dtype), ((2, 3, 4), dtype)], lambda a, b: lambda *i: fn(a[i], b[i]),
+                (2, 3, 4), dtype=out_dtype)
+
+
+def c(v, dtype=F32):
+    return const(v, dtype)
+
+
+def hardswish(x):
+    return x * Min(Max(x + c(3.0), c(0.0)), c(6.0)) / c(6.0)
+
+
+def hard_sigmoid(x):
+    return Max(c(0.0), Min(c(1.0), x * c(0.2) + c(0.5)))
+
+
+def elu(x):
+    return Select(x > c(0.0), x, c(1.0) * (_call("exp", x) - c(1.0)))
+
+
+def mish(x):
+    return x * _call("tanh", _call("log", c(1.0) + _call("exp", x)))
+
+
+def log_sigmoid(x):
+    return _call("log", _call("sigmoid", x))
+
+
+def softsign(x):
+    return x / (c(1.0) + _call("fabs", x))
+
+
+def gelu_sigmoid(x):
+    return x * _call("sigmoid", c(1.702) * x)
+
+
+def gelu_f16(x):
+    """TVM's float16 gelu: erf computed in float32."""
+    erf = Cast(dt.dtype("float16"), _call("erf", Cast(dt.dtype(F32), x * c(0.5 ** 0.5, "float16"))))
+    return x * (c(0.5, "float16") + erf * c(0.5, "float16"))
+
+
+def gelu_regrouped(x):
+    return c(0.5) * x * (c(1.0) + _call("erf", x / c(math.sqrt(2.0))))
+
+
+def log_add_exp(a, b):
+    return Max(a, b) + _call("log1p", _call("exp", c(0.0) - _call("fabs", a - b)))
+
+
+def prelu(axis: int) -> "PrimFunc":
+    """``topi.nn.prelu``: ``Select(x > 0, x, x * slope[c])`` with slope along ``axis``."""
+    shape = (2, 3, 4)
+    return _one("compute", [(shape, F32), ((shape[axis],), F32)], lambda x, s: lambda *i: Select(
+        x[i] > c(0.0), x[i], x[i] * s[i[axis]]), shape, names=["i0", "i1", "i2"])
+
+
+def with_constant(fn) -> "PrimFunc":
+    """A binary op whose second operand Relax folded into a scalar constant."""
+    return unary(fn)
+
+
+def ew_cases() -> list:
+    """The elementwise cases."""
+    return [
+        Case("hardswish (one block)", lambda: unary(hardswish)),
+        Case("hard_sigmoid (one block)", lambda: unary(hard_sigmoid)),
+        Case("elu (one block)", lambda: unary(elu)),
+        Case("mish (one block)", lambda: unary(mish)),
+        Case("log_sigmoid (one block)", lambda: unary(log_sigmoid)),
+        Case("softsign (one block)", lambda: unary(softsign)),
+        Case("gelu ~ x*sigmoid(1.702x)", lambda: unary(gelu_sigmoid)),
+        Case("nn.gelu (float16, TVM form)", lambda: unary(gelu_f16, "float16"), ((("nn.gelu", {}),),)),
+        Case("nn.gelu (regrouped)", lambda: unary(gelu_regrouped), ((("nn.gelu", {}),),)),
+        Case("sigmoid as 1/(1+exp(-x))", lambda: unary(lambda x: c(1.0) / (c(1.0) + _call("exp", c(0.0) - x))),
+             ((("sigmoid", {}),),)),
+        Case("acosh", lambda: unary(lambda x: _call("acosh", x))),
+        Case("isinf", lambda: unary(lambda x: _call("isinf", x, dtype="bool"))),
+        Case("exp2", lambda: unary(lambda x: _call("exp2", x))),
+        Case("log_add_exp", lambda: binary(log_add_exp)),
+        Case("atan2", lambda: binary(lambda a, b: _call("atan2", a, b))),
+        Case("mod (truncated)", lambda: binary(lambda a, b: Mod(a, b))),
+        Case("bitwise_and", lambda: binary(lambda a, b: _call("bitwise_and", a, b, dtype="int32"), "int32")),
+        Case("logical_xor", lambda: binary(lambda a, b: _call("bitwise_xor", a, b, dtype="bool"), "bool")),
+        Case("nn.prelu(axis=1)", lambda: prelu(1)),
+        Case("nn.prelu(axis=2)", lambda: prelu(2)),
+        Case("clip(-2.5, 3.25)", lambda: unary(lambda x: Max(Min(x, c(3.25)), c(-2.5))),
+             ((("clip", {"min": -2.5, "max": 3.25}),),)),
+        Case("clip int32 (-3, 7)", lambda: unary(lambda x: Max(Min(x, c(7, "int32")), c(-3, "int32")), "int32"),
+             ((("clip", {"min": -3, "max": 7}),),)),
+        Case("add(x, 2.0)", lambda: with_constant(lambda x: x + c(2.0))),
+        Case("multiply(x, 0.01)", lambda: with_constant(lambda x: x * c(0.01))),
+        Case("power(x, 2.0)", lambda: with_constant(lambda x: _call("pow", x, c(2.0)))),
+        Case("power(x, 0.5)", lambda: with_constant(lambda x: _call("pow", x, c(0.5)))),
+        Case("subtract(0, x)", lambda: with_constant(lambda x: c(0.0) - x)),
+        Case("maximum(x, 0.0) == nn.relu", lambda: with_constant(lambda x: Max(x, c(0.0))),
+             ((("nn.relu", {}),),)),
+    ]
