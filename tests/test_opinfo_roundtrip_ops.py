@@ -177,3 +177,24 @@ def test_pad_tile_broadcast(shape, data, seed):
 def test_take(shape, count, data, seed):
     axis = data.draw(st.integers(0, len(shape) - 1))
     _run("take", [(shape, "float32"), ((count,), "int64")], {"axis": axis}, seed)
+
+
+# ---------------------------------------------------------------- adaptive pooling, batch_norm
+@SETTINGS
+@given(st.sampled_from(["NCHW", "NHWC"]), st.sampled_from([1, 2, 4, 8]), st.sampled_from([1, 2, 4, 8]), SEEDS,
+       st.booleans())
+def test_adaptive_avg_pool2d_even(layout, oh, ow, seed, symbolic):
+    """Output sizes that divide the input (uneven windows are not recognized: see the report)."""
+    shape = (2, 3, 8, 8) if layout == "NCHW" else (2, 8, 8, 3)
+    _run("nn.adaptive_avg_pool2d", [(shape, "float32")], {"output_size": [oh, ow], "layout": layout}, seed, symbolic)
+
+
+@SETTINGS
+@given(shapes(min_rank=2), st.data(), st.sampled_from([1e-5, 1e-3]), SEEDS)
+def test_batch_norm(shape, data, eps, seed):
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    c = shape[axis]
+    inputs = [(shape, "float32")] + [((c,), "float32")] * 4
+    attrs = {"axis": axis, "epsilon": eps, "center": data.draw(st.booleans()), "scale": data.draw(st.booleans())}
+    others = [{**attrs, "axis": a} for a in range(len(shape))]  # unit channels: any unit axis lowers alike
+    _run("nn.batch_norm", inputs, attrs, seed, alternatives=others)

@@ -7,6 +7,7 @@ import numpy as np
 from tir.expr import BufferLoad, Var
 from tir.functor import pre_order_visit
 
+from ..affine import const_of
 from ..probe import NotEvaluable, evaluate
 from .common import Match, Space, aligned, strip
 
@@ -40,14 +41,20 @@ def _consts(e):
 
 def match_batch_norm(expr, space: Space, ctx) -> "Match | None":
     leaves = _leaves(expr)
-    if len(leaves) != 5 or not all(ctx.is_param(l.buffer) for l in leaves):
+    if not 3 <= len(leaves) <= 5 or not all(ctx.is_param(l.buffer) for l in leaves):
         return None
     order = sorted(leaves, key=lambda l: next(i for i, p in enumerate(ctx.sem.params) if p is l.buffer))
     x, rest = order[0], order[1:]
     if len(x.indices) != space.rank or not aligned(x, space) or not all(len(l.indices) == 1 for l in rest):
         return None
     axes = {id(v): d for d, v in enumerate(space.indices)}
-    used = [_free_vars(l.indices[0]) for l in rest]
+    units = {v: np.zeros(1) for v in space.indices if isinstance(v, Var) and const_of(space.dom.get(v)) == 1}
+    used = [_free_vars(l.indices[0]) - {id(u) for u in units} for l in rest]
+    if all(not u for u in used):  # one channel: the only unit dimension is the channel axis
+        unit_dims = [d for d, v in enumerate(space.indices) if v in units]
+        if len(unit_dims) != 1 or any(const_of(l.buffer.shape[0]) != 1 for l in rest):
+            return None
+        used = [{id(space.indices[unit_dims[0]])} for _ in rest]
     if any(len(u) != 1 for u in used) or len({next(iter(u)) for u in used}) != 1:
         return None
     cvar_id = next(iter(used[0]))
@@ -60,22 +67,38 @@ def match_batch_norm(expr, space: Space, ctx) -> "Match | None":
         ext = int(getattr(n, "value", n))
         idx = np.arange(ext, dtype=float)
         for l in rest:
-            if not np.array_equal(np.broadcast_to(evaluate(l.indices[0], {cvar: idx}), idx.shape), idx):
+            if not np.array_equal(np.broadcast_to(evaluate(l.indices[0], {**units, cvar: idx}), idx.shape), idx):
                 return None
     except (NotEvaluable, TypeError, ValueError):
         return None
+    for scale, center in _affine_flags(len(order)):
+        got = _probe(expr, order, axis, scale, center)
+        if got is not None:
+            attrs = {"axis": axis, "epsilon": got, "center": center, "scale": scale}
+            roles = ("data",) + ("gamma",) * scale + ("beta",) * center + ("moving_mean", "moving_var")
+            return Match("nn.batch_norm", attrs, tuple((r, l, space) for r, l in zip(roles, order)))
+    return None
+
+
+def _affine_flags(n_leaves: int) -> list:
+    """(scale, center) pairs that use ``n_leaves`` inputs (data, [gamma], [beta], mean, var:
+    Relax's argument order; an input the formula does not use is not read)."""
+    return [(s, c) for s in (True, False) for c in (True, False) if 3 + s + c == n_leaves]
+
+
+def _probe(expr, order, axis, scale, center) -> "float | None":
+    """epsilon when ``expr`` is ``(x - mean) / sqrt(var + eps) [* gamma] [+ beta]`` over
+    the leaves in ``order``, else None."""
     rng = np.random.default_rng(5)
-    vals = [rng.uniform(-3, 3, 32), rng.uniform(0.5, 2, 32), rng.uniform(-1, 1, 32),
-            rng.uniform(-1, 1, 32), rng.uniform(0.1, 2, 32)]
+    xv, g, b = rng.uniform(-3, 3, 32), rng.uniform(0.5, 2, 32), rng.uniform(-1, 1, 32)
+    m, v = rng.uniform(-1, 1, 32), rng.uniform(0.1, 2, 32)
+    vals = [xv] + [g] * scale + [b] * center + [m, v]
     try:
         got = evaluate(expr, dict(zip(order, vals)))
     except NotEvaluable:
         return None
-    xv, g, b, m, v = vals
     for eps in _consts(expr):
-        want = (xv - m) / np.sqrt(v + eps) * g + b
+        want = (xv - m) / np.sqrt(v + eps) * (g if scale else 1.0) + (b if center else 0.0)
         if np.allclose(got, want, rtol=1e-6, atol=1e-9):
-            attrs = {"axis": axis, "epsilon": eps, "center": True, "scale": True}
-            roles = ("data", "gamma", "beta", "moving_mean", "moving_var")
-            return Match("nn.batch_norm", attrs, tuple((r, l, space) for r, l in zip(roles, order)))
+            return eps
     return None
