@@ -59,7 +59,7 @@ def analyze_file(path: str) -> dict:
     except InputError as err:
         msg = str(err)
         prefix = f"{path}:"
-        return {"file": path, "error": msg[len(prefix):] if msg.startswith(prefix) else msg}
+        return {"file": path, "error": msg[len(prefix):].lstrip() if msg.startswith(prefix) else msg}
     return module_record(mod, path)
 
 
