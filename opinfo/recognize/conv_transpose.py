@@ -13,11 +13,12 @@ inlined, the meaning is::
 The index forms are read structurally (``conv_transpose_dims``); the guards are checked
 exactly, one spatial dimension at a time, by evaluating them on every (output, tap) pair.
 
-Padding after and output_padding enter the loops only as their difference, so they are
-read with the rule pooling uses for ceil_mode: enumerate the readings
-(``0 <= output_padding < max(stride, dilation)``, padding >= 0); report a unique one; else
-report ``output_padding = 0`` only when its padding is symmetric in every dimension; else
-abstain.
+Padding after and output_padding enter the loops only as their difference, so the loops
+never tell them apart. Enumerate the readings (``0 <= output_padding < max(stride,
+dilation)``, padding >= 0); report a unique one; else report the one with
+``output_padding = 0`` in every dimension when it exists: output_padding only picks among
+output sizes, and Relax (like ONNX and PyTorch) defaults it to 0 -- none of the TVM-lowered
+samples we have uses another value. Otherwise abstain.
 """
 from __future__ import annotations
 
@@ -134,13 +135,13 @@ def _readings(roles: Roles) -> "tuple | None":
     return before, per
 
 
-def _choose(before, per) -> "tuple | None":
+def _choose(per) -> "tuple | None":
     if any(not p for p in per):
         return None
     if all(len(p) == 1 for p in per):
         return tuple(p[0] for p in per)
     plain = [next((r for r in p if r[1] == 0), None) for p in per]
-    if any(r is None for r in plain) or any(r[0] != b for r, b in zip(plain, before)):
+    if any(r is None for r in plain):
         return None
     return tuple(plain)
 
@@ -150,7 +151,7 @@ def _match(roles: Roles, space: Space, x, w) -> "Match | None":
     if got is None:
         return None
     before, per = got
-    pick = _choose(before, per)
+    pick = _choose(per)
     if pick is None:
         return None
     nsp = len(roles.spatial)
