@@ -172,6 +172,26 @@ def circular_pad_as_tile() -> PrimFunc:
     return _one("PadInput", [((3, 4), F32)], lambda x: lambda i, j: x[i, FloorMod(j, const(4, I64))], (3, 8))
 
 
+def plain_copy() -> PrimFunc:
+    """``x[i, j]`` copied: permute_dims with axes [0, 1], squeeze or strided_slice of nothing,
+    broadcast_to its own shape all lower to it. It is read as ``broadcast_to``, the one
+    real models hold (ONNX Expand to the same shape, in ResNet-50)."""
+    return _one("T_transpose", [((3, 4), F32)], lambda x: lambda i, j: x[i, j], (3, 4))
+
+
+def reversing_slice() -> PrimFunc:
+    """``strided_slice(begin=[4], end=[-6], strides=[-1])`` over a whole axis: flip's values,
+    strided_slice's form ``v * -1 + 4``."""
+    return _one("T_strided_slice_with_axes", [((5, 3), F32)],
+                lambda x: lambda i, j: x[i * const(-1, I64) + const(4, I64), j], (5, 3))
+
+
+def leading_unit_broadcast() -> PrimFunc:
+    """``broadcast_to`` (3, 4) -> (1, 3, 4): the same program as ``expand_dims(axis=0)`` (and
+    a reshape); the reshape family's name is reported."""
+    return _one("T_broadcast_to", [((3, 4), F32)], lambda x: lambda u, i, j: x[i, j], (1, 3, 4))
+
+
 # ------------------------------------------------------------------ reductions
 def collapse_sum(shape, target) -> PrimFunc:
     """``topi.collapse_sum``: sum over the broadcast axes, target shape out (unit axes kept)."""
@@ -250,6 +270,11 @@ def _ops():
         Case("gather_elements(axis=1)", lambda: gather_elements(1)),
         Case("take(2-d indices)", take_2d_indices, ((("take", {"axis": 0}),),)),
         Case("reverse_sequence", reverse_sequence),
+        Case("permute_dims(axes=[0,1]) (plain copy) == broadcast_to", plain_copy,
+             ((("broadcast_to", {"shape": [3, 4]}),),)),
+        Case("strided_slice(stride -1, whole axis)", reversing_slice),
+        Case("broadcast_to((3,4)->(1,3,4)) == expand_dims", leading_unit_broadcast,
+             ((("expand_dims", {"axis": [0]}),),)),
         Case("nn.pad(reflect)", lambda: pad_mode("reflect")),
         Case("nn.pad(replicate)", lambda: pad_mode("replicate")),
         Case("nn.pad(circular)", lambda: pad_mode("circular")),

@@ -7,7 +7,7 @@ import itertools
 
 import numpy as np
 
-from tir.expr import BufferLoad, Call, Cast, FloorMod, Select, Var
+from tir.expr import BufferLoad, Call, Cast, FloorMod, Select, Sub, Var
 
 from ..affine import ONE, affine, const_of, float_of
 from ..probe import NotEvaluable, evaluate
@@ -118,7 +118,9 @@ def _slice_or_flip(load, space, t):
     if None in ine or None in oute:
         return None
     changed = [d for d, (j, a, b) in enumerate(t) if (a, b) != (1, 0) or ine[d] != oute[d]]
-    flips = [d for d in changed if t[d][1] == -1 and t[d][2] == ine[d] - 1 and oute[d] == ine[d]]
+    # TVM writes flip's index ``n - 1 - v`` (a strided_slice with stride -1 writes ``v * -1 + b``)
+    flips = [d for d in changed if t[d][1] == -1 and t[d][2] == ine[d] - 1 and oute[d] == ine[d]
+             and isinstance(load.indices[d], Sub)]
     if flips and len(flips) == len(changed) == 1:
         return Match("flip", {"axis": flips[0]}, _data(load, space))
     if any(t[d][1] <= 0 for d in changed):
