@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pad_inline import inline_pads  # noqa: E402
+from schedule_helpers import random_schedule  # noqa: E402
 from unknown_ops import cases  # noqa: E402
 
 from opinfo.api import analyze  # noqa: E402
@@ -36,6 +38,16 @@ def test_unknown_op_abstains_or_is_right(case):
     verify(func)
     got = _answer(func)
     assert not got or any(_agrees(got, want) for want in case.accept), got
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_unknown_op_after_schedules(case):
+    """The same after loops are split and reordered and pad blocks inlined: the hidden
+    corpus's ``scheduled`` variant."""
+    for seed in (1, 2):
+        func = inline_pads(random_schedule(case.build(), seed))
+        got = _answer(func)
+        assert not got or any(_agrees(got, want) for want in case.accept), (seed, got)
 
 
 if __name__ == "__main__":

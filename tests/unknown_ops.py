@@ -192,6 +192,57 @@ def leading_unit_broadcast() -> PrimFunc:
     return _one("T_broadcast_to", [((3, 4), F32)], lambda x: lambda u, i, j: x[i, j], (1, 3, 4))
 
 
+def gather_nd() -> PrimFunc:
+    """``topi.gather_nd`` (indices transposed to (2, N)): ``x[idx[0, i], idx[1, i], j]``."""
+    return _one("T_gather_nd", [((3, 4, 5), F32), ((2, 6), I64)],
+                lambda x, idx: lambda i, j: x[idx[const(0, I64), i], idx[const(1, I64), i], j], (6, 5))
+
+
+def dynamic_strided_slice() -> PrimFunc:
+    """``relax.dynamic_strided_slice``: begin and strides are tensors read in the index."""
+    return _one("T_dynamic_strided_slice", [((8, 3), F32), ((2,), I64), ((2,), I64)],
+                lambda x, begin, st: lambda i, j: x[begin[const(0, I64)] + i * st[const(0, I64)], j], (3, 3))
+
+
+def slice_scatter() -> PrimFunc:
+    """``topi.slice_scatter`` along axis 0 (start 2, end 5, step 1): src inside, x outside."""
+    def body(x, src):
+        def f(i, j):
+            inside = (i >= const(2, I64)) & (i < const(5, I64))
+            return if_then_else(inside, src[i - const(2, I64), j], x[i, j])
+        return f
+
+    return _one("T_slice_scatter", [((8, 3), F32), ((3, 3), F32)], body, (8, 3))
+
+
+def meshgrid() -> PrimFunc:
+    """``topi.meshgrid`` of (3,) and (4,), indexing "ij": two outputs."""
+    b = Builder()
+    x, y = b.placeholder((3,), F32, "x"), b.placeholder((4,), F32, "x1")
+    o1 = b.compute("T_meshgrid", (3, 4), lambda i, j: x[i], names=_ax(2))
+    o2 = b.compute("T_meshgrid", (3, 4), lambda i, j: y[j], names=_ax(2))
+    return b.build([x, y], [o1, o2])
+
+
+def full_like() -> PrimFunc:
+    """``relax.full_like``/``ones_like``: the input only gives the shape."""
+    return _one("T_full_like", [((3, 4), F32)], lambda x: lambda i, j: const(1.0, F32), (3, 4))
+
+
+def arange() -> PrimFunc:
+    """``relax.arange(0, 6, 2)``: no input at all."""
+    b = Builder()
+    out = b.compute("T_arange", (3,), lambda i: Cast(dt.dtype(F32), i * const(2, I64)), names=["ax0"])
+    return b.build([], [out])
+
+
+def layout_transform() -> PrimFunc:
+    """``relax.layout_transform`` NCHW -> NCHW4c."""
+    b = Builder()
+    x = b.placeholder((1, 8, 2, 2), F32, "x")
+    return b.build([x], [lower_into(b, "layout_transform", [x], src_layout="NCHW", dst_layout="NCHW4c")])
+
+
 # ------------------------------------------------------------------ reductions
 def collapse_sum(shape, target) -> PrimFunc:
     """``topi.collapse_sum``: sum over the broadcast axes, target shape out (unit axes kept)."""
@@ -275,6 +326,13 @@ def _ops():
         Case("strided_slice(stride -1, whole axis)", reversing_slice),
         Case("broadcast_to((3,4)->(1,3,4)) == expand_dims", leading_unit_broadcast,
              ((("expand_dims", {"axis": [0]}),),)),
+        Case("gather_nd", gather_nd),
+        Case("dynamic_strided_slice", dynamic_strided_slice),
+        Case("slice_scatter", slice_scatter),
+        Case("meshgrid (two outputs)", meshgrid),
+        Case("full_like", full_like),
+        Case("arange", arange),
+        Case("layout_transform(NCHW->NCHW4c)", layout_transform),
         Case("nn.pad(reflect)", lambda: pad_mode("reflect")),
         Case("nn.pad(replicate)", lambda: pad_mode("replicate")),
         Case("nn.pad(circular)", lambda: pad_mode("circular")),

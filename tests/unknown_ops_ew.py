@@ -84,6 +84,20 @@ def prelu(axis: int) -> "PrimFunc":
         x[i] > c(0.0), x[i], x[i] * s[i[axis]]), shape, names=["i0", "i1", "i2"])
 
 
+def quantize(x):
+    """``relax.quantize`` to int8 with constant scale 0.5 and zero point 3."""
+    v = Max(Min(_call("round", x / c(0.5)) + c(3.0), c(127.0)), c(-128.0))
+    return Cast(dt.dtype("int8"), v)
+
+
+def dequantize_per_channel() -> "PrimFunc":
+    """``relax.dequantize`` (axis 1) with scale and zero-point tensors."""
+    shape = (2, 3, 4)
+    return _one("dequantized", [(shape, "int8"), ((3,), F32), ((3,), "int8")],
+                lambda x, s, z: lambda *i: (Cast(dt.dtype(F32), x[i]) - Cast(dt.dtype(F32), z[i[1]])) * s[i[1]],
+                shape, dtype=F32)
+
+
 def with_constant(fn) -> "PrimFunc":
     """A binary op whose second operand Relax folded into a scalar constant."""
     return unary(fn)
@@ -117,6 +131,15 @@ def ew_cases() -> list:
              ((("clip", {"min": -2.5, "max": 3.25}),),)),
         Case("clip int32 (-3, 7)", lambda: unary(lambda x: Max(Min(x, c(7, "int32")), c(-3, "int32")), "int32"),
              ((("clip", {"min": -3, "max": 7}),),)),
+        Case("quantize (constant scale, zero point)", lambda: unary(quantize)),
+        Case("dequantize (per channel)", dequantize_per_channel),
+        Case("dequantize (constant 0.5, 3)", lambda: unary(
+            lambda x: (Cast(dt.dtype(F32), x) - c(3.0)) * c(0.5), "int8")),
+        Case("logical_and", lambda: binary(lambda a, b: a & b, "bool")),
+        Case("logical_or", lambda: binary(lambda a, b: a | b, "bool")),
+        Case("floor_mod (known)", lambda: binary(lambda a, b: a - _call("floor", a / b) * b),
+             ((("floor_mod", {}),),)),
+        Case("greater (known)", lambda: binary(lambda a, b: a > b, out_dtype="bool"), ((("greater", {}),),)),
         Case("add(x, 2.0)", lambda: with_constant(lambda x: x + c(2.0))),
         Case("multiply(x, 0.01)", lambda: with_constant(lambda x: x * c(0.01))),
         Case("power(x, 2.0)", lambda: with_constant(lambda x: _call("pow", x, c(2.0)))),
