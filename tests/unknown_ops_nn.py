@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from tir import dtype as dt
 from tir.builder import Builder, max_, sum_
-from tir.expr import Call, FloorDiv, Select, const
+from tir.expr import Call, Select, const
 from tir.topi import lower, lower_into
 
 from unknown_ops import F32, I64, Case, _ax
@@ -242,4 +242,11 @@ def nn_cases() -> list:
              ((("permute_dims", {"axes": [1, 0]}), ("exp", {}), ("reshape", {"shape": [24]})),)),
         Case("fused softmax -> relu", lambda: chain(sm, ("nn.relu", {})),
              ((sm, ("nn.relu", {})),)),
+        Case("fused exp -> permute_dims", lambda: chain(("exp", {}), ("permute_dims", {"axes": [1, 0]})),
+             ((("exp", {}), ("permute_dims", {"axes": [1, 0]})),)),
+        Case("fused reshape -> permute_dims", lambda: chain(
+            ("reshape", {"shape": [6, 4]}), ("permute_dims", {"axes": [1, 0]})),
+             ((("reshape", {"shape": [6, 4]}), ("permute_dims", {"axes": [1, 0]})),)),
+        Case("permute_dims -> matmul", lambda: chain(("permute_dims", {"axes": [1, 0]}), ("matmul", {}),
+                                                     shape=(4, 4), inputs=2)),
     ]

@@ -16,6 +16,7 @@ ALL: list = [
     softmax.match_softmax, layernorm.match_layer_norm, groupnorm.match_group_norm,
     resize.match_resize2d,
     std.match_std, reduce.match_variance, reduce.match_mean, reduce.match_reduce, reduce.match_arg,
+    movement.match_intermediate_movement,
 ]
 
 

@@ -11,6 +11,7 @@ from tir.expr import BufferLoad, Call, Cast, FloorMod, Select, Sub, Var
 
 from ..affine import ONE, affine, const_of, float_of
 from ..probe import NotEvaluable, evaluate
+from ..semantic import Inlined
 from .common import Match, Space, strip
 
 MAX_GRID = 60000
@@ -56,6 +57,20 @@ def match_movement(expr, space: Space, ctx) -> "Match | None":
     if isinstance(e, Call) and e.op == "if_then_else" or isinstance(e, Select):
         return _pad(e, space, ctx) or _select_chain(e, space, ctx)
     return None
+
+
+def match_intermediate_movement(expr, space: Space, ctx) -> "Match | None":
+    """A copy-like op (permute_dims, reshape family, strided_slice, flip, tile) whose data is
+    an intermediate buffer of a fused kernel, read at other indices than the output's.
+    Tried after the structural recognizers, which own such copies inside their ops
+    (group_norm's closing reshape)."""
+    e = expr
+    while isinstance(e, Inlined) and len(e.indices) == space.rank and all(
+            a is b for a, b in zip(e.indices, space.indices)):
+        e = e.value
+    if not isinstance(e, Inlined) or not _pure_space(space):
+        return None
+    return _affine_copy(e, space) or _mod_copy(e, space)
 
 
 def _data(load, space):
