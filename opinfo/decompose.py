@@ -132,17 +132,23 @@ class Decomposer:
         leaves = sorted(_leaves(expr), key=self._param_pos)
         if not leaves:
             return None
-        found = _identify(expr, leaves) if self._leaves_ok(leaves, space) else None
-        if found is not None:
-            return self._emit_ew(found, leaves, space, out)
-        for hole in _holes(expr, leaves):
-            sub = [l for l in leaves if _occurs_outside(expr, l, hole)] + [hole]
-            if not self._leaves_ok(sub, space):
-                continue
-            found = _identify(expr, sub)
-            if found is not None:
-                return self._emit_ew(found, sub, space, out)
+        for sub in self._cuts(expr, leaves):
+            if self._leaves_ok(sub, space):
+                found = _identify(expr, sub)
+                if found is not None and not (sub is leaves and _inner_same(expr, leaves, found)):
+                    return self._emit_ew(found, sub, space, out)
         return None
+
+    def _cuts(self, expr, leaves):
+        """Operand sets to try: the whole tree over its leaves (one op over several blocks,
+        like gelu), one intermediate cut out at a time, then the buffers this block reads
+        (a block combining two intermediates)."""
+        yield leaves
+        for hole in _holes(expr, leaves):
+            yield [l for l in leaves if _occurs_outside(expr, l, hole)] + [hole]
+        direct = sorted(_direct(expr), key=self._param_pos)
+        if direct != leaves:
+            yield direct
 
     def _param_pos(self, leaf) -> int:
         if isinstance(leaf, BufferLoad):
@@ -190,6 +196,28 @@ def _leaves(expr) -> list:
     def visit(n):
         if isinstance(n, Inlined) and isinstance(strip(n), (Reduce, ArgReduce)) or \
                 isinstance(n, (BufferLoad, Reduce, ArgReduce)):
+            if n not in found:
+                found.append(n)
+            return False
+        return True
+
+    pre_order_visit(expr, visit)
+    return found
+
+
+def _inner_same(expr, leaves, found) -> bool:
+    """Whether an intermediate inside ``expr`` already computes ``found`` from the same
+    leaves: the blocks after it change nothing on the samples (relu after exp) and are an
+    op of their own."""
+    return any(_identify(hole, leaves) == found for hole in _holes(expr, leaves))
+
+
+def _direct(expr) -> list:
+    """The distinct loads and intermediates ``expr`` reads without looking into them."""
+    found = []
+
+    def visit(n):
+        if isinstance(n, (BufferLoad, Inlined, Reduce, ArgReduce)):
             if n not in found:
                 found.append(n)
             return False

@@ -187,6 +187,15 @@ def chain(*steps, shape=(4, 6), inputs=1) -> "PrimFunc":
     return b.build(xs, [cur])
 
 
+def diamond() -> "PrimFunc":
+    """exp feeding relu and sigmoid, added: one FuseOps group (relu after exp changes no value)."""
+    b = Builder()
+    x = b.placeholder((4, 6), F32, "x")
+    e = lower_into(b, "exp", [x])
+    out = lower_into(b, "add", [lower_into(b, "nn.relu", [e]), lower_into(b, "sigmoid", [e])])
+    return b.build([x], [out])
+
+
 def logsumexp() -> "PrimFunc":
     """``max``, subtract, exp, sum, log, add: a reduction feeding more work."""
     b = Builder()
@@ -247,6 +256,8 @@ def nn_cases() -> list:
         Case("fused reshape -> permute_dims", lambda: chain(
             ("reshape", {"shape": [6, 4]}), ("permute_dims", {"axes": [1, 0]})),
              ((("reshape", {"shape": [6, 4]}), ("permute_dims", {"axes": [1, 0]})),)),
+        Case("fused exp -> (relu, sigmoid) -> add", diamond,
+             ((("exp", {}), ("nn.relu", {}), ("sigmoid", {}), ("add", {})),)),
         Case("permute_dims -> matmul", lambda: chain(("permute_dims", {"axes": [1, 0]}), ("matmul", {}),
                                                      shape=(4, 4), inputs=2)),
     ]
