@@ -17,21 +17,14 @@ buffer it writes and the buffers it reads (see :mod:`.op_graph`).
 """
 from __future__ import annotations
 
-import numpy as np
-
-from tir.expr import BufferLoad, Call, Cast, FloatImm, IntImm, PrimExpr, Select, CmpOp, Var
-from tir.functor import pre_order_visit
+from tir.expr import BufferLoad, PrimExpr, Var
 
 from .info import OpInfo, Operand
 from .op_graph import OpLink
-from .probe import NotEvaluable, evaluate
-from .recognize import elementwise as ew
 from .affine import const_of
-from .recognize.common import Space, aligned, strip
-from .recognize.ew_forms import calls_allowed
-from .semantic import ArgReduce, Inlined, Reduce, Semantics
-
-MAX_HOLES = 40
+from . import ew_tree
+from .recognize.common import Match, Space, aligned, strip
+from .semantic import Inlined, Semantics
 
 
 class Decomposer:
@@ -129,13 +122,13 @@ class Decomposer:
 
     # ------------------------------------------------------------------ elementwise
     def _elementwise(self, expr, space, out):
-        leaves = sorted(_leaves(expr), key=self._param_pos)
+        leaves = sorted(ew_tree.leaves_of(expr), key=self._param_pos)
         if not leaves:
             return None
         for sub in self._cuts(expr, leaves):
             if self._leaves_ok(sub, space):
-                found = _identify(expr, sub)
-                if found is not None and not (sub is leaves and _inner_same(expr, leaves, found)):
+                found = ew_tree.identify(expr, sub)
+                if found is not None and not (sub is leaves and ew_tree.inner_same(expr, leaves, found)):
                     return self._emit_ew(found, sub, space, out)
         return None
 
@@ -144,9 +137,9 @@ class Decomposer:
         like gelu), one intermediate cut out at a time, then the buffers this block reads
         (a block combining two intermediates)."""
         yield leaves
-        for hole in _holes(expr, leaves):
-            yield [l for l in leaves if _occurs_outside(expr, l, hole)] + [hole]
-        direct = sorted(_direct(expr), key=self._param_pos)
+        for hole in ew_tree.holes(expr, leaves):
+            yield [l for l in leaves if ew_tree.occurs_outside(expr, l, hole)] + [hole]
+        direct = sorted(ew_tree.direct(expr), key=self._param_pos)
         if direct != leaves:
             yield direct
 
@@ -171,7 +164,6 @@ class Decomposer:
     def _emit_ew(self, found, leaves, space, out):
         name, attrs, order, roles = found
         inputs = tuple((role, leaves[i], space) for role, i in zip(roles, order))
-        from .recognize.common import Match
         return self._emit(Match(name, attrs, inputs), out)
 
 
@@ -186,165 +178,3 @@ def _reads_whole(inl: Inlined, space: Space) -> bool:
 
 def _pure(indices) -> bool:
     return all(isinstance(i, Var) for i in indices) and len({id(i) for i in indices}) == len(indices)
-
-
-def _leaves(expr) -> list:
-    """Distinct maximal non-elementwise sub-trees: loads, and the intermediates holding a
-    reduction's result (the buffer between the reducing op and this one)."""
-    found = []
-
-    def visit(n):
-        if isinstance(n, Inlined) and isinstance(strip(n), (Reduce, ArgReduce)) or \
-                isinstance(n, (BufferLoad, Reduce, ArgReduce)):
-            if n not in found:
-                found.append(n)
-            return False
-        return True
-
-    pre_order_visit(expr, visit)
-    return found
-
-
-def _inner_same(expr, leaves, found) -> bool:
-    """Whether an intermediate inside ``expr`` already computes ``found`` from the same
-    leaves: the blocks after it change nothing on the samples (relu after exp) and are an
-    op of their own."""
-    return any(_identify(hole, leaves) == found for hole in _holes(expr, leaves))
-
-
-def _direct(expr) -> list:
-    """The distinct loads and intermediates ``expr`` reads without looking into them."""
-    found = []
-
-    def visit(n):
-        if isinstance(n, (BufferLoad, Inlined, Reduce, ArgReduce)):
-            if n not in found:
-                found.append(n)
-            return False
-        return True
-
-    pre_order_visit(expr, visit)
-    return found
-
-
-def _subtrees(expr) -> list:
-    out = []
-
-    def visit(n):
-        if isinstance(n, (BufferLoad, Reduce, ArgReduce)):
-            return False
-        if isinstance(n, PrimExpr) and not isinstance(n, (FloatImm, IntImm)):
-            out.append(n)
-        return True
-
-    pre_order_visit(expr, visit)
-    return out
-
-
-def _size(e) -> int:
-    n = [0]
-    pre_order_visit(e, lambda x: n.__setitem__(0, n[0] + 1))
-    return n[0]
-
-
-def _holes(expr, leaves) -> list:
-    """Intermediate buffers inside ``expr`` where it may be cut into two ops, smallest first
-    (a cut elsewhere would split one block's computation into two ops)."""
-    cands = []
-    for n in _subtrees(expr):
-        if n is expr or n in cands or not isinstance(n, Inlined) or not _leaves(n):
-            continue
-        cands.append(n)
-    cands.sort(key=_size)
-    return cands[:MAX_HOLES]
-
-
-def _occurs_outside(expr, leaf, hole) -> bool:
-    """Whether ``leaf`` is used in ``expr`` other than inside ``hole``."""
-    found = []
-
-    def visit(n):
-        if n == hole:
-            return False
-        if n == leaf:
-            found.append(n)
-            return False
-        return True
-
-    pre_order_visit(expr, visit)
-    return bool(found)
-
-
-def _consts(expr):
-    vals, cmp_vals = [], []
-
-    def visit(n):
-        if isinstance(n, (FloatImm, IntImm)) and not isinstance(n.value, bool):
-            vals.append(float(n.value))
-        if isinstance(n, CmpOp):
-            for side in (n.a, n.b):
-                if isinstance(side, (FloatImm, IntImm)):
-                    cmp_vals.append(float(side.value))
-        return not isinstance(n, (BufferLoad, Reduce, ArgReduce))
-
-    pre_order_visit(expr, visit)
-    return vals, cmp_vals
-
-
-def _fn(expr, leaves):
-    def f(*values):
-        env = dict(zip(leaves, (np.asarray(v, dtype=float) for v in values)))
-        return np.broadcast_to(evaluate(expr, env), np.shape(values[0])).astype(float)
-    return f
-
-
-def _identify(expr, leaves):
-    """(name, attrs, leaf order, roles) when ``expr`` over ``leaves`` is one known op."""
-    try:
-        found = _identify_impl(expr, leaves)
-    except NotEvaluable:
-        return None
-    return found if found is not None and calls_allowed(found[0], expr, leaves) else None
-
-
-def _identify_impl(expr, leaves):
-    root = expr
-    while isinstance(root, Inlined):
-        root = root.value
-    if len(leaves) == 1:
-        if isinstance(root, Cast) and strip(root.value) == leaves[0]:
-            return "astype", {"dtype": str(root.dtype)}, (0,), ("data",)
-        integer = not leaves[0].dtype.is_float
-        consts, cmp_consts = _consts(expr)
-        got = ew.identify_unary(_fn(expr, leaves), consts, cmp_consts, integer)
-        if got is None:
-            return None
-        return got[0], got[1], (0,), ("data",)
-    if len(leaves) == 2:
-        integer = not leaves[0].dtype.is_float
-        got = ew.identify_binary(_fn(expr, leaves), integer)
-        if got is None:
-            return None
-        order = (1, 0) if got[1] else (0, 1)
-        return got[0], {}, order, ("lhs", "rhs")
-    if len(leaves) == 3:
-        return _where(root, leaves)
-    return None
-
-
-def _where(root, leaves):
-    """Three leaves, one of them bool: ``where(cond, x1, x2)`` by probing."""
-    conds = [i for i, l in enumerate(leaves) if l.dtype.is_bool]
-    if len(conds) != 1:
-        return None
-    c = conds[0]
-    rest = [i for i in range(3) if i != c]
-    rng = np.random.default_rng(3)
-    vals = [None] * 3
-    vals[c] = rng.integers(0, 2, 16).astype(float)
-    vals[rest[0]], vals[rest[1]] = rng.uniform(-3, 3, 16), rng.uniform(-3, 3, 16)
-    got = _fn(root, leaves)(*vals)
-    for t, f in (rest, rest[::-1]):
-        if np.array_equal(got, np.where(vals[c] != 0, vals[t], vals[f])):
-            return "where", {}, (c, t, f), ("condition", "x1", "x2")
-    return None
