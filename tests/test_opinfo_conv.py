@@ -67,11 +67,17 @@ def test_conv_transpose_round_trip(op, dshape, wshape, attrs):
         assert got["output_padding"] == [0] * len(attrs["strides"])
 
 
-def test_output_padding_ambiguity_abstains():
-    # padding [1,1] + output_padding 1 loops like padding [1,0] + output_padding 0
-    f = tir.topi.lower("nn.conv1d_transpose", [((1, 4, 5), "float32"), ((4, 4, 3), "float32")],
+def test_output_padding_ambiguity_reports_the_default_output_padding():
+    # padding [1,1] + output_padding 1 loops exactly like padding [1,0] + output_padding 0:
+    # the reading with Relax's default output_padding (0) is reported, and it computes the same
+    dshape, wshape = (1, 4, 5), (4, 4, 3)
+    f = tir.topi.lower("nn.conv1d_transpose", [(dshape, "float32"), (wshape, "float32")],
                        strides=[2], padding=[1, 1], output_padding=[1])
-    assert _ops(f) == []
+    (name, got), = _ops(f)
+    assert name == "nn.conv1d_transpose"
+    assert list(got["padding"]) == [1, 0] and list(got["output_padding"]) == [0]
+    g = tir.topi.lower(name, [(dshape, "float32"), (wshape, "float32")], **got)
+    assert tir.structural_equal(f, g)
 
 
 def test_conv_transpose_with_a_wrong_flip_is_refused():
