@@ -17,8 +17,10 @@ a. enumerates the readings (ceil_mode, after-padding) that TVM would lower to th
 b. drops readings that pad some dimension by at least the dilated window (a window made
    only of padding; frameworks do not produce that);
 c. reports the reading if exactly one remains;
-d. if several remain, reports ``ceil_mode=False`` only when that reading is unique and its
-   padding is symmetric in every dimension (the form frameworks emit); else abstains.
+d. if several remain and differ only in the flag (every stride 1, or the extra padding is
+   never read), ceil_mode has no effect: reports its default, ``False``; otherwise reports
+   ``ceil_mode=False`` only when that reading is unique and its padding is symmetric in
+   every dimension (the form frameworks emit); else abstains.
 
 Average pooling first keeps only the readings (and ``count_include_pad``) whose TVM divisor
 formula the divisor expression is (``pool_divisor``): with ``count_include_pad`` the clip

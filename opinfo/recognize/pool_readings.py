@@ -14,9 +14,11 @@ a. Enumerate the readings per dimension: an after-padding ``pa`` and a ceil flag
 b. Drop readings that pad some dimension by at least the dilated window extent (a window
    made only of padding; frameworks do not produce it).
 c. If exactly one reading remains, report it.
-d. If several remain, report the ``ceil_mode=False`` one only when it is the only one
-   with that flag and its padding is symmetric in every dimension (the form frameworks
-   emit); otherwise abstain.
+d. If several remain and they differ only in the flag (same padding: every stride is 1,
+   or the extra ceil padding is never read), ceil_mode has no effect and its default,
+   ``False``, is reported. Otherwise report the ``ceil_mode=False`` one only when it is the
+   only one with that flag and its padding is symmetric in every dimension (the form
+   frameworks emit); otherwise abstain.
 
 Average pooling first filters the readings by its divisor expression (see
 ``pool_divisor``), which often settles the question.
@@ -101,5 +103,9 @@ def choose(axes, cands: list) -> "Reading | None":
     plain = [r for r in cands if not r.ceil]
     if len(plain) != 1:
         return None
+    if all(r.after == plain[0].after for r in cands):
+        # the readings differ only in the flag (e.g. every stride is 1): ceil_mode has no
+        # effect on these loops, so report Relax's default, as for any unobservable attribute
+        return plain[0]
     before = tuple(ax.before for ax in axes)
     return plain[0] if plain[0].after == before else None
