@@ -24,6 +24,7 @@ from .op_graph import OpLink
 from .affine import const_of
 from . import ew_tree
 from .recognize.common import Match, Space, aligned, strip
+from .recognize.multi_forms import form_allowed
 from .semantic import Inlined, Semantics
 
 
@@ -75,7 +76,7 @@ class Decomposer:
             out = self._temp(expr)
         for family in self.families:
             m = family(expr, space, self)
-            if m is not None:
+            if m is not None and form_allowed(m.name, expr, [e for _, e, _ in m.inputs]):
                 return self._emit(m, out)
         inner = strip(expr)
         if inner is not expr:

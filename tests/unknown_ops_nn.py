@@ -256,6 +256,9 @@ def nn_cases() -> list:
         Case("fused reshape -> permute_dims", lambda: chain(
             ("reshape", {"shape": [6, 4]}), ("permute_dims", {"axes": [1, 0]})),
              ((("reshape", {"shape": [6, 4]}), ("permute_dims", {"axes": [1, 0]})),)),
+        Case("fused softmax -> log", lambda: chain(sm, ("log", {})), ((sm, ("log", {})),)),
+        Case("fused log_softmax -> exp", lambda: chain(("nn.log_softmax", {"axis": 1}), ("exp", {})),
+             ((("nn.log_softmax", {"axis": 1}), ("exp", {})),)),
         Case("fused exp -> (relu, sigmoid) -> add", diamond,
              ((("exp", {}), ("nn.relu", {}), ("sigmoid", {}), ("add", {})),)),
         Case("permute_dims -> matmul", lambda: chain(("permute_dims", {"axes": [1, 0]}), ("matmul", {}),
