@@ -39,6 +39,7 @@ class Decomposer:
         """One :class:`OpLink` per op of ``ops``."""
         self.done: dict = {}
         self._buffers: dict = {}
+        """id(Operand) -> (the Operand, kept alive so its id stays its own, its Buffer)."""
         self.counter = 0
 
     def is_param(self, buf) -> bool:
@@ -66,7 +67,7 @@ class Decomposer:
         return result
 
     def _note(self, operand: Operand, buffer) -> Operand:
-        self._buffers[id(operand)] = buffer
+        self._buffers[id(operand)] = (operand, buffer)
         return operand
 
     def _produce(self, expr, space, out):
@@ -116,10 +117,14 @@ class Decomposer:
             if got is None:
                 return None
             operands.append(Operand(role, got.buffer, got.param))
-            buffers.append(self._buffers.get(id(got)))
+            buffers.append(self._buffer_of(got))
         self.ops.append(OpInfo(m.name, m.attrs, tuple(operands), out))
-        self.links.append(OpLink(self._buffers.get(id(out)), tuple(buffers)))
+        self.links.append(OpLink(self._buffer_of(out), tuple(buffers)))
         return out
+
+    def _buffer_of(self, operand) -> "object | None":
+        entry = self._buffers.get(id(operand))
+        return entry[1] if entry is not None and entry[0] is operand else None
 
     # ------------------------------------------------------------------ elementwise
     def _elementwise(self, expr, space, out):

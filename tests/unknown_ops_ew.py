@@ -98,6 +98,22 @@ def dequantize_per_channel() -> "PrimFunc":
                 shape, dtype=F32)
 
 
+def erf_f16() -> "PrimFunc":
+    """Relax's float16 ``erf``: cast to float32, erf, cast back, as three blocks."""
+    b = Builder()
+    x = b.placeholder((2, 3), "float16", "x")
+    up = b.compute("T_cast", (2, 3), lambda *i: Cast(dt.dtype(F32), x[i]), names=["ax0", "ax1"])
+    e = b.compute("compute", (2, 3), lambda *i: _call("erf", up[i]))
+    out = b.compute("T_cast", (2, 3), lambda *i: Cast(dt.dtype("float16"), e[i]), names=["ax0", "ax1"])
+    return b.build([x], [out])
+
+
+def where_scalar() -> "PrimFunc":
+    """``where(cond, x, 0.0)`` with the constant folded in: two tensor operands."""
+    return _one("T_where", [((2, 3), "bool"), ((2, 3), F32)],
+                lambda cnd, x: lambda *i: Select(cnd[i], x[i], c(0.0)), (2, 3))
+
+
 def with_constant(fn) -> "PrimFunc":
     """A binary op whose second operand Relax folded into a scalar constant."""
     return unary(fn)
@@ -140,6 +156,8 @@ def ew_cases() -> list:
         Case("floor_mod (known)", lambda: binary(lambda a, b: a - _call("floor", a / b) * b),
              ((("floor_mod", {}),),)),
         Case("greater (known)", lambda: binary(lambda a, b: a > b, out_dtype="bool"), ((("greater", {}),),)),
+        Case("erf (float16, three blocks)", erf_f16, ((("erf", {}),),)),
+        Case("where(cond, x, 0.0)", where_scalar),
         Case("add(x, 2.0)", lambda: with_constant(lambda x: x + c(2.0))),
         Case("multiply(x, 0.01)", lambda: with_constant(lambda x: x * c(0.01))),
         Case("power(x, 2.0)", lambda: with_constant(lambda x: _call("pow", x, c(2.0)))),
