@@ -66,6 +66,7 @@ def original_session(threads: int):
 
     model = onnx.load(str(onnx_model_path()))
     opts = ort.SessionOptions()
+    opts.log_severity_level = 3
     if threads:
         opts.intra_op_num_threads = threads
     sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])

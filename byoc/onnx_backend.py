@@ -115,6 +115,7 @@ class _SessionFn:
         # Several sessions take turns in one graph: idle pool threads must not spin and
         # steal the cores from the session that runs next.
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        opts.log_severity_level = 3  # errors only: unused-initializer notes are noise to a user
         if self.threads:
             opts.intra_op_num_threads = self.threads
         model = _with_initializers(self.model, {i: args[i] for i in self.weights})
