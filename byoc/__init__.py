@@ -12,7 +12,7 @@ Names are loaded on first use (no backend registers itself on import).
 """
 from __future__ import annotations
 
-import importlib
+from tir.lazy import lazy_getattr
 
 _LAZY = {
     "is_op": "pattern", "wildcard": "pattern", "is_input": "pattern", "is_param": "pattern",
@@ -27,8 +27,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    mod = _LAZY.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'byoc' has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{mod}", __name__), name)
+__getattr__ = lazy_getattr(__name__, _LAZY)

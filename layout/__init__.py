@@ -6,7 +6,7 @@ graph-level planner ``plan(mod, targets)``.
 """
 from __future__ import annotations
 
-import importlib
+from tir.lazy import lazy_getattr
 
 _LAZY = {
     "Layout": "layout",
@@ -23,8 +23,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    mod = _LAZY.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'layout' has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{mod}", __name__), name)
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -5,7 +5,7 @@ Public API (loaded on first use): ``analyze(prim_func) -> FuncInfo``,
 """
 from __future__ import annotations
 
-import importlib
+from tir.lazy import lazy_getattr
 
 _LAZY = {
     "analyze": "api",
@@ -15,8 +15,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    mod = _LAZY.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'opinfo' has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{mod}", __name__), name)
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -6,7 +6,7 @@ Submodules that need more than the IR (parser, printer, execution) are loaded on
 """
 from __future__ import annotations
 
-import importlib
+from .lazy import lazy_getattr
 
 from . import dtype
 from .buffer import Buffer, BufferRegion, Range, decl_buffer
@@ -45,9 +45,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    mod = _LAZY.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'tir' has no attribute {name!r}")
-    module = importlib.import_module(f".{mod}", __name__)
-    return module if name == mod else getattr(module, name)
+__getattr__ = lazy_getattr(__name__, _LAZY)
