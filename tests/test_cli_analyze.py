@@ -84,4 +84,4 @@ def test_bad_file_in_the_table(folder):
     bad.write_text("")
     out = _analyze(bad, folder / "add_1_1.py")
     assert out.returncode != 0
-    assert "empty.py: error:" in out.stdout and "add_1_1.py" in out.stdout
+    assert f"{bad}:" in out.stderr and "add_1_1.py" in out.stdout

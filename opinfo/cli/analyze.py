@@ -71,9 +71,7 @@ def module_record(mod, path: str) -> dict:
 
 
 def table(rec: dict) -> str:
-    """A record as a readable table: one line per function."""
-    if "error" in rec:
-        return f"{rec['file']}: error: {rec['error']}"
+    """A record of a file that was read, as a readable table: one line per function."""
     lines = [rec["file"]]
     for fn in rec["functions"]:
         ops = "; ".join(_op_text(o) for o in fn["ops"]) or "(not recognized)"
@@ -109,6 +107,9 @@ def run(args) -> int:
         for rec in _records(files, args.jobs):
             failed = failed or "error" in rec
             progress.clear()
+            if "error" in rec and not args.json:  # PATH:line:col: message, like every command
+                print(f"{rec['file']}:{rec['error']}", file=sys.stderr, flush=True)
+                continue
             print(json.dumps(rec) if args.json else table(rec), flush=True)
             progress.advance(os.path.basename(rec["file"]))
     return 2 if failed else 0
