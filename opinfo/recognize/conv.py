@@ -131,13 +131,13 @@ def _groups(c: _Conv) -> "int | None":
     groups = in_c // wi
     if c.per_group is not None:
         ok = c.per_group == wi and o_ext == groups > 1 and cdim.group is None
-        return groups if ok and not (c.xv.packed or c.wv.packed or c.ov.packed) else None
+        return groups if ok else None
     if groups == 1:
         return 1 if cdim.group is None else None
     g = cdim.group
     if g is None or g[0].a is not c.o or g[1] != wi or const_of(g[0].b) * groups != o_ext:
         return None
-    return None if c.xv.packed or c.wv.packed or c.ov.packed else groups
+    return groups
 
 
 def _after_guarded(c: _Conv, sides, d, before) -> "bool | None":

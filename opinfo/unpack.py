@@ -1,0 +1,268 @@
+"""Packed buffers read back as logical tensors (TVM's ``transform_layout`` form).
+
+TVM's ``transform_layout`` (NCHW -> NCHW4c, OIHW -> OIHW4i4o) keeps the blocks iterating
+the logical axes and rewrites every access ``x[n, c, h, w]`` to ``x[n, c // 4, h, w, c % 4]``.
+Such a function is the original op on logical tensors, stored packed: :func:`unpack`
+undoes the packing (one logical dimension ``c`` of extent ``blocks * 4`` per
+``(e // k, e % k)`` pair), so every recognizer sees the op it knows, and
+:func:`packed_layout` names the layout of a packed operand from its logical one.
+
+Only buffers whose every access splits the same dimensions with the same factor, whose
+sub-axis dimensions are the trailing ones, and whose logical rank is at least 4 are
+unpacked: the unpacked function computes exactly what the packed one does, with each
+packed buffer's elements renamed.
+"""
+from __future__ import annotations
+
+import attrs
+
+from tir.buffer import Buffer, BufferRegion, Range
+from tir.expr import Add, BufferLoad, FloorDiv, FloorMod, IntImm, Mul, Sub, as_int
+from tir.function import PrimFunc
+from tir.functor import post_order_visit, transform
+from tir.stmt import BufferStore
+
+MIN_LOGICAL_RANK = 4
+
+
+@attrs.frozen
+class Split:
+    """A logical dimension held in two dimensions of a packed buffer."""
+
+    outer: int
+    """The dimension holding the blocks (the logical dimension's position)."""
+    inner: int
+    """The trailing dimension holding the sub-axis."""
+    factor: int
+    unit: bool = False
+    """A single block, read at 0 (TVM folds ``c // 4`` to 0 and ``c % 4`` to ``c``)."""
+
+
+def _div_part(e) -> "tuple | None":
+    """(``x // k``, m) for an index ``x // k + m`` with constant m, else None."""
+    if isinstance(e, FloorDiv):
+        return e, 0
+    if isinstance(e, (Add, Sub)) and isinstance(e.a, FloorDiv) and as_int(e.b) is not None:
+        return e.a, as_int(e.b) if isinstance(e, Add) else -as_int(e.b)
+    return None
+
+
+def _logical(indices, s: Split):
+    """The logical index of ``indices`` along split ``s``: ``x + m * k`` for
+    ``[x // k + m, ..., x % k]``, else ``outer * k + inner`` (exact for every in-bounds
+    access: the sub-axis index lies in ``[0, k)``)."""
+    outer, inner = indices[s.outer], indices[s.inner]
+    if as_int(outer) == 0:
+        return inner
+    if not _fits(indices, s):
+        return Add(Mul(outer, IntImm(outer.dtype, s.factor)), inner)
+    d, m = _div_part(outer)
+    if m == 0:
+        return d.a
+    off = IntImm(d.a.dtype, abs(m) * s.factor)
+    return Add(d.a, off) if m > 0 else Sub(d.a, off)
+
+
+def _pair(indices, shape, a: int) -> "Split | None":
+    """The split at dimension ``a`` (``e // k (+ m)`` there, ``e % k`` later), or None."""
+    part = _div_part(indices[a])
+    k = as_int(part[0].b) if part else None
+    if not k or as_int(shape[a]) is None:
+        return None
+    for b in range(a + 1, len(indices)):
+        ib = indices[b]
+        if isinstance(ib, FloorMod) and as_int(ib.b) == k and as_int(shape[b]) == k and ib.a == part[0].a:
+            return Split(a, b, k)
+    return None
+
+
+def _fits(indices, s: Split) -> bool:
+    """Whether an access reads split ``s`` as ``[x // k + m, ..., x % k]``."""
+    part, ib = _div_part(indices[s.outer]), indices[s.inner]
+    return (part is not None and isinstance(ib, FloorMod) and as_int(part[0].b) == s.factor
+            and as_int(ib.b) == s.factor and part[0].a == ib.a)
+
+
+def _unit_split(buf: Buffer, accesses: list, splits: tuple) -> "Split | None":
+    """The one unit dimension pairing with the one trailing dimension no split holds."""
+    rank, taken = len(buf.shape), {s.outer for s in splits} | {s.inner for s in splits}
+    free = rank - len(splits) - 1
+    units = [d for d in range(free) if d not in taken and as_int(buf.shape[d]) == 1
+             and all(as_int(idx[d]) == 0 for idx in accesses)]
+    if any(s.unit for s in splits):
+        return None
+    k = as_int(buf.shape[free])
+    if len(units) != 1 or free in taken or not k or k == 1:
+        return None
+    return Split(units[0], free, k, unit=True)
+
+
+def _splits(buf: Buffer, accesses: list, units: bool) -> tuple:
+    """The splits every access of ``buf`` shares, when they make it a packed buffer
+    (unit splits only when ``units``: another buffer shows the packing)."""
+    rank = len(buf.shape)
+    found = {s for idx in accesses for s in (_pair(idx, buf.shape, a) for a in range(rank)) if s is not None}
+    splits = tuple(sorted(found, key=lambda s: s.outer))
+    if len({s.outer for s in splits}) != len(splits) or len({s.inner for s in splits}) != len(splits):
+        return ()
+    if units:
+        extra = _unit_split(buf, accesses, splits)
+        splits += (extra,) if extra is not None else ()
+    inners = sorted(s.inner for s in splits)
+    if not splits or inners != list(range(rank - len(splits), rank)) or rank - len(splits) < MIN_LOGICAL_RANK:
+        return ()
+    return () if any(s.outer >= rank - len(splits) for s in splits) else splits
+
+
+def _accesses(func: PrimFunc) -> dict:
+    """``{id(buffer): (buffer, [indices...])}`` over every load and store."""
+    found: dict = {}
+
+    def visit(n):
+        if isinstance(n, (BufferLoad, BufferStore)):
+            found.setdefault(id(n.buffer), (n.buffer, []))[1].append(tuple(n.indices))
+
+    post_order_visit(func.body, visit)
+    return found
+
+
+def packed_buffers(func: PrimFunc) -> dict:
+    """``{buffer: splits}`` for every buffer of ``func`` stored packed."""
+    found = _accesses(func).values()
+    if not any(_splits(buf, acc, False) for buf, acc in found):
+        return {}
+    out = {}
+    for buf, accesses in found:
+        splits = _splits(buf, accesses, True)
+        if splits:
+            out[buf] = splits
+    return out
+
+
+def _logical_shape(buf: Buffer, splits: tuple) -> tuple:
+    shape = list(buf.shape)
+    for s in splits:
+        shape[s.outer] = IntImm(shape[s.outer].dtype, as_int(shape[s.outer]) * s.factor)
+    return tuple(shape[:len(shape) - len(splits)])
+
+
+def _logical_indices(indices, splits: tuple) -> tuple:
+    out = list(indices)
+    for s in splits:
+        out[s.outer] = _logical(indices, s)
+    return tuple(out[:len(out) - len(splits)])
+
+
+def _logical_region(region: tuple, new: Buffer, splits: tuple) -> "tuple | None":
+    """A point region stays a point; a region covering a whole split covers it logically."""
+    out = list(region)
+    for s in splits:
+        ro, ri = region[s.outer], region[s.inner]
+        if as_int(ro.min) == 0 and as_int(ro.extent) == 1:
+            out[s.outer] = ri
+        elif as_int(ro.extent) == 1 and as_int(ri.extent) == 1:
+            out[s.outer] = Range(_logical((ro.min, ri.min), Split(0, 1, s.factor)), ro.extent)
+        else:
+            out[s.outer] = Range(IntImm(ro.min.dtype, 0), new.shape[s.outer])
+    return tuple(out[:len(out) - len(splits)])
+
+
+def unpack(func: PrimFunc) -> "tuple[PrimFunc, dict] | None":
+    """(the function on logical buffers, ``{buffer name: splits}``), or None when no
+    buffer is packed."""
+    packed = packed_buffers(func)
+    if not packed:
+        return None
+    new = {id(b): attrs.evolve(b, shape=_logical_shape(b, s)) for b, s in packed.items()}
+    splits = {id(b): s for b, s in packed.items()}
+
+    def pre(n):
+        if isinstance(n, Buffer) and id(n) in new:
+            return new[id(n)]
+        if isinstance(n, BufferLoad) and id(n.buffer) in new:
+            idx = _logical_indices(n.indices, splits[id(n.buffer)])
+            return BufferLoad(new[id(n.buffer)], tuple(rewrite(i) for i in idx))
+        if isinstance(n, BufferStore) and id(n.buffer) in new:
+            idx = _logical_indices(n.indices, splits[id(n.buffer)])
+            return BufferStore(new[id(n.buffer)], rewrite(n.value), tuple(rewrite(i) for i in idx))
+        if isinstance(n, BufferRegion) and id(n.buffer) in new:
+            region = _logical_region(n.region, new[id(n.buffer)], splits[id(n.buffer)])
+            return BufferRegion(new[id(n.buffer)], tuple(rewrite(r) for r in region))
+        return None
+
+    def rewrite(n):
+        return transform(n, lambda m: None, pre)
+
+    return rewrite(func), {b.name: s for b, s in packed.items()}
+
+
+def packed_layout(logical: str, splits: tuple) -> "str | None":
+    """``NCHW`` with the splits of ``x[n, c // 4, h, w, c % 4]`` -> ``NCHW4c``; None when
+    ``logical`` is not one upper-case letter per logical dimension."""
+    rank = len(logical) + len(splits)
+    if not logical.isalpha() or not logical.isupper() or len(set(logical)) != len(logical):
+        return None
+    out = list(logical) + [None] * len(splits)
+    for s in splits:
+        if s.outer >= len(logical) or s.inner >= rank:
+            return None
+        out[s.inner] = f"{s.factor}{logical[s.outer].lower()}"
+    return None if None in out else "".join(out)
+
+
+LAYOUT_OF = {"data_layout": "data", "layout": "data", "kernel_layout": "weight", "out_layout": "output"}
+"""Layout attribute -> the role of the operand it describes."""
+
+COPIES = frozenset({"reshape", "flatten", "expand_dims", "squeeze", "nn.batch_flatten", "broadcast_to",
+                    "permute_dims", "strided_slice", "layout_transform"})
+"""Ops copying elements of one input: TVM's ``layout_transform`` from a packed layout
+(``out[n, c, h, w] = x[n, c // 4, h, w, c % 4]``) reads as one of them once unpacked, so
+they are claimed only when their result is packed too (a layout_transform's result is
+indexed by its own iteration variables, never split)."""
+
+
+def _operand(op, role: str):
+    if role == "output":
+        return op.output
+    return next((o for o in op.operands if o.role == role), None)
+
+
+def buffer_shapes(func: PrimFunc) -> dict:
+    """``{buffer name: constant shape or None}`` of every buffer accessed in ``func``."""
+    return {b.name: tuple(as_int(e) for e in b.shape) for b, _ in _accesses(func).values()}
+
+
+def _left_unpacked(op, packed: dict, shapes: dict) -> bool:
+    """Whether a non-weight operand of ``op`` was left logical although a packing of
+    another operand fits it: a layout change next to the op (a fused
+    ``layout_transform``), not a re-laid-out op, whose buffers are all packed alike."""
+    ones = [(len(shapes.get(name) or ()), s[0]) for name, s in packed.items() if len(s) == 1]
+    for o in [*op.operands, op.output]:
+        shape = shapes.get(o.buffer) if o is not None and o.role != "weight" else None
+        if o is None or o.buffer in packed or not shape:
+            continue
+        if any(rank == len(shape) and shape[s.outer] and shape[s.outer] % s.factor == 0 for rank, s in ones):
+            return True
+    return False
+
+
+def repack(op, packed: dict, shapes: dict):
+    """``op`` (recognized on the unpacked function, whose logical buffer shapes are
+    ``shapes``) with the layouts of its packed operands named packed, or None when a layout
+    cannot be named or the packing is not that of a re-laid-out op."""
+    if op.name in COPIES and (op.output is None or op.output.buffer not in packed or op.name == "layout_transform"):
+        return None
+    if _left_unpacked(op, packed, shapes):
+        return None
+    new = dict(op.attrs.items())
+    for key, role in LAYOUT_OF.items():
+        if key not in new:
+            continue
+        operand = _operand(op, role)
+        if operand is None:
+            return None
+        if operand.buffer in packed:
+            new[key] = packed_layout(new[key], packed[operand.buffer])
+            if new[key] is None:
+                return None
+    return attrs.evolve(op, attrs=new)
