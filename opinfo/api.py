@@ -7,6 +7,7 @@ from tir.module import IRModule
 from .decompose import Decomposer
 from .info import FuncInfo
 from .kind import pattern_kind
+from .normalize import normalize
 from .op_graph import fusable
 from .recognize import families
 from .semantic import Semantics
@@ -16,7 +17,10 @@ from .unpack import buffer_shapes, repack, unpack
 def recognize_ops(func: PrimFunc) -> tuple:
     """The ops of ``func`` in dataflow order, or () when any part is not understood, when
     several outputs need ops of their own (split), or when the ops could not be one fused
-    kernel of TVM (see :func:`.op_graph.fusable`)."""
+    kernel of TVM (see :func:`.op_graph.fusable`). Read after :func:`.normalize.normalize`."""
+    func = normalize(func)
+    if func is None:
+        return ()
     sem = Semantics(func)
     if sem.opaque:
         return ()
