@@ -99,3 +99,98 @@ BINARY = {
     "equal": np.equal, "less": np.less, "greater_equal": np.greater_equal, "greater": np.greater,
     "not_equal": np.not_equal, "less_equal": np.less_equal,
 }
+
+
+def layer_norm(x, gamma, beta, axes, epsilon, center, scale):
+    """``(x - mean) / sqrt(var + eps) * gamma + beta`` over ``axes``; gamma/beta have the reduced shape."""
+    axes = sorted(a % x.ndim for a in axes)
+    out = (x - x.mean(axis=tuple(axes), keepdims=True)) / np.sqrt(x.var(axis=tuple(axes), keepdims=True) + epsilon)
+    shape = [x.shape[d] if d in axes else 1 for d in range(x.ndim)]
+    out = out * gamma.reshape(shape) if scale else out
+    return out + beta.reshape(shape) if center else out
+
+
+def rms_norm(x, weight, axes, epsilon):
+    axes = sorted(a % x.ndim for a in axes)
+    rms = np.sqrt((x * x).mean(axis=tuple(axes), keepdims=True) + epsilon)
+    return x / rms * weight.reshape([x.shape[d] if d in axes else 1 for d in range(x.ndim)])
+
+
+def group_norm(x, gamma, beta, groups, channel_axis, axes, epsilon, center, scale):
+    """Group norm: channels split into ``groups``; statistics over a group's channels and ``axes``."""
+    ca = channel_axis % x.ndim
+    shape = list(x.shape)
+    shape[ca:ca + 1] = [groups, x.shape[ca] // groups]
+    xg = x.reshape(shape)
+    red = tuple([ca + 1] + [a % x.ndim + (a % x.ndim > ca) for a in axes])
+    out = (xg - xg.mean(axis=red, keepdims=True)) / np.sqrt(xg.var(axis=red, keepdims=True) + epsilon)
+    pshape = [x.shape[ca] if d == ca else 1 for d in range(x.ndim)]
+    out = out.reshape(x.shape)
+    out = out * gamma.reshape(pshape) if scale else out
+    return out + beta.reshape(pshape) if center else out
+
+
+def _layout_axes(layout):
+    """``"NCHW4c"`` -> ``[("N", 1), ("C", 1), ("H", 1), ("W", 1), ("c", 4)]`` (factor 1 for primal axes)."""
+    out, digits = [], ""
+    for ch in layout:
+        if ch.isdigit():
+            digits += ch
+            continue
+        out.append((ch, int(digits) if digits else 1))
+        digits = ""
+    return out
+
+
+def layout_transform(x, src, dst, pad_value=0.0):
+    """Re-lay ``x`` from layout ``src`` to ``dst`` elementwise: each destination index -> its
+    primal coordinates -> the source index (``pad_value`` past a primal extent)."""
+    sa, da = _layout_axes(src), _layout_axes(dst)
+    primal = {a: e for (a, _), e in zip(sa, x.shape) if a.isupper()}
+    for (a, f), e in zip(sa, x.shape):
+        if a.islower():
+            primal[a.upper()] *= e
+    dsub = {a.upper(): f for a, f in da if a.islower()}
+    ssub = {a.upper(): f for a, f in sa if a.islower()}
+    shape = [f if a.islower() else -(-primal[a] // dsub[a]) if a in dsub else primal[a] for a, f in da]
+    out = np.full(shape, pad_value, dtype=x.dtype)
+    for o in itertools.product(*[range(e) for e in shape]):
+        pos = dict(zip([a for a, _ in da], o))
+        value = {a: pos[a] * dsub[a] + pos[a.lower()] if a in dsub else pos[a] for a in primal}
+        if any(value[a] >= primal[a] for a in primal):
+            continue
+        idx = [value[a.upper()] % f if a.islower() else value[a] // ssub[a] if a in ssub else value[a]
+               for a, f in sa]
+        out[o] = x[tuple(idx)]
+    return out
+
+
+def adaptive_avg_pool2d(x_nc, out_hw):
+    """Cell ``i`` averages rows ``[i*H//O, ceil((i+1)*H/O))`` (and the same for columns)."""
+    h, w = x_nc.shape[2:]
+    out = np.zeros(x_nc.shape[:2] + tuple(out_hw), dtype=np.float64)
+    for i, j in itertools.product(range(out_hw[0]), range(out_hw[1])):
+        h0, h1 = i * h // out_hw[0], -(-(i + 1) * h // out_hw[0])
+        w0, w1 = j * w // out_hw[1], -(-(j + 1) * w // out_hw[1])
+        out[:, :, i, j] = x_nc[:, :, h0:h1, w0:w1].mean(axis=(2, 3))
+    return out
+
+
+def conv_transpose_nc(x, w, strides, before, after, output_padding, dilation, groups):
+    """Transposed convolution of (N, Cin, *S) data and an (Cin, Cout/groups, *K) kernel: every
+    input pixel scatters itself times the kernel, then ``before``/``after`` are cropped."""
+    nd = x.ndim - 2
+    cin, og = w.shape[0], w.shape[1]
+    ig = cin // groups
+    ks = w.shape[2:]
+    full = [(x.shape[2 + i] - 1) * strides[i] + (ks[i] - 1) * dilation[i] + 1 + output_padding[i] for i in range(nd)]
+    out = np.zeros((x.shape[0], og * groups, *full), dtype=np.float64)
+    for pos in itertools.product(*[range(e) for e in x.shape[2:]]):
+        for koff in itertools.product(*[range(k) for k in ks]):
+            tgt = tuple(p * s + q * d for p, q, s, d in zip(pos, koff, strides, dilation))
+            for g in range(groups):
+                xv = x[(slice(None), slice(g * ig, (g + 1) * ig)) + pos]
+                wv = w[(slice(g * ig, (g + 1) * ig), slice(None)) + koff]
+                out[(slice(None), slice(g * og, (g + 1) * og)) + tgt] += xv @ wv
+    crop = tuple(slice(b, f - a) for b, a, f in zip(before, after, full))
+    return out[(slice(None), slice(None)) + crop]
