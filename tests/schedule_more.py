@@ -15,7 +15,11 @@ same values, in the form TVM's ``tir.Schedule`` prints for that primitive:
   ``BUF_shared`` buffer (scope "shared") and the reader loads from it;
 * ``compute_inline``: an elementwise producer (one store at its own iteration variables,
   no init, to an intermediate buffer) is substituted into its readers (as for pads);
-* ``loop_kinds``: some loops become ``T.parallel``/``T.vectorized``/``T.unroll``.
+* ``reverse_compute_inline``: an elementwise consumer (one store at its own variables,
+  reading its producer's buffer only at them) replaces its producer's store, when it is the
+  producer's only reader;
+* ``loop_kinds``: some loops become ``T.parallel``/``T.vectorized``/``T.unroll`` or get an
+  annotation (``sch.annotate``).
 
 Non-divisible ``split`` with a ``T.where`` predicate and ``reorder`` are in
 :mod:`schedule_helpers`.
@@ -90,16 +94,25 @@ def fuse(func: PrimFunc, rng: random.Random) -> PrimFunc:
 
 # ---- loop kinds -------------------------------------------------------------------------
 
+def _kind_for(loop: For, realize, rng: random.Random) -> For:
+    """``loop`` unrolled, annotated, or (when it feeds only spatial iterators, as TVM
+    requires) parallel or vectorized; or unchanged."""
+    if loop.kind != ForKind.SERIAL or rng.random() < 0.6:
+        return loop
+    if rng.random() < 0.25:  # sch.annotate
+        return attrs.evolve(loop, annotations={"pragma_auto_unroll_max_step": 16})
+    spatial = isinstance(realize, BlockRealize) and _role(loop, realize) <= {IterKind.SPATIAL}
+    kinds = [ForKind.PARALLEL, ForKind.VECTORIZED, ForKind.UNROLLED] if spatial else [ForKind.UNROLLED]
+    return attrs.evolve(loop, kind=rng.choice(kinds))
+
+
 def loop_kinds(func: PrimFunc, rng: random.Random) -> PrimFunc:
-    """Some serial loops made parallel, vectorized or unrolled."""
-    kinds = [ForKind.PARALLEL, ForKind.VECTORIZED, ForKind.UNROLLED]
+    """Some serial loops made parallel, vectorized or unrolled, or annotated."""
+    def nest(loop):
+        loops, body = _nest(loop)
+        return _rebuild([_kind_for(lp, body, rng) for lp in loops], body)
 
-    def post(n):
-        if isinstance(n, For) and n.kind == ForKind.SERIAL and rng.random() < 0.4:
-            return attrs.evolve(n, kind=rng.choice(kinds))
-        return None
-
-    return attrs.evolve(func, body=transform(func.body, post))
+    return _on_nests(func, nest)
 
 
 # ---- decompose_reduction ----------------------------------------------------------------
@@ -140,9 +153,18 @@ def decompose_nest(loop: For, rng: random.Random) -> "For | SeqStmt | None":
     return _rebuild(loops[:pos], SeqStmt((init, rest)))
 
 
+def _flatten(func: PrimFunc) -> PrimFunc:
+    """Nested sequences spliced into their parent (TVM's SeqStmt is flat)."""
+    def post(n):
+        if isinstance(n, SeqStmt) and any(isinstance(x, SeqStmt) for x in n.seq):
+            return SeqStmt(tuple(y for x in n.seq for y in (x.seq if isinstance(x, SeqStmt) else (x,))))
+        return None
+    return attrs.evolve(func, body=transform(func.body, post))
+
+
 def decompose_reduction(func: PrimFunc, rng: random.Random) -> PrimFunc:
     """Every reduction block with its init in a separate block."""
-    return _on_nests(func, lambda lp: decompose_nest(lp, rng))
+    return _flatten(_on_nests(func, lambda lp: decompose_nest(lp, rng)))
 
 
 # ---- cache_write / cache_read -------------------------------------------------------------
@@ -255,5 +277,86 @@ def compute_inline(func: PrimFunc, rng: random.Random) -> PrimFunc:
     return _inline_one(func, rng.choice(found))
 
 
+# ---- reverse_compute_inline -------------------------------------------------------------
+
+def _sole_store(block: Block) -> "BufferStore | None":
+    body = block.body
+    return body if block.init is None and isinstance(body, BufferStore) else None
+
+
+def _reverse_target(consumer: Block, func: PrimFunc, params: set) -> "Block | None":
+    """The producer ``consumer`` can be inlined into: the consumer stores at its own
+    variables and reads one intermediate at exactly them; the producer (its only writer)
+    stores at its own variables, with no init."""
+    store = _sole_store(consumer)
+    ivars = [iv.var for iv in consumer.iter_vars]
+    if store is None or list(store.indices) != ivars:
+        return None
+    loads = []
+    post_order_visit(store.value, lambda n: loads.append(n) if isinstance(n, BufferLoad) and id(n.buffer) not in params else None)
+    if len({id(x.buffer) for x in loads}) != 1 or any(list(x.indices) != ivars for x in loads):
+        return None
+    buf = loads[0].buffer
+    if any(b is not consumer and _reads_buffer(b.body, buf) for b in func.blocks()):
+        return None  # TVM inlines only into the producer's sole consumer
+    writers = []
+    post_order_visit(func.body, lambda n: writers.append(n) if isinstance(n, Block) and any(w.buffer is buf for w in n.writes) else None)
+    prod = writers[0] if len(writers) == 1 else None
+    pstore = _sole_store(prod) if prod is not None else None
+    if pstore is None or list(pstore.indices) != [iv.var for iv in prod.iter_vars] or len(ivars) != len(prod.iter_vars):
+        return None
+    return prod
+
+
+def _inlined_producer(prod: Block, consumer: Block) -> Block:
+    """``prod`` storing the consumer's value (its loads of the producer's buffer replaced)."""
+    pstore, cstore = prod.body, consumer.body
+    mapping = {iv.var: pv.var for iv, pv in zip(consumer.iter_vars, prod.iter_vars)}
+    buf = pstore.buffer
+
+    def post(n):
+        return pstore.value if isinstance(n, BufferLoad) and n.buffer is buf else None
+
+    value = transform(substitute(cstore.value, mapping), post)
+    reads = [r for r in prod.reads] + [substitute(r, mapping) for r in consumer.reads if r.buffer is not buf]
+    writes = [substitute(w, mapping) for w in consumer.writes]
+    body = BufferStore(cstore.buffer, value, tuple(substitute(i, mapping) for i in cstore.indices))
+    return attrs.evolve(prod, reads=tuple(reads), writes=tuple(writes), body=body)
+
+
+def reverse_compute_inline(func: PrimFunc, rng: random.Random) -> PrimFunc:
+    """One elementwise consumer (chosen at random) inlined into its producer."""
+    params = {id(b) for b in func.buffers}
+    found = []
+    post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, Block) and n.name != "root" else None)
+    pairs = [(c, p) for c in found for p in [_reverse_target(c, func, params)] if p is not None]
+    if not pairs:
+        return func
+    consumer, prod = rng.choice(pairs)
+    new = _inlined_producer(prod, consumer)
+    buf = prod.body.buffer
+
+    def pre(n):
+        if isinstance(n, Block) and n is prod:
+            return new
+        return None
+
+    def post(n):
+        if isinstance(n, SeqStmt):
+            kept = tuple(x for x in n.seq if not _contains(x, consumer))
+            return None if len(kept) == len(n.seq) else kept[0] if len(kept) == 1 else SeqStmt(kept)
+        if isinstance(n, Block) and any(b is buf for b in n.alloc_buffers):
+            return attrs.evolve(n, alloc_buffers=tuple(b for b in n.alloc_buffers if b is not buf))
+        return None
+
+    return transform(func, post, pre)
+
+
+def _contains(stmt, block: Block) -> bool:
+    hits = []
+    post_order_visit(stmt, lambda n: hits.append(n) if n is block else None)
+    return bool(hits)
+
+
 PRIMITIVES = {"fuse": fuse, "loop_kinds": loop_kinds, "decompose_reduction": decompose_reduction,
-              "cache_write": cache_write, "cache_read": cache_read, "compute_inline": compute_inline}
+              "cache_write": cache_write, "cache_read": cache_read, "compute_inline": compute_inline, "reverse_compute_inline": reverse_compute_inline}

@@ -56,6 +56,8 @@ NUMERIC_OPS = [
     ("nn.max_pool2d", [((1, 2, 6, 6), "float32")], {"pool_size": [3, 3], "padding": [1, 1, 1, 1]}),
     ("matmul", [((3, 5), "float32"), ((5, 4), "float32")], {}),
     ("add", [((3, 4), "float32"), ((4,), "float32")], {}),
+    ("nn.gelu", [((3, 4), "float32")], {}),
+    ("nn.layer_norm", [((3, 4), "float32"), ((4,), "float32"), ((4,), "float32")], {"axes": [1]}),
 ]
 
 
@@ -70,6 +72,8 @@ def test_primitive_keeps_values(prim, case):
         got = ALL[prim](func, random.Random(seed))
         verify(got)
         np.testing.assert_allclose(tir.run(got, *args), want, rtol=1e-5, atol=1e-6)
+        reparsed = tir.parse(tir.to_script(got))  # the printed TVMScript form reads back
+        assert tir.structural_equal(reparsed, got)
 
 
 def _apply(func, names, seed):
@@ -88,7 +92,7 @@ def _apply(func, names, seed):
 
 
 def _expected_kind(base: str, names, scheduled, copy_out: bool) -> str:
-    if "compute_inline" in names:
+    if "compute_inline" in names or "reverse_compute_inline" in names:
         return pattern_kind(scheduled)
     if copy_out and base == "comm_reduce":
         return "out_ewise_fusable"
