@@ -11,7 +11,7 @@ from .normalize import normalize
 from .op_graph import fusable
 from .recognize import families
 from .semantic import Semantics
-from .unpack import buffer_shapes, repack, unpack
+from .packed_ops import recognize_packed
 
 
 def recognize_ops(func: PrimFunc) -> tuple:
@@ -38,23 +38,12 @@ def recognize_ops(func: PrimFunc) -> tuple:
     return tuple(dec.ops) if fusable(sem, dec.links) else ()
 
 
-def recognize_unpacked(func: PrimFunc) -> tuple:
-    """The ops of ``func`` read on its logical tensors when buffers are stored packed by
-    TVM's ``transform_layout`` (see :mod:`.unpack`), their layouts named packed; () when no
-    buffer is packed or when not certain."""
-    got = unpack(func)
-    if got is None:
-        return ()
-    shapes = buffer_shapes(got[0])
-    ops = [repack(op, got[1], shapes) for op in recognize_ops(got[0])]
-    return () if None in ops else tuple(ops)
-
-
 def analyze(prim_func: PrimFunc, name: "str | None" = None) -> FuncInfo:
     """Kind and recognized ops of one PrimFunc (``ops`` empty when not certain)."""
     kind = pattern_kind(prim_func)
     try:
-        ops = recognize_unpacked(prim_func) or recognize_ops(prim_func)
+        ops = recognize_packed(prim_func, recognize_ops)
+        ops = recognize_ops(prim_func) if ops is None else ops
     except (ValueError, TypeError, ZeroDivisionError, RecursionError):
         ops = ()
     return FuncInfo(name if name is not None else prim_func.name, kind, ops)

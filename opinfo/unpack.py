@@ -87,6 +87,8 @@ def _unit_split(buf: Buffer, accesses: list, splits: tuple) -> "Split | None":
     """The one unit dimension pairing with the one trailing dimension no split holds."""
     rank, taken = len(buf.shape), {s.outer for s in splits} | {s.inner for s in splits}
     free = rank - len(splits) - 1
+    if free < MIN_LOGICAL_RANK:
+        return None
     units = [d for d in range(free) if d not in taken and as_int(buf.shape[d]) == 1
              and all(as_int(idx[d]) == 0 for idx in accesses)]
     if any(s.unit for s in splits):
@@ -126,17 +128,27 @@ def _accesses(func: PrimFunc) -> dict:
     return found
 
 
-def packed_buffers(func: PrimFunc) -> dict:
-    """``{buffer: splits}`` for every buffer of ``func`` stored packed."""
+def _stored(func: PrimFunc) -> set:
+    found = set()
+    post_order_visit(func.body, lambda n: found.add(id(n.buffer)) if isinstance(n, BufferStore) else None)
+    return found
+
+
+def packed_buffers(func: PrimFunc) -> "tuple[dict, bool]":
+    """(``{buffer: splits}`` for every buffer of ``func`` stored packed, whether the
+    packing is shown). A ``c // k``, ``c % k`` pair shows it, and so does a store at 0 in
+    a unit dimension (TVM's lowering stores through its iteration variables; only the
+    simplified ``c // 4`` of a single block of channels is 0). A unit dimension read at 0
+    only may also be a broadcast tensor with a unit dimension."""
     found = _accesses(func).values()
-    if not any(_splits(buf, acc, False) for buf, acc in found):
-        return {}
+    shown = any(_splits(buf, acc, False) for buf, acc in found)
     out = {}
     for buf, accesses in found:
         splits = _splits(buf, accesses, True)
         if splits:
             out[buf] = splits
-    return out
+    stored = _stored(func)
+    return out, shown or any(id(b) in stored for b in out)
 
 
 def _logical_shape(buf: Buffer, splits: tuple) -> tuple:
@@ -167,10 +179,10 @@ def _logical_region(region: tuple, new: Buffer, splits: tuple) -> "tuple | None"
     return tuple(out[:len(out) - len(splits)])
 
 
-def unpack(func: PrimFunc) -> "tuple[PrimFunc, dict] | None":
-    """(the function on logical buffers, ``{buffer name: splits}``), or None when no
-    buffer is packed."""
-    packed = packed_buffers(func)
+def unpack(func: PrimFunc) -> "tuple[PrimFunc, dict, bool] | None":
+    """(the function on logical buffers, ``{buffer name: splits}``, whether a ``c // k``,
+    ``c % k`` pair shows the packing), or None when no buffer is packed."""
+    packed, shown = packed_buffers(func)
     if not packed:
         return None
     new = {id(b): attrs.evolve(b, shape=_logical_shape(b, s)) for b, s in packed.items()}
@@ -193,7 +205,7 @@ def unpack(func: PrimFunc) -> "tuple[PrimFunc, dict] | None":
     def rewrite(n):
         return transform(n, lambda m: None, pre)
 
-    return rewrite(func), {b.name: s for b, s in packed.items()}
+    return rewrite(func), {b.name: s for b, s in packed.items()}, shown
 
 
 def packed_layout(logical: str, splits: tuple) -> "str | None":

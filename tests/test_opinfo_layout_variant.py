@@ -82,11 +82,35 @@ CASES = [
     ("strided_slice", [_x(16)], dict(axes=[1], begin=[0], end=[16], strides=[2])),
 ]
 
+# C = 4: one block of channels; TVM's simplifier folds c // 4 to 0 and c % 4 to c, as in the
+# corpus's nn_max_pool2d_1_1 (x[n, 0, h, w, c]).
+CASES += [
+    ("nn.conv2d", [_x(4), ((4, 4, 3, 3), F)], dict(padding=[1, 0, 2, 1], strides=[2, 1], dilation=[1, 2])),
+    ("nn.conv2d", [_x(4), ((4, 2, 3, 3), F)], dict(padding=[1, 1, 1, 1], groups=2)),
+    ("nn.avg_pool2d", [_x(4)], dict(pool_size=[3, 3], padding=[1, 1, 1, 1], count_include_pad=False)),
+    ("image.resize2d", [_x(4)], dict(size=[12, 14])),
+    ("nn.batch_norm", [_x(4)] + [((4,), F)] * 4, dict(epsilon=1e-3)),
+    ("nn.softmax", [_x(4)], dict(axis=1)),
+    ("nn.log_softmax", [_x(4)], dict(axis=3)),
+    ("sum", [_x(4)], dict(axis=[2, 3], keepdims=True)),
+    ("mean", [_x(4)], dict(axis=[1], keepdims=True)),
+    ("sum", [_x(4)], dict(axis=[2, 3], keepdims=False)),
+    ("add", [_x(4), ((1, 4, 1, 1), F)], dict()),
+    ("add", [_x(4), ((4, 1, 1), F)], dict()),
+    ("concat", [_x(4), _x(4)], dict(axis=3)),
+    ("permute_dims", [_x(4)], dict(axes=[0, 2, 3, 1])),
+    ("permute_dims", [_x(4, h=4)], dict(axes=[0, 2, 1, 3])),
+    ("nn.pad", [_x(4)], dict(pad_width=[0, 0, 0, 4, 1, 1, 0, 0])),
+    ("nn.pad", [_x(4)], dict(pad_width=[0, 0, 0, 0, 1, 1, 2, 2])),
+    ("strided_slice", [_x(4)], dict(axes=[2], begin=[1], end=[5])),
+]
+
 # Cases (index into CASES) opinfo abstains on in TVM's form (reindex=False): the NCHW function
 # already abstains (ceil_mode pools, adaptive pool with uneven windows) or the op is not
 # recognised on packed buffers (group_norm; permute_dims and strided_slice whose result is not
-# packed, which read like a layout_transform). Every other case is recognised.
-ABSTAINED = {11, 15, 17, 21, 46, 52}
+# packed, which read like a layout_transform; with C = 4, ops whose result is not packed:
+# a unit dimension read at 0 may be a broadcast operand's). Every other case is recognised.
+ABSTAINED = {11, 15, 17, 21, 46, 52, 62, 63, 67}
 
 
 def _plan(op: str, func) -> dict:
