@@ -193,3 +193,27 @@ def test_predicate_that_drops_elements_abstains():
     guarded = transform(func, post)
     assert opinfo.analyze(func).ops
     assert not opinfo.analyze(guarded).ops
+
+
+def _with_predicate(func, make):
+    """``func`` with the predicate ``make(realize)`` on its (only) non-root block."""
+    from tir.functor import transform
+    from tir.stmt import BlockRealize
+
+    def post(n):
+        if isinstance(n, BlockRealize) and n.block.name != "root":
+            return BlockRealize(n.iter_values, make(n), n.block)
+        return None
+
+    return transform(func, post)
+
+
+@pytest.mark.parametrize("bound, kept", [(24, True), (20, False), (22, False), (30, True)])
+def test_fused_split_predicate(bound, kept):
+    """After fusing (6, 4) into 24: ``f < 24`` is implied by ``v0 = f // 4 < 6`` and
+    ``f < 30`` always holds; tighter bounds drop elements (abstain)."""
+    from tir.expr import LT, const
+
+    func = PRIMITIVES["fuse"](tir.topi.lower("nn.relu", [((6, 4), "float32")]), random.Random(0))
+    guarded = _with_predicate(func, lambda r: LT(r.iter_values[0].a, const(bound, "int64")))
+    assert bool(opinfo.analyze(guarded).ops) == kept
