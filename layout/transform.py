@@ -9,8 +9,9 @@ variables, the loops are rebuilt over the new shape too, so the result reads lik
 ``transform_layout`` output. The rewrite is a relabelling of memory, so it preserves the
 function's meaning whatever the op is.
 
-Assumptions: constant buffer extents for dimensions that are split or fused; maps with no
-padding (non-divisible splits are refused with a LayoutError).
+Assumptions: constant buffer extents for dimensions that are split or fused (symbolic ones,
+such as a dynamic batch, may only be moved); maps with no padding (non-divisible splits are
+refused with a LayoutError).
 """
 from __future__ import annotations
 
@@ -53,10 +54,16 @@ def mapped_shape(index_map: IndexMap, shape: tuple) -> tuple:
         if isinstance(e, Var) and any(e is v for v in index_map.initial):
             out.append(shape[[id(v) for v in index_map.initial].index(id(e))])
             continue
-        if not all(as_int(s) is not None for s in shape):
+        used = [_uses(e, v) for v in index_map.initial]
+        if any(u and as_int(s) is None for u, s in zip(used, shape)):
             raise LayoutError(f"cannot split or fuse a symbolic extent ({shape})")
-        out.append(convert(index_map.map_shape([as_int(s) for s in shape])[len(out)], dt.int64))
+        out.append(convert(index_map.map_shape(_constant_shape(shape))[len(out)], dt.int64))
     return tuple(out)
+
+
+def _constant_shape(shape) -> list:
+    """``shape`` with symbolic extents read as 1 (for the dimensions a map only moves)."""
+    return [as_int(s) if as_int(s) is not None else 1 for s in shape]
 
 
 def var_bounds(node) -> dict:
@@ -128,8 +135,8 @@ def transform_layout(func: PrimFunc, buffer, index_map: IndexMap, reindex: bool 
         raise LayoutError(f"buffer {old.name} has {len(old.shape)} dimensions, "
                           f"the index map takes {index_map.ndim_in}")
     new_shape = mapped_shape(index_map, old.shape)
-    ints = [as_int(s) for s in old.shape]
-    if all(i is not None for i in ints) and index_map.padding(ints) != 0:
+    ints = _constant_shape(old.shape)
+    if index_map.padding(ints) != 0:
         raise LayoutError(f"mapping buffer {old.name} of shape {tuple(ints)} needs padding "
                           f"(new shape {tuple(as_int(s) for s in new_shape)})")
     if old.strides or old.elem_offset is not None:

@@ -260,3 +260,24 @@ def test_packed_operand_next_to_logical_one_abstains():
     assert _ops(_relayout(f, {0: "NCHW4c"}, False)) == []
     assert _ops(_relayout(f, {0: "NCHW4c", 2: "NCHW4c"}, False)) == []
     assert [n for n, _ in _ops(_relayout(f, {0: "NCHW4c", 1: "NCHW4c", 2: "NCHW4c"}, False))] == ["add"]
+
+
+DYNAMIC = [
+    ("nn.conv2d", [(8, 6, 7), ((8, 8, 3, 3), F)], dict(padding=[1, 1, 1, 1])),
+    ("nn.conv2d", [(4, 6, 7), ((4, 4, 3, 3), F)], dict(padding=[1, 1, 1, 1])),
+    ("nn.max_pool2d", [(8, 6, 7)], dict(pool_size=[2, 2])),
+    ("nn.softmax", [(4, 6, 7)], dict(axis=1)),
+    ("add", [(8, 6, 7), ((1, 8, 1, 1), F)], dict()),
+]
+
+
+@pytest.mark.parametrize("op,ins,attrs", DYNAMIC, ids=[c[0] for c in DYNAMIC])
+def test_symbolic_batch(op, ins, attrs):
+    """A symbolic batch is only moved by the maps: the op is recognised as with a constant one."""
+    n = tir.SizeVar("n", tir.dtype.int64)
+    ins = [((n, *ins[0]), F)] + ins[1:]
+    f = tir.topi.lower(op, ins, **attrs)
+    plan = {k: "OIHW4i4o" if op == "nn.conv2d" and k == 1 else "NCHW4c" for k, b in enumerate(f.buffers)
+            if len(b.shape) == 4 and tir.expr.as_int(b.shape[1]) % 4 == 0}
+    (name, plain), = _ops(f)
+    assert _ops(_relayout(f, plan, False)) == [(op, _expected(plain, plan, len(ins)))]
