@@ -4,12 +4,10 @@
 predicate cannot be shown to be implied by its block's domain (a predicate that drops
 elements would change the op; the semantic layer ignores predicates):
 
-* ``T.where`` predicates of non-divisible splits (``e < c`` where a binding is
-  ``k * e + r`` with ``0 <= r < k`` and extent ``k * c``, also with ``e // m`` for ``e``
-  and ``c / m`` for ``c``: fused, then split loops) are dropped;
-* the separate init block of ``decompose_reduction`` (spatial iterators only, one store of
-  a load-free value at its own variables) is put back as the ``init`` of the reduction
-  block that follows it and stores to the same buffer;
+* ``T.where`` predicates of non-divisible splits are dropped (see :mod:`.predicates`);
+* the separate init block of ``decompose_reduction`` (spatial iterators only, no reads,
+  stores of constants) is put back as the ``init`` of the reduction block that next
+  touches its buffers and stores to them at the same indices, over the same domain;
 * a ``cache_read`` copy (an intermediate filled by ``S[v...] = P[v...]`` from a parameter
   of the same shape, over the whole buffer, and written nowhere else) is removed and its
   readers read the parameter;
@@ -24,97 +22,16 @@ from __future__ import annotations
 
 import attrs
 
-from tir.expr import And, BufferLoad, FloorDiv, IntImm, LT, Var
+from tir.expr import BufferLoad, Var
 from tir.function import PrimFunc
-from tir.functor import post_order_visit, pre_order_visit, substitute, transform
+from tir.functor import pre_order_visit, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, SeqStmt
 from tir.buffer import BufferRegion
 
-from .affine import ONE, _add, affine, const_of
-from .recognize.guard import value_range
+from .affine import affine, const_of
+from .predicates import drop_predicates
 
 EMPTY = SeqStmt(())
-
-
-def _conjuncts(pred) -> list:
-    return _conjuncts(pred.a) + _conjuncts(pred.b) if isinstance(pred, And) else [pred]
-
-
-def _scale(binding: dict, e: dict) -> "int | None":
-    """``k`` with ``binding = k * e + rest`` where ``rest`` shares no atom with ``e``."""
-    atoms = [a for a in e if a is not ONE]
-    if not atoms or e[atoms[0]] == 0 or binding.get(atoms[0], 0) % e[atoms[0]]:
-        return None
-    k = binding.get(atoms[0], 0) // e[atoms[0]]
-    return k if k > 0 and all(binding.get(a, 0) == k * e[a] for a in atoms) else None
-
-
-def _bounds(value, iv, e: dict, c: int, dom: dict) -> bool:
-    """``e < c`` is exactly ``value < extent`` (see :func:`_scaled_bound`), ``e >= 0``."""
-    lo, ext = const_of(iv.dom.min), const_of(iv.dom.extent)
-    e_range = value_range(e, dom)
-    form = affine(value)
-    if lo != 0 or ext is None or e_range is None or e_range[0] < 0 or form is None:
-        return False
-    return _scaled_bound(form, ext, e, c, dom)
-
-
-def _scaled_bound(form: dict, ext: int, e: dict, c: int, dom: dict) -> bool:
-    """``form = k * e + r`` with ``0 <= r < k`` and ``ext = k * c``; or the same with
-    ``e // m`` for ``e`` and ``c / m`` for ``c`` (``m`` dividing ``c``)."""
-    k = _scale(form, e)
-    if k is not None and ext == k * c:
-        rest = value_range(_add(form, e, -k), dom)
-        if rest is not None and 0 <= rest[0] and rest[1] < k:
-            return True
-    for atom in form:
-        m = const_of(atom.b) if isinstance(atom, FloorDiv) else None
-        if m and m > 0 and c % m == 0 and affine(atom.a) == e and _scaled_bound(form, ext, {atom: 1}, c // m, dom):
-            return True
-    return False
-
-
-def _implied(term, realize: BlockRealize, dom: dict) -> bool:
-    """``e < c`` holds on every loop iteration, or is implied by some iterator's domain
-    (see :func:`_bounds`)."""
-    if not isinstance(term, LT):
-        return False
-    e, c = affine(term.a), const_of(term.b)
-    if e is None or c is None:
-        return False
-    whole = value_range(e, dom)
-    if whole is not None and whole[1] < c:
-        return True  # true on every loop iteration
-    return any(_bounds(v, iv, e, c, dom) for iv, v in zip(realize.block.iter_vars, realize.iter_values))
-
-
-def _is_true(pred) -> bool:
-    return isinstance(pred, IntImm) and pred.value == 1
-
-
-def _loop_domain(func: PrimFunc) -> dict:
-    """Loop variable -> extent, for the loops starting at 0."""
-    dom = {}
-    post_order_visit(func.body, lambda n: dom.__setitem__(n.loop_var, n.extent)
-                     if isinstance(n, For) and const_of(n.min) == 0 else None)
-    return dom
-
-
-def drop_predicates(func: PrimFunc) -> "PrimFunc | None":
-    """``func`` without split predicates, or None when one may drop elements."""
-    bad = []
-    dom = _loop_domain(func)
-
-    def post(n):
-        if not isinstance(n, BlockRealize) or _is_true(n.predicate):
-            return None
-        if not all(_implied(t, n, dom) for t in _conjuncts(n.predicate)):
-            bad.append(n)
-            return None
-        return attrs.evolve(n, predicate=IntImm(n.predicate.dtype, 1))
-
-    out = transform(func, post)
-    return None if bad else out
 
 
 def _prune(node):
