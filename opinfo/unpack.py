@@ -86,17 +86,16 @@ def _fits(indices, s: Split) -> bool:
 def _unit_split(buf: Buffer, accesses: list, splits: tuple) -> "Split | None":
     """The one unit dimension pairing with the one trailing dimension no split holds."""
     rank, taken = len(buf.shape), {s.outer for s in splits} | {s.inner for s in splits}
-    free = rank - len(splits) - 1
-    if free < MIN_LOGICAL_RANK:
+    logical = rank - len(splits) - 1
+    free = [d for d in range(max(logical, 0), rank) if d not in taken]
+    if logical < MIN_LOGICAL_RANK or len(free) != 1:
         return None
-    units = [d for d in range(free) if d not in taken and as_int(buf.shape[d]) == 1
+    units = [d for d in range(logical) if d not in taken and as_int(buf.shape[d]) == 1
              and all(as_int(idx[d]) == 0 for idx in accesses)]
-    if any(s.unit for s in splits):
+    k = as_int(buf.shape[free[0]])
+    if len(units) != 1 or not k or k == 1:
         return None
-    k = as_int(buf.shape[free])
-    if len(units) != 1 or free in taken or not k or k == 1:
-        return None
-    return Split(units[0], free, k, unit=True)
+    return Split(units[0], free[0], k, unit=True)
 
 
 def _splits(buf: Buffer, accesses: list, units: bool) -> tuple:
