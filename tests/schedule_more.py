@@ -15,8 +15,8 @@ same values, in the form TVM's ``tir.Schedule`` prints for that primitive:
 * ``cache_read``: a copy block ``BUF_shared`` before a reader's nest fills a new
   ``BUF_shared`` buffer (scope "shared") and the reader loads from it;
 * ``compute_inline``, ``reverse_compute_inline``: see :mod:`schedule_inline`;
-* ``loop_kinds``: some loops become ``T.parallel``/``T.vectorized``/``T.unroll`` or get an
-  annotation (``sch.annotate``).
+* ``loop_kinds``: some loops become ``T.parallel``/``T.vectorized``/``T.unroll``, get an
+  annotation (``sch.annotate``) or are bound to ``blockIdx.x`` (``sch.bind``).
 
 Non-divisible ``split`` with a ``T.where`` predicate and ``reorder`` are in
 :mod:`schedule_helpers`.
@@ -103,10 +103,20 @@ def _kind_for(loop: For, realize, rng: random.Random) -> For:
     return attrs.evolve(loop, kind=rng.choice(kinds))
 
 
+def _bound(loop: For, realize, rng: random.Random) -> For:
+    """``sch.bind`` of a loop feeding only spatial iterators to ``blockIdx.x`` (sometimes)."""
+    spatial = isinstance(realize, BlockRealize) and _role(loop, realize) <= {IterKind.SPATIAL}
+    if not spatial or loop.kind != ForKind.SERIAL or rng.random() < 0.7:
+        return loop
+    return attrs.evolve(loop, kind=ForKind.THREAD_BINDING, thread_binding="blockIdx.x")
+
+
 def loop_kinds(func: PrimFunc, rng: random.Random) -> PrimFunc:
-    """Some serial loops made parallel, vectorized or unrolled, or annotated."""
+    """Some serial loops made parallel, vectorized or unrolled, or annotated; the outermost
+    loop of a nest sometimes bound to a GPU block index."""
     def nest(loop):
         loops, body = _nest(loop)
+        loops = [_bound(loops[0], body, rng)] + loops[1:]
         return _rebuild([_kind_for(lp, body, rng) for lp in loops], body)
 
     return _on_nests(func, nest)
