@@ -7,10 +7,13 @@ undoes the packing (one logical dimension ``c`` of extent ``blocks * 4`` per
 ``(e // k, e % k)`` pair), so every recognizer sees the op it knows, and
 :func:`packed_layout` names the layout of a packed operand from its logical one.
 
-Only buffers whose every access splits the same dimensions with the same factor, whose
-sub-axis dimensions are the trailing ones, and whose logical rank is at least 4 are
-unpacked: the unpacked function computes exactly what the packed one does, with each
-packed buffer's elements renamed.
+A buffer is unpacked when some access shows the pair (a unit dimension read at 0 may
+stand for a single block: ``c // 4`` folded to 0), its sub-axis dimensions are the
+trailing ones and its logical rank is at least 4. Every access is then read as
+``outer * k + inner``, which is exact for every in-bounds access whatever the index forms
+(the sub-axis index lies in ``[0, k)``): the unpacked function computes exactly what the
+packed one does, each packed buffer's elements renamed. Whether that reading is the op's
+(and not a genuine 5-D tensor's) is decided by the caller (:mod:`.packed_ops`).
 """
 from __future__ import annotations
 
@@ -38,49 +41,67 @@ class Split:
     """A single block, read at 0 (TVM folds ``c // 4`` to 0 and ``c % 4`` to ``c``)."""
 
 
-def _div_part(e) -> "tuple | None":
-    """(``x // k``, m) for an index ``x // k + m`` with constant m, else None."""
-    if isinstance(e, FloorDiv):
-        return e, 0
-    if isinstance(e, (Add, Sub)) and isinstance(e.a, FloorDiv) and as_int(e.b) is not None:
-        return e.a, as_int(e.b) if isinstance(e, Add) else -as_int(e.b)
+def _terms(e, sign: int = 1) -> list:
+    """``e`` as signed terms of its sums and differences: [(sign, term), ...]."""
+    if isinstance(e, Add):
+        return _terms(e.a, sign) + _terms(e.b, sign)
+    if isinstance(e, Sub):
+        return _terms(e.a, sign) + _terms(e.b, -sign)
+    return [(sign, e)]
+
+
+def _quotient(outer, inner, k: int) -> "tuple | None":
+    """(x, other terms) when ``inner`` is ``x % k`` and ``outer`` is ``x // k`` plus other
+    terms (``c // 4 - 2``; ``g * 2 + rc // 4`` in a grouped convolution), else None."""
+    if not isinstance(inner, FloorMod) or as_int(inner.b) != k:
+        return None
+    terms = _terms(outer)
+    for j, (sign, t) in enumerate(terms):
+        if sign == 1 and isinstance(t, FloorDiv) and as_int(t.b) == k and t.a == inner.a:
+            return inner.a, terms[:j] + terms[j + 1:]
     return None
 
 
+def _sum(terms: list, like):
+    """The signed ``terms`` added up again."""
+    out = None
+    for sign, t in terms:
+        if out is None:
+            out = t if sign == 1 else Sub(IntImm(like.dtype, 0), t)
+        else:
+            out = Add(out, t) if sign == 1 else Sub(out, t)
+    return out
+
+
 def _logical(indices, s: Split):
-    """The logical index of ``indices`` along split ``s``: ``x + m * k`` for
-    ``[x // k + m, ..., x % k]``, else ``outer * k + inner`` (exact for every in-bounds
+    """The logical index of ``indices`` along split ``s``: ``x + k * rest`` for
+    ``[x // k + rest, ..., x % k]``, else ``outer * k + inner`` (exact for every in-bounds
     access: the sub-axis index lies in ``[0, k)``)."""
     outer, inner = indices[s.outer], indices[s.inner]
     if as_int(outer) == 0:
         return inner
-    if not _fits(indices, s):
+    q = _quotient(outer, inner, s.factor)
+    if q is None:
         return Add(Mul(outer, IntImm(outer.dtype, s.factor)), inner)
-    d, m = _div_part(outer)
-    if m == 0:
-        return d.a
-    off = IntImm(d.a.dtype, abs(m) * s.factor)
-    return Add(d.a, off) if m > 0 else Sub(d.a, off)
+    x, rest = q
+    if not rest:
+        return x
+    consts = [as_int(t) for _, t in rest]
+    if None in consts:
+        return Add(x, Mul(_sum(rest, x), IntImm(x.dtype, s.factor)))
+    off = s.factor * sum(sign * c for (sign, _), c in zip(rest, consts))
+    return x if off == 0 else Add(x, IntImm(x.dtype, off)) if off > 0 else Sub(x, IntImm(x.dtype, -off))
 
 
 def _pair(indices, shape, a: int) -> "Split | None":
-    """The split at dimension ``a`` (``e // k (+ m)`` there, ``e % k`` later), or None."""
-    part = _div_part(indices[a])
-    k = as_int(part[0].b) if part else None
-    if not k or as_int(shape[a]) is None:
+    """The split at dimension ``a`` (``x // k + rest`` there, ``x % k`` later), or None."""
+    if as_int(shape[a]) is None:
         return None
     for b in range(a + 1, len(indices)):
-        ib = indices[b]
-        if isinstance(ib, FloorMod) and as_int(ib.b) == k and as_int(shape[b]) == k and ib.a == part[0].a:
+        k = as_int(shape[b])
+        if k and k > 1 and _quotient(indices[a], indices[b], k) is not None:
             return Split(a, b, k)
     return None
-
-
-def _fits(indices, s: Split) -> bool:
-    """Whether an access reads split ``s`` as ``[x // k + m, ..., x % k]``."""
-    part, ib = _div_part(indices[s.outer]), indices[s.inner]
-    return (part is not None and isinstance(ib, FloorMod) and as_int(part[0].b) == s.factor
-            and as_int(ib.b) == s.factor and part[0].a == ib.a)
 
 
 def _unit_split(buf: Buffer, accesses: list, splits: tuple) -> "Split | None":
@@ -99,8 +120,8 @@ def _unit_split(buf: Buffer, accesses: list, splits: tuple) -> "Split | None":
 
 
 def _splits(buf: Buffer, accesses: list, units: bool) -> tuple:
-    """The splits every access of ``buf`` shares, when they make it a packed buffer
-    (unit splits only when ``units``: another buffer shows the packing)."""
+    """The splits of ``buf`` (from any access showing a pair; with ``units``, also a unit
+    split), when they make it a packed buffer; () otherwise."""
     rank = len(buf.shape)
     found = {s for idx in accesses for s in (_pair(idx, buf.shape, a) for a in range(rank)) if s is not None}
     splits = tuple(sorted(found, key=lambda s: s.outer))

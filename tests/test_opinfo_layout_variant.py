@@ -224,10 +224,18 @@ def _intermediates(func) -> list:
     return found
 
 
-@pytest.mark.parametrize("k", [0, 2, 13, 14, 44])
-def test_intermediates_relaid_out_too(k):
-    """Pad blocks' buffers re-laid-out as well (when the generator takes every buffer)."""
-    op, ins, f, plan, g = _setup(CASES[k], False)
+GROUPED = [
+    ("nn.conv2d", [_x(16), ((16, 8, 3, 3), F)], dict(padding=[1, 1, 1, 1], groups=2)),
+    ("nn.conv2d", [_x(16), ((8, 8, 3, 3), F)], dict(padding=[1, 1, 1, 1], groups=2)),
+    ("nn.conv2d", [_x(16), ((8, 4, 3, 3), F)], dict(padding=[1, 1, 1, 1], groups=4)),
+]
+
+
+@pytest.mark.parametrize("case", [CASES[k] for k in (0, 2, 3, 13, 14, 48)] + GROUPED)
+def test_intermediates_relaid_out_too(case):
+    """Pad blocks' buffers re-laid-out as well (when the generator takes every buffer): a
+    grouped convolution then reads ``pad[n, o // 8 * 2 + rc // 4, ..., rc % 4]``."""
+    op, ins, f, plan, g = _setup(case, False)
     for buf in _intermediates(g):
         if len(buf.shape) == 4 and tir.expr.as_int(buf.shape[1]) % 4 == 0:
             g = transform_layout(g, buf, NCHW4C, False)
