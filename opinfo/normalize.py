@@ -11,9 +11,12 @@ elements would change the op; the semantic layer ignores predicates):
 * a ``cache_read`` copy (an intermediate filled by ``S[v...] = P[v...]`` from a parameter
   of the same shape, over the whole buffer, and written nowhere else) is removed and its
   readers read the parameter;
-* a ``cache_write`` copy (a parameter filled the same way from an intermediate that one
+* a ``cache_write`` copy (a buffer filled the same way from an intermediate that one
   other block writes and no other block reads) is removed and that block writes the
-  parameter.
+  copy's buffer.
+
+A cache buffer is recognised by its scope (``local``, ``shared``, ...): a copy through a
+global intermediate stays, as it may be an op of a fused kernel.
 
 The pattern kind is computed on the function as given, not on the normalized one: TVM's
 analyzer sees the scheduled form.
@@ -184,16 +187,23 @@ def _readers(blocks, buf) -> list:
     return [b for b in blocks if any(r.buffer is buf for r in b.reads)]
 
 
+def _cache_scope(buf) -> bool:
+    """A buffer in a scope that only a cache primitive creates here: a copy into a global
+    intermediate may be an op of a fused kernel (an identity broadcast_to), not a cache."""
+    return buf.scope not in ("global", "")
+
+
 def _cache_copy(block: Block, blocks: list, params: set) -> "tuple | None":
     """(buffer to drop, buffer that replaces it) when ``block`` is a cache_read copy of a
-    parameter, or the cache_write copy of an intermediate that only its writer computes."""
+    parameter, or the cache_write copy of an intermediate that only its writer computes
+    (into a parameter or another intermediate)."""
     pair = _copy_pair(block)
     if pair is None:
         return None
     dst, src = pair
     if id(src) in params and id(dst) not in params and _writer_count(blocks, dst) == 1:
-        return dst, src
-    if id(dst) not in params or id(src) in params or _writer_count(blocks, src) != 1:
+        return (dst, src) if _cache_scope(dst) else None
+    if id(src) in params or not _cache_scope(src) or _writer_count(blocks, src) != 1:
         return None
     writer = next(b for b in blocks if any(w.buffer is src for w in b.writes))
     others = [b for b in _readers(blocks, src) if b is not block and b is not writer]
@@ -207,7 +217,8 @@ def drop_cache_copies(func: PrimFunc) -> PrimFunc:
     copies = {}
     for block in blocks:
         pair = _cache_copy(block, blocks, params)
-        if pair is not None and not any(id(pair[0]) in {id(x) for x in p} for p in copies.values()):
+        seen = {id(x) for p in copies.values() for x in p}
+        if pair is not None and not seen & {id(x) for x in pair}:
             copies[id(block)] = pair
     if not copies:
         return func

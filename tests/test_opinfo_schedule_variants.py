@@ -217,3 +217,18 @@ def test_fused_split_predicate(bound, kept):
     func = PRIMITIVES["fuse"](tir.topi.lower("nn.relu", [((6, 4), "float32")]), random.Random(0))
     guarded = _with_predicate(func, lambda r: LT(r.iter_values[0].a, const(bound, "int64")))
     assert bool(opinfo.analyze(guarded).ops) == kept
+
+
+def test_copy_through_global_intermediate_is_kept():
+    """A cache copy is told by its buffer's scope: through a global intermediate the same
+    copy may be an op of a fused kernel (an identity broadcast_to), so it stays."""
+    import attrs as _attrs
+    from opinfo.normalize import normalize
+
+    func = tir.topi.lower("sum", [((3, 4), "float32")], axis=[1])
+    cached = PRIMITIVES["cache_read"](func, random.Random(0))
+    assert len(list(normalize(cached).blocks())) == len(list(func.blocks()))
+    shared = cached.body.block.alloc_buffers[-1]
+    as_global = _attrs.evolve(shared, scope="global")
+    renamed = tir.substitute(cached, {shared: as_global})
+    assert len(list(normalize(renamed).blocks())) == len(list(cached.blocks()))
