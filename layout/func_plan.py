@@ -10,7 +10,6 @@ from tir.function import PrimFunc
 from .internal import internal_layouts
 from .layout import LayoutError
 from .rules import Decision, OpContext, Refusal, apply_rule
-from .tensor_layout import TensorLayout
 from .transform import find_buffer, transform_layout
 
 

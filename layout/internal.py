@@ -8,7 +8,6 @@ correct (transform_layout only relabels memory); this one is only about clarity.
 """
 from __future__ import annotations
 
-from tir.buffer import Buffer
 from tir.expr import BufferLoad, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_visit

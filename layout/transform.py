@@ -21,13 +21,12 @@ from tir import dtype as dt
 from tir.buffer import Buffer, BufferRegion, Range
 from tir.expr import BufferLoad, Var, as_int, convert
 from tir.function import PrimFunc
-from tir.functor import post_order_visit, substitute, transform
-from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, IterVar
+from tir.functor import post_order_visit, transform
+from tir.stmt import BufferStore, For, IterVar
 
 from .index_map import IndexMap
 from .layout import LayoutError
 from .reindex import reindex_writer_blocks
-from .simplify import simplify_index
 
 
 def find_buffer(func: PrimFunc, buffer) -> Buffer:

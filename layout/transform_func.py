@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from tir import dtype as dt
-from tir.buffer import Buffer, BufferRegion, Range, decl_buffer
+from tir.buffer import BufferRegion, Range, decl_buffer
 from tir.expr import Var, as_int, convert, if_then_else
 from tir.function import prim_func
 from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IterKind, IterVar

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from tir.expr import BufferLoad, Cast, CmpOp, FloatImm, IntImm, PrimExpr
-from tir.functor import pre_order_visit
+from tir.functor import collect_distinct, pre_order_visit
 
 from .probe import NotEvaluable, evaluate
 from .recognize import elementwise as ew
@@ -20,18 +20,8 @@ MAX_HOLES = 40
 def leaves_of(expr) -> list:
     """Distinct maximal non-elementwise sub-trees: loads, and the intermediates holding a
     reduction's result (the buffer between the reducing op and this one)."""
-    found = []
-
-    def visit(n):
-        if isinstance(n, Inlined) and isinstance(strip(n), (Reduce, ArgReduce)) or \
-                isinstance(n, (BufferLoad, Reduce, ArgReduce)):
-            if n not in found:
-                found.append(n)
-            return False
-        return True
-
-    pre_order_visit(expr, visit)
-    return found
+    return collect_distinct(expr, lambda n: isinstance(n, (BufferLoad, Reduce, ArgReduce)) or
+                            isinstance(n, Inlined) and isinstance(strip(n), (Reduce, ArgReduce)))
 
 
 def inner_same(expr, leaves, found) -> bool:
@@ -43,17 +33,7 @@ def inner_same(expr, leaves, found) -> bool:
 
 def direct(expr) -> list:
     """The distinct loads and intermediates ``expr`` reads without looking into them."""
-    found = []
-
-    def visit(n):
-        if isinstance(n, (BufferLoad, Inlined, Reduce, ArgReduce)):
-            if n not in found:
-                found.append(n)
-            return False
-        return True
-
-    pre_order_visit(expr, visit)
-    return found
+    return collect_distinct(expr, lambda n: isinstance(n, (BufferLoad, Inlined, Reduce, ArgReduce)))
 
 
 def _subtrees(expr) -> list:

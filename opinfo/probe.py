@@ -12,8 +12,8 @@ import numpy as np
 
 from .semantic import Inlined
 
-from tir.expr import (Add, And, BufferLoad, Call, Cast, Div, EQ, FloatImm, FloorDiv, FloorMod, GE,
-                      GT, IntImm, LE, LT, Max, Min, Mod, Mul, NE, Not, Or, Select, Sub)
+from tir.expr import (Add, And, Call, Cast, Div, EQ, FloatImm, FloorDiv, FloorMod, GE, GT,
+                      IntImm, LE, LT, Max, Min, Mod, Mul, NE, Not, Or, Select, Sub)
 
 _ERF = np.vectorize(math.erf, otypes=[float])
 

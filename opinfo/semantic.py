@@ -14,9 +14,9 @@ from __future__ import annotations
 import attrs
 
 from tir.buffer import Buffer
-from tir.expr import (Add, BufferLoad, GT, GE, LT, LE, Let, Max, Min, Mul, PrimExpr, Select, Var)
+from tir.expr import (Add, BufferLoad, GT, GE, LT, LE, Max, Min, Mul, PrimExpr, Select, Var)
 from tir.function import PrimFunc
-from tir.functor import post_order_visit, pre_order_visit, substitute, transform
+from tir.functor import pre_order_visit, substitute, transform
 from tir.stmt import Block, BufferStore, IterKind, LetStmt, SeqStmt
 
 

@@ -13,7 +13,7 @@ from byoc.onnx_ops import check  # noqa: E402
 from byoc.region import OpStep, Region, Unsupported  # noqa: E402
 from opinfo.info import OpInfo  # noqa: E402
 
-from topi_reference import conv_nc, from_nc, kernel_to_oi, pool_nc, softmax, to_nc  # noqa: E402
+from topi_reference import conv_nc, from_nc, pool_nc, softmax  # noqa: E402
 
 
 def _region(steps, inputs: dict, out: str, out_shape):

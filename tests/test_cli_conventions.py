@@ -1,7 +1,6 @@
 """CLI conventions of every subcommand, through a subprocess: --help with examples, bad
 input exits 2 with a message naming the file, --version, and the ``opinfo`` script behaving
 like ``python -m opinfo``."""
-import os
 import subprocess
 import sys
 from pathlib import Path

@@ -19,11 +19,9 @@ from typing import Callable
 import attrs
 
 from tir.builder import Builder, sum_
-from tir.expr import (BufferLoad, Call, Cast, FloorDiv, FloorMod, Max, Min, Select, Var, const,
-                      if_then_else, logical_and)
+from tir.expr import (Call, Cast, FloorDiv, FloorMod, Max, Min, Select, Var, const, if_then_else)
 from tir.function import PrimFunc, prim_func
-from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IterKind, IterVar, seq
-from tir.buffer import Range
+from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, seq
 from tir import dtype as dt
 from tir.topi import lower_into
 

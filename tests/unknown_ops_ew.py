@@ -8,6 +8,7 @@ import math
 
 from tir import dtype as dt
 from tir.builder import Builder
+from tir.function import PrimFunc
 from tir.expr import Call, Cast, Max, Min, Mod, Select, const
 
 from unknown_ops import F32, Case, _one

@@ -6,8 +6,9 @@ chains it does fuse (accepted as the fused op list)."""
 from __future__ import annotations
 
 from tir import dtype as dt
-from tir.builder import Builder, max_, sum_
+from tir.builder import Builder, sum_
 from tir.expr import Call, Select, const
+from tir.function import PrimFunc
 from tir.topi import lower, lower_into
 
 from unknown_ops import F32, I64, Case, _ax

@@ -143,3 +143,19 @@ def substitute(node, mapping: dict):
         return by_id.get(id(n))
 
     return transform(node, lambda n: None, pre)
+
+
+def collect_distinct(node, is_leaf: Callable[[Node], bool]) -> list:
+    """The distinct (by equality) nodes for which ``is_leaf`` holds, in pre-order, without
+    looking inside them."""
+    found: list = []
+
+    def visit(n):
+        if not is_leaf(n):
+            return True
+        if n not in found:
+            found.append(n)
+        return False
+
+    pre_order_visit(node, visit)
+    return found

@@ -3,7 +3,7 @@ pad, strided_slice, expand_dims, squeeze. Axes are renumbered in the physical la
 an op whose axis is split by a packed layout is refused unless the rule can express it."""
 from __future__ import annotations
 
-from ..layout import Layout, fresh_letter
+from ..layout import fresh_letter
 from ..tensor_layout import TensorLayout
 from .base import (
     OpContext, Refusal, as_axes, checked, keep, physical_positions, split_letters, with_attrs,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from tir.expr import as_int
 
-from ..layout import Layout, LayoutError, fresh_letter
+from ..layout import LayoutError, fresh_letter
 from ..tensor_layout import TensorLayout
 from .base import OpContext, Refusal, checked, keep, with_attrs
 

@@ -27,7 +27,7 @@ import numpy as np
 from tir.expr import BufferLoad, Call, Cast, Mul, Var
 from tir.functor import pre_order_visit
 
-from ..affine import const_of, float_of
+from ..affine import float_of
 from ..probe import NotEvaluable, evaluate
 from ..semantic import Inlined, Reduce
 from .common import Match, Space, strip

@@ -3,7 +3,6 @@ take, nn.pad, concat, stack. Each reads one element per output element; the reco
 reads the index map (affine forms over the output variables) and checks it."""
 from __future__ import annotations
 
-import itertools
 
 import numpy as np
 

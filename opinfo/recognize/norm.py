@@ -5,25 +5,15 @@ from __future__ import annotations
 import numpy as np
 
 from tir.expr import BufferLoad, Var
-from tir.functor import pre_order_visit
+from tir.functor import collect_distinct, pre_order_visit
 
 from ..affine import const_of
 from ..probe import NotEvaluable, evaluate
-from .common import Match, Space, aligned, strip
+from .common import Match, Space, aligned
 
 
 def _leaves(e):
-    found = []
-
-    def visit(n):
-        if isinstance(n, BufferLoad):
-            if n not in found:
-                found.append(n)
-            return False
-        return True
-
-    pre_order_visit(e, visit)
-    return found
+    return collect_distinct(e, lambda n: isinstance(n, BufferLoad))
 
 
 def _free_vars(e) -> set:

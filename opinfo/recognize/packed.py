@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import attrs
 
-from tir.expr import FloorDiv, FloorMod, IntImm, Var
+from tir.expr import FloorDiv, FloorMod, IntImm
 
 from ..affine import const_of
 

@@ -1,7 +1,6 @@
 """Reductions: sum, prod, max, min, mean, variance, argmax, argmin (axis, keepdims)."""
 from __future__ import annotations
 
-import math
 
 from tir.expr import BufferLoad, Div, Mul, Sub, Var
 

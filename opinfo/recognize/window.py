@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import attrs
 
-from tir.expr import BufferLoad, Call, Cast, FloorDiv, Var
+from tir.expr import BufferLoad, Call, FloorDiv, Var
 
 from ..affine import ONE, affine, const_of, float_of
 from ..semantic import Inlined
-from .common import strip
 
 
 @attrs.frozen
