@@ -80,7 +80,7 @@ def _affine_copy(load, space) -> "Match | None":
     t = _terms(load, space)
     if t is None:
         return None
-    ine, oute = _in_ext(load), _ext(space)
+    ine = _in_ext(load)
     used = [j for j, _, _ in t if j is not None]
     if len(set(used)) != len(used):
         return None
@@ -107,7 +107,7 @@ def _same_extent(a, b) -> bool:
 
 
 def _broadcast_family(load, space, t):
-    ine, oute = _in_ext(load), _ext(space)
+    oute = _ext(space)
     R, r = space.rank, len(t)
     aligned = all(j is None or j == R - r + d for d, (j, _, _) in enumerate(t))
     used = {j for j, _, _ in t if j is not None}
