@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from typing import Callable, TextIO
 
+import attrs
 import numpy as np
 
 DEFAULT_TARGETS = {"nn.conv2d": ("NHWC", "OHWI"), "nn.max_pool2d": "NHWC", "nn.avg_pool2d": "NHWC"}
@@ -128,8 +129,23 @@ def show_lowered(story: Story, mod, seconds: float, source: str) -> None:
     story.lines("\n".join("  " + t for t in script[:16]) + ("\n  ..." if len(script) > 16 else ""))
 
 
-def show_analysis(story: Story, mod) -> dict:
+def memo_analyze() -> Callable:
+    """``opinfo.analyze`` remembering its answer per PrimFunc object, so the table, the
+    layout planner and the partitioner analyse each function once."""
     from .api import analyze
+
+    memo: dict = {}
+
+    def cached(func, name=None):
+        hit = memo.get(id(func))
+        if hit is None or hit[0] is not func:
+            hit = memo[id(func)] = (func, analyze(func))
+        return hit[1] if name is None else attrs.evolve(hit[1], name=name)
+
+    return cached
+
+
+def show_analysis(story: Story, mod, analyze: Callable) -> dict:
     from .cli.analyze import call_order
 
     infos, seconds = timed(lambda: {n: analyze(mod[n], n) for n in call_order(mod)})
@@ -152,26 +168,26 @@ def _short(value) -> str:
     return str(value)
 
 
-def show_plan(story: Story, mod, targets: dict):
+def show_plan(story: Story, mod, targets: dict, analyze: Callable):
     from layout import plan
 
-    (planned, summary), seconds = timed(plan, mod, targets)
+    (planned, summary), seconds = timed(plan, mod, targets, analyze)
     wanted = ", ".join(f"{op} -> {'/'.join(v) if isinstance(v, tuple) else v}" for op, v in targets.items())
     story.header(f"Layout plan after lowering ({wanted})", seconds)
     story.lines(summary.text(limit=8))
     return planned
 
 
-def show_byoc(story: Story, mod, backend: str):
+def show_byoc(story: Story, mod, backend: str, analyze: Callable):
     import byoc
 
     from .cli.common import InputError
 
     try:
-        partitioned, seconds = timed(byoc.partition, mod, backend)
+        partitioned, seconds = timed(byoc.partition, mod, backend, analyze=analyze)
     except (KeyError, byoc.Unsupported) as err:
         raise InputError(f"demo: cannot offload to {backend}: {err}") from None
-    info = byoc.summary(partitioned)
+    info = byoc.summary(partitioned, analyze)
     story.header(f"BYOC after lowering: offload to {backend}", seconds)
     for region in info["regions"]:
         story.line(f"{region['symbol']} ({len(region['ops'])} ops):")
@@ -236,9 +252,10 @@ def run_demo(out: TextIO, model_path: "str | None" = None, engine: str = "interp
         mod, seconds = timed(read_module, model_path)
         source = model_path
     show_lowered(story, mod, seconds, source)
-    show_analysis(story, mod)
-    planned = show_plan(story, mod, targets or DEFAULT_TARGETS)
-    offloaded = show_byoc(story, mod, backend)
+    analyze = memo_analyze()
+    show_analysis(story, mod, analyze)
+    planned = show_plan(story, mod, targets or DEFAULT_TARGETS, analyze)
+    offloaded = show_byoc(story, mod, backend, analyze)
     ok = show_runs(story, {"original": mod, "planned": planned, "offloaded": offloaded},
                    random_inputs(mod), engine)
     print(f"\ndone in {time.perf_counter() - start:.1f} s", file=out)

@@ -45,30 +45,24 @@ def calls_allowed(name: str, expr, leaves) -> bool:
 
 def _arithmetic(expr, leaves) -> set:
     """Types of the arithmetic nodes in ``expr`` outside its ``leaves``."""
-    stop = set(leaves)
-    found = set()
-
-    def visit(n):
-        if isinstance(n, (BufferLoad, Reduce, ArgReduce)) or n in stop:
-            return False
-        if isinstance(n, BinaryOp):
-            found.add(type(n))
-        return True
-
-    pre_order_visit(expr, visit)
-    return found
+    return _outside(expr, leaves, BinaryOp, type)
 
 
 def called(expr, leaves) -> set:
     """Names of the intrinsics called in ``expr``, not looking into ``leaves``."""
+    return _outside(expr, leaves, Call, lambda n: n.op)
+
+
+def _outside(expr, leaves, node_type, key) -> set:
+    """``key(n)`` of every ``node_type`` node of ``expr`` outside loads, reductions and ``leaves``."""
     stop = set(leaves)
     found = set()
 
     def visit(n):
         if isinstance(n, (BufferLoad, Reduce, ArgReduce)) or n in stop:
             return False
-        if isinstance(n, Call):
-            found.add(n.op)
+        if isinstance(n, node_type):
+            found.add(key(n))
         return True
 
     pre_order_visit(expr, visit)
