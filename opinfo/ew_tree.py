@@ -125,13 +125,16 @@ def _identify_impl(expr, leaves):
             return "astype", {"dtype": str(root.dtype)}, (0,), ("data",)
         integer = not leaves[0].dtype.is_float
         consts, cmp_consts = _consts(expr)
-        got = ew.identify_unary(_fn(expr, leaves), consts, cmp_consts, integer)
+        got = ew.identify_unary(_fn(expr, leaves), consts, cmp_consts, integer, leaves[0].dtype.is_bool)
         if got is None:
             return None
         return got[0], got[1], (0,), ("data",)
     if len(leaves) == 2:
         integer = not leaves[0].dtype.is_float
-        got = ew.identify_binary(_fn(expr, leaves), integer)
+        boolean = all(leaf.dtype.is_bool for leaf in leaves)
+        if boolean != any(leaf.dtype.is_bool for leaf in leaves):
+            return None
+        got = ew.identify_binary(_fn(expr, leaves), integer, boolean)
         if got is None:
             return None
         order = (1, 0) if got[1] else (0, 1)

@@ -31,8 +31,20 @@ _CALLS = {
     "log1p": np.log1p, "exp2": np.exp2, "log2": np.log2, "log10": np.log10, "tan": np.tan,
     "pow": np.power, "power": np.power, "fmod": np.fmod, "isnan": np.isnan,
     "atan": np.arctan, "asin": np.arcsin, "acos": np.arccos, "sinh": np.sinh, "cosh": np.cosh,
-    "copysign": np.copysign,
+    "copysign": np.copysign, "acosh": np.arccosh, "asinh": np.arcsinh, "atanh": np.arctanh,
+    "isinf": np.isinf, "isfinite": np.isfinite,
+    "bitwise_not": lambda a: np.invert(_int(a)), "bitwise_and": lambda a, b: np.bitwise_and(_int(a), _int(b)),
+    "bitwise_or": lambda a, b: np.bitwise_or(_int(a), _int(b)),
+    "bitwise_xor": lambda a, b: np.bitwise_xor(_int(a), _int(b)),
+    "shift_left": lambda a, b: np.left_shift(_int(a), _int(b)),
+    "shift_right": lambda a, b: np.right_shift(_int(a), _int(b)),
 }
+
+
+def _int(v):
+    """Integer view of sample values for the bitwise intrinsics (samples of integer leaves
+    are whole numbers already)."""
+    return np.trunc(np.asarray(v, dtype=float)).astype(np.int64)
 
 
 class NotEvaluable(Exception):
@@ -100,4 +112,4 @@ def _call(e, leaves):
     fn = _CALLS.get(e.op)
     if fn is None:
         raise NotEvaluable(e.op)
-    return fn(*[_eval(a, leaves) for a in e.args])
+    return np.asarray(fn(*[_eval(a, leaves) for a in e.args])).astype(float)

@@ -9,7 +9,7 @@ import math
 from tir import dtype as dt
 from tir.builder import Builder
 from tir.function import PrimFunc
-from tir.expr import Call, Cast, Max, Min, Mod, Select, const
+from tir.expr import EQ, NE, Call, Cast, Max, Min, Mod, Not, Select, const
 
 from unknown_ops import F32, Case, _one
 
@@ -74,6 +74,11 @@ def gelu_regrouped(x):
     return c(0.5) * x * (c(1.0) + _call("erf", x / c(math.sqrt(2.0))))
 
 
+def isinf_tvm(x):
+    """TVM's ``isinf``: ``fabs(x) == inf and not isnan(x)``."""
+    return EQ(_call("fabs", x), c(float("inf"))) & Not(_call("isnan", x, dtype="bool"))
+
+
 def log_add_exp(a, b):
     return Max(a, b) + _call("log1p", _call("exp", c(0.0) - _call("fabs", a - b)))
 
@@ -134,13 +139,25 @@ def ew_cases() -> list:
         Case("nn.gelu (regrouped)", lambda: unary(gelu_regrouped), ((("nn.gelu", {}),),)),
         Case("sigmoid as 1/(1+exp(-x))", lambda: unary(lambda x: c(1.0) / (c(1.0) + _call("exp", c(0.0) - x))),
              ((("sigmoid", {}),),)),
-        Case("acosh", lambda: unary(lambda x: _call("acosh", x))),
-        Case("isinf", lambda: unary(lambda x: _call("isinf", x, dtype="bool"))),
+        Case("acosh", lambda: unary(lambda x: _call("acosh", x)), ((("acosh", {}),),)),
+        Case("atan", lambda: unary(lambda x: _call("atan", x)), ((("atan", {}),),)),
+        Case("sinh", lambda: unary(lambda x: _call("sinh", x)), ((("sinh", {}),),)),
+        Case("isinf", lambda: unary(lambda x: _call("isinf", x, dtype="bool")), ((("isinf", {}),),)),
+        Case("isinf (TVM form)", lambda: unary(isinf_tvm), ((("isinf", {}),),)),
+        Case("isfinite (TVM form)", lambda: unary(lambda x: Not(isinf_tvm(x)) & Not(_call("isnan", x, dtype="bool"))),
+             ((("isfinite", {}),),)),
+        Case("isnan", lambda: unary(lambda x: _call("isnan", x, dtype="bool")), ((("isnan", {}),),)),
+        Case("logical_not", lambda: unary(lambda x: Not(x), "bool"), ((("logical_not", {}),),)),
+        Case("bitwise_not", lambda: unary(lambda x: _call("bitwise_not", x, dtype="int32"), "int32"),
+             ((("bitwise_not", {}),),)),
+        Case("right_shift", lambda: binary(lambda a, b: _call("shift_right", a, b, dtype="int32"), "int32"),
+             ((("right_shift", {}),),)),
         Case("exp2", lambda: unary(lambda x: _call("exp2", x))),
-        Case("log_add_exp", lambda: binary(log_add_exp)),
+        Case("log_add_exp", lambda: binary(log_add_exp), ((("log_add_exp", {}),),)),
         Case("atan2", lambda: binary(lambda a, b: _call("atan2", a, b))),
-        Case("mod (truncated)", lambda: binary(lambda a, b: Mod(a, b))),
-        Case("bitwise_and", lambda: binary(lambda a, b: _call("bitwise_and", a, b, dtype="int32"), "int32")),
+        Case("mod (truncated)", lambda: binary(lambda a, b: Mod(a, b)), ((("mod", {}),),)),
+        Case("bitwise_and", lambda: binary(lambda a, b: _call("bitwise_and", a, b, dtype="int32"), "int32"),
+             ((("bitwise_and", {}),),)),
         Case("logical_xor", lambda: binary(lambda a, b: _call("bitwise_xor", a, b, dtype="bool"), "bool")),
         Case("nn.prelu(axis=1)", lambda: prelu(1)),
         Case("nn.prelu(axis=2)", lambda: prelu(2)),
@@ -152,8 +169,10 @@ def ew_cases() -> list:
         Case("dequantize (per channel)", dequantize_per_channel),
         Case("dequantize (constant 0.5, 3)", lambda: unary(
             lambda x: (Cast(dt.dtype(F32), x) - c(3.0)) * c(0.5), "int8")),
-        Case("logical_and", lambda: binary(lambda a, b: a & b, "bool")),
-        Case("logical_or", lambda: binary(lambda a, b: a | b, "bool")),
+        Case("logical_and", lambda: binary(lambda a, b: a & b, "bool"), ((("logical_and", {}),),)),
+        Case("logical_or", lambda: binary(lambda a, b: a | b, "bool"), ((("logical_or", {}),),)),
+        Case("not_equal on bools", lambda: binary(lambda a, b: NE(a, b), "bool", out_dtype="bool"),
+             ((("not_equal", {}),),)),
         Case("floor_mod (known)", lambda: binary(lambda a, b: a - _call("floor", a / b) * b),
              ((("floor_mod", {}),),)),
         Case("greater (known)", lambda: binary(lambda a, b: a > b, out_dtype="bool"), ((("greater", {}),),)),

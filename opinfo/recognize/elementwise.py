@@ -35,6 +35,24 @@ UNARY = {
     "nn.silu": lambda x: x / (1.0 + np.exp(-x)),
     "nn.selu": lambda x: SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * (np.exp(x) - 1.0)),
     "tan": np.tan, "log1p": np.log1p, "trunc": np.trunc,
+    "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin, "asinh": np.arcsinh,
+    "atan": np.arctan, "atanh": np.arctanh, "cosh": np.cosh, "sinh": np.sinh,
+}
+PREDICATES = {"isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite}
+"""Ops that are constant on ordinary numbers: told apart on special values."""
+SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, 1.5, -2.0])
+INTEGER_UNARY = {"bitwise_not": lambda x: np.invert(x.astype(np.int64))}
+BOOL_UNARY = {"logical_not": np.logical_not}
+BOOL_BINARY = {
+    "logical_and": np.logical_and, "logical_or": np.logical_or,
+    "equal": np.equal, "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal,
+    "greater": np.greater, "greater_equal": np.greater_equal,
+}
+"""Binary ops on bool operands. logical_xor and the bitwise ops are left out: on bools
+TVM writes them all as the same ``bitwise_*`` call, so the IR does not tell them apart."""
+INTEGER_BINARY = {
+    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
+    "left_shift": np.left_shift, "right_shift": np.right_shift,
 }
 
 BINARY = {
@@ -43,8 +61,10 @@ BINARY = {
     "floor_divide": lambda a, b: np.floor(a / b), "floor_mod": lambda a, b: a - np.floor(a / b) * b,
     "equal": np.equal, "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal,
     "greater": np.greater, "greater_equal": np.greater_equal,
+    "mod": np.fmod, "log_add_exp": np.logaddexp,
 }
-COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "equal", "not_equal"}
+COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "equal", "not_equal", "log_add_exp",
+               "logical_and", "logical_or", "bitwise_and", "bitwise_or", "bitwise_xor"}
 
 
 def close(a, b) -> bool:
@@ -59,16 +79,38 @@ def close(a, b) -> bool:
     return bool(np.allclose(a[fa], b[fa], rtol=2e-5, atol=1e-6))
 
 
-def identify_unary(f, consts, compare_consts, integer=False) -> "tuple | None":
+def identify_unary(f, consts, compare_consts, integer=False, boolean=False) -> "tuple | None":
     """(op name, attrs) of a one-input function ``f``, or None."""
+    if boolean:
+        xs = np.array([0.0, 1.0, 1.0, 0.0])
+        return _first(BOOL_UNARY, lambda ref: np.array_equal(f(xs), ref(xs).astype(float)))
     xs = np.round(XS) if integer else XS
     ys = f(xs)
     for name, ref in UNARY.items():
         with np.errstate(all="ignore"):
             if close(ys, ref(xs)):
                 return name, {}
+    if integer:
+        got = _first(INTEGER_UNARY, lambda ref: np.array_equal(ys, ref(xs).astype(float)))
+        if got:
+            return got
+    else:
+        with np.errstate(all="ignore"):
+            got = _first(PREDICATES, lambda ref: np.array_equal(f(SPECIAL), ref(SPECIAL).astype(float))
+                         and np.array_equal(ys, ref(xs).astype(float)))
+        if got:
+            return got
     return (_leakyrelu(f, xs, ys, consts) or _clip(f, xs, ys, consts)
             or _softplus(f, consts, compare_consts))
+
+
+def _first(table, matches):
+    """(name, {}) of the first entry of ``table`` whose reference ``matches``, or None."""
+    for name, ref in table.items():
+        with np.errstate(all="ignore"):
+            if matches(ref):
+                return name, {}
+    return None
 
 
 def _snap(value, consts):
@@ -116,8 +158,19 @@ def _softplus(f, consts, compare_consts):
     return None
 
 
-def identify_binary(f, integer=False) -> "tuple | None":
+def identify_binary(f, integer=False, boolean=False) -> "tuple | None":
     """(op name, swapped) of a two-input function, or None."""
+    if boolean:
+        a = np.array([0.0, 0.0, 1.0, 1.0])
+        b = np.array([0.0, 1.0, 0.0, 1.0])
+        return _identify_exact(f, a, b, BOOL_BINARY)
+    if integer:
+        rng = np.random.default_rng(11)
+        a = rng.integers(-40, 40, 24).astype(float)
+        b = rng.integers(0, 5, 24).astype(float)
+        got = _identify_exact(f, a, b, INTEGER_BINARY, cast=lambda v: v.astype(np.int64))
+        if got:
+            return got
     rng = np.random.default_rng(7)
     a = rng.uniform(-4, 4, 24)
     b = rng.uniform(0.3, 3, 24) * rng.choice([-1, 1], 24)
@@ -139,5 +192,19 @@ def identify_binary(f, integer=False) -> "tuple | None":
                         return name, swapped
                     continue
                 if close(got, ref(x, y)):
+                    return name, swapped
+    return None
+
+
+def _identify_exact(f, a, b, table, cast=lambda v: v):
+    """(op name, swapped) for ops of ``table`` compared exactly on samples ``a``, ``b``."""
+    got = f(a, b)
+    for swapped in (False, True):
+        x, y = (b, a) if swapped else (a, b)
+        for name, ref in table.items():
+            if swapped and name in COMMUTATIVE:
+                continue
+            with np.errstate(all="ignore"):
+                if np.array_equal(got, np.asarray(ref(cast(x), cast(y))).astype(float)):
                     return name, swapped
     return None

@@ -11,7 +11,7 @@ with a constant operand) is not named ``negative``.
 """
 from __future__ import annotations
 
-from tir.expr import BinaryOp, BufferLoad, Call, Mul
+from tir.expr import And, BinaryOp, BufferLoad, Call, Mod, Mul, Or
 from tir.functor import pre_order_visit
 
 from ..semantic import ArgReduce, Reduce
@@ -27,9 +27,18 @@ _CALLS = {
     "minimum": set(), "power": {"pow"}, "floor_divide": {"floor"}, "floor_mod": {"floor"},
     "equal": set(), "not_equal": set(), "less": set(), "less_equal": set(), "greater": set(),
     "greater_equal": set(), "where": set(), "astype": set(),
+    "acos": {"acos"}, "acosh": {"acosh"}, "asin": {"asin"}, "asinh": {"asinh"}, "atan": {"atan"},
+    "atanh": {"atanh"}, "cosh": {"cosh"}, "sinh": {"sinh"},
+    "isnan": {"isnan"}, "isinf": {"isinf", "isnan", "fabs"}, "isfinite": {"isfinite", "isinf", "isnan", "fabs"},
+    "bitwise_not": {"bitwise_not"}, "logical_not": set(),
+    "logical_and": set(), "logical_or": set(), "mod": set(), "log_add_exp": {"exp", "log", "log1p", "fabs"},
+    "bitwise_and": {"bitwise_and"}, "bitwise_or": {"bitwise_or"}, "bitwise_xor": {"bitwise_xor"},
+    "left_shift": {"shift_left"}, "right_shift": {"shift_right"},
 }
 _ANYWHERE = {"if_then_else"}
-_ARITHMETIC = {"negative": {Mul}, "square": {Mul}}
+_ARITHMETIC = {"negative": {Mul}, "square": {Mul}, "logical_and": {And}, "logical_or": {Or},
+               "logical_not": set(), "mod": {Mod}, "bitwise_not": set(), "bitwise_and": set(),
+               "bitwise_or": set(), "bitwise_xor": set(), "left_shift": set(), "right_shift": set()}
 """Ops whose TVM form is one arithmetic node: the only arithmetic node types they may use."""
 
 
