@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tir.expr import BufferLoad, Cast, CmpOp, FloatImm, IntImm, PrimExpr
+from tir.expr import (Add, BufferLoad, Call, Cast, CmpOp, Div, FloatImm, FloorDiv, FloorMod, IntImm,
+                      Max, Min, Mod, Mul, PrimExpr, Sub)
 from tir.functor import collect_distinct, pre_order_visit
 
 from .probe import NotEvaluable, evaluate
@@ -126,8 +127,9 @@ def _identify_impl(expr, leaves):
         integer = not leaves[0].dtype.is_float
         consts, cmp_consts = _consts(expr)
         got = ew.identify_unary(_fn(expr, leaves), consts, cmp_consts, integer, leaves[0].dtype.is_bool)
-        if got is None:
-            return None
+        if got is None or not calls_allowed(got[0], expr, leaves):
+            # ``0 - x`` computes negative but is not its form: Relax's subtract(0, x)
+            return _with_scalar(root, leaves[0], consts, integer)
         return got[0], got[1], (0,), ("data",)
     if len(leaves) == 2:
         integer = not leaves[0].dtype.is_float
@@ -142,6 +144,44 @@ def _identify_impl(expr, leaves):
     if len(leaves) == 3:
         return _where(root, leaves)
     return None
+
+
+_SCALAR_ROOTS = {
+    "add": (Add,), "subtract": (Sub,), "multiply": (Mul,), "divide": (Div,), "maximum": (Max,),
+    "minimum": (Min,), "power": ("pow",), "floor_divide": (FloorDiv, "floor"),
+    "floor_mod": (FloorMod, Sub), "mod": (Mod,),
+}
+"""The node at the root of each binary op's TVM form, when Relax's legalization folded one
+operand into a scalar constant (``x * 0.0001``, ``pow(x, 0.75)``, ``x - floor(x / c) * c``)."""
+
+
+def _with_scalar(root, leaf, consts, integer):
+    """A binary arithmetic op one of whose operands is a scalar constant: the tree must be
+    that op's own form (its root node, one distinct constant), and compute the op on samples
+    with the constant on the side that matches. Abstains on anything else: ``clip`` with an
+    infinite bound is ``max(min(x, hi), -inf)``, two constants, not ``minimum``."""
+    if len(set(consts)) != 1:
+        return None
+    c = consts[0]
+    f = _fn(root, [leaf])
+    xs = np.round(ew.XS) if integer else ew.XS
+    xs_pos = np.abs(xs) + 0.25
+    for name, node in _SCALAR_ROOTS.items():
+        if not _root_is(root, node):
+            continue
+        ref = ew.BINARY[name]
+        for swapped in (False, True):
+            x = xs_pos if name == "power" and not swapped else xs
+            with np.errstate(all="ignore"):
+                want = ref(c, x) if swapped else ref(x, c)
+                if ew.close(f(x), want):
+                    return name, {}, (0,), ("rhs",) if swapped else ("lhs",)
+    return None
+
+
+def _root_is(root, kinds) -> bool:
+    return any(isinstance(root, k) if isinstance(k, type) else isinstance(root, Call) and root.op == k
+               for k in kinds)
 
 
 def _where(root, leaves):
