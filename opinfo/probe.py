@@ -31,7 +31,7 @@ _CALLS = {
     "log1p": np.log1p, "exp2": np.exp2, "log2": np.log2, "log10": np.log10, "tan": np.tan,
     "pow": np.power, "power": np.power, "fmod": np.fmod, "isnan": np.isnan,
     "atan": np.arctan, "asin": np.arcsin, "acos": np.arccos, "sinh": np.sinh, "cosh": np.cosh,
-    "copysign": np.copysign, "acosh": np.arccosh, "asinh": np.arcsinh, "atanh": np.arctanh,
+    "copysign": np.copysign, "atan2": np.arctan2, "acosh": np.arccosh, "asinh": np.arcsinh, "atanh": np.arctanh,
     "isinf": np.isinf, "isfinite": np.isfinite,
     "bitwise_not": lambda a: np.invert(_int(a)), "bitwise_and": lambda a, b: np.bitwise_and(_int(a), _int(b)),
     "bitwise_or": lambda a, b: np.bitwise_or(_int(a), _int(b)),

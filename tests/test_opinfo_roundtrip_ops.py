@@ -67,6 +67,35 @@ def test_binary_broadcasting(op, pair, seed):
     _run(op, [(pair[0], "float32"), (pair[1], "float32")], {}, seed)
 
 
+MORE_UNARY = ["tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "trunc",
+              "isnan", "isinf", "isfinite"]
+
+
+@SETTINGS
+@given(st.sampled_from(MORE_UNARY), shapes(), SEEDS, st.booleans())
+def test_more_unary(op, shape, seed, symbolic):
+    """The rest of Relax's unary math ops (one intrinsic, or TVM's isinf/isfinite expressions)."""
+    _run(op, [(shape, "float32")], {}, seed, symbolic)
+
+
+@SETTINGS
+@given(st.sampled_from([("bitwise_not", "int32"), ("logical_not", "bool")]), shapes(), SEEDS)
+def test_integer_and_bool_unary(op_dtype, shape, seed):
+    op, dtype = op_dtype
+    _run(op, [(shape, dtype)], {}, seed)
+
+
+@SETTINGS
+@given(st.sampled_from([("mod", "float32"), ("atan2", "float32"), ("bitwise_and", "int32"),
+                        ("bitwise_or", "int32"), ("bitwise_xor", "int32"), ("left_shift", "int32"),
+                        ("right_shift", "int32"), ("logical_and", "bool"), ("logical_or", "bool"),
+                        ("equal", "bool"), ("not_equal", "bool")]), broadcast_pair(), SEEDS)
+def test_more_binary(op_dtype, pair, seed):
+    """Relax's other binary ops; bool and integer operands are probed on their own values."""
+    op, dtype = op_dtype
+    _run(op, [(pair[0], dtype), (pair[1], dtype)], {}, seed)
+
+
 @SETTINGS
 @given(broadcast_pair(), st.booleans(), SEEDS)
 def test_where(pair, cond_big, seed):

@@ -154,7 +154,7 @@ def ew_cases() -> list:
              ((("right_shift", {}),),)),
         Case("exp2", lambda: unary(lambda x: _call("exp2", x))),
         Case("log_add_exp", lambda: binary(log_add_exp), ((("log_add_exp", {}),),)),
-        Case("atan2", lambda: binary(lambda a, b: _call("atan2", a, b))),
+        Case("atan2", lambda: binary(lambda a, b: _call("atan2", a, b)), ((("atan2", {}),),)),
         Case("mod (truncated)", lambda: binary(lambda a, b: Mod(a, b)), ((("mod", {}),),)),
         Case("bitwise_and", lambda: binary(lambda a, b: _call("bitwise_and", a, b, dtype="int32"), "int32"),
              ((("bitwise_and", {}),),)),

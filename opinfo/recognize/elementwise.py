@@ -61,7 +61,7 @@ BINARY = {
     "floor_divide": lambda a, b: np.floor(a / b), "floor_mod": lambda a, b: a - np.floor(a / b) * b,
     "equal": np.equal, "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal,
     "greater": np.greater, "greater_equal": np.greater_equal,
-    "mod": np.fmod, "log_add_exp": np.logaddexp,
+    "mod": np.fmod, "log_add_exp": np.logaddexp, "atan2": np.arctan2,
 }
 COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "equal", "not_equal", "log_add_exp",
                "logical_and", "logical_or", "bitwise_and", "bitwise_or", "bitwise_xor"}

@@ -33,7 +33,7 @@ _CALLS = {
     "bitwise_not": {"bitwise_not"}, "logical_not": set(),
     "logical_and": set(), "logical_or": set(), "mod": set(), "log_add_exp": {"exp", "log", "log1p", "fabs"},
     "bitwise_and": {"bitwise_and"}, "bitwise_or": {"bitwise_or"}, "bitwise_xor": {"bitwise_xor"},
-    "left_shift": {"shift_left"}, "right_shift": {"shift_right"},
+    "left_shift": {"shift_left"}, "right_shift": {"shift_right"}, "atan2": {"atan2"},
 }
 _ANYWHERE = {"if_then_else"}
 _ARITHMETIC = {"negative": {Mul}, "square": {Mul}, "logical_and": {And}, "logical_or": {Or},

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..buffer import Buffer
 from ..builder import Builder
 from .. import dtype as dt
-from ..expr import (EQ, LE, LT, NE, And, Call, Cast, FloorDiv, FloorMod, Max, Min, Or, Select,
+from ..expr import (EQ, LE, LT, NE, And, Call, Cast, FloorDiv, FloorMod, Max, Min, Mod, Or, Select,
                     const)
 from .broadcast import broadcast_index, broadcast_shape
 from .common import OpError
@@ -41,7 +41,15 @@ BINARY = {
     "greater_equal": ("T_greater_equal", lambda a, c: LE(c, a), True),
     "logical_and": ("T_logical_and", And, True),
     "logical_or": ("T_logical_or", Or, True),
+    "mod": ("T_mod", Mod, False),
+    "atan2": ("T_atan2", lambda a, c: Call(a.dtype, "atan2", (a, c)), False),
+    "bitwise_and": ("T_bitwise_and", lambda a, c: Call(a.dtype, "bitwise_and", (a, c)), False),
+    "bitwise_or": ("T_bitwise_or", lambda a, c: Call(a.dtype, "bitwise_or", (a, c)), False),
+    "bitwise_xor": ("T_bitwise_xor", lambda a, c: Call(a.dtype, "bitwise_xor", (a, c)), False),
+    "left_shift": ("T_left_shift", lambda a, c: Call(a.dtype, "shift_left", (a, c)), False),
+    "right_shift": ("T_right_shift", lambda a, c: Call(a.dtype, "shift_right", (a, c)), False),
 }
+INTEGER_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"}
 
 
 def binary(b: Builder, op: str, x: Buffer, y: Buffer) -> Buffer:
@@ -49,6 +57,8 @@ def binary(b: Builder, op: str, x: Buffer, y: Buffer) -> Buffer:
     name, fn, is_cmp = BINARY[op]
     if x.dtype != y.dtype:
         raise OpError(op, "dtype", f"operand types differ ({x.dtype} vs {y.dtype}); insert astype")
+    if op in INTEGER_ONLY and not x.dtype.is_integer:
+        raise OpError(op, "dtype", f"expected integer operands, got {x.dtype}")
     shape = broadcast_shape([x.shape, y.shape], op)
 
     def body(*i):

@@ -6,7 +6,7 @@ import math
 
 from ..buffer import Buffer
 from ..builder import Builder
-from ..expr import LT, Call, Cast, Max, Min, Select, const
+from ..expr import EQ, LT, And, Call, Cast, Max, Min, Not, Select, const
 from .common import OpError
 
 
@@ -20,7 +20,8 @@ INTRINSICS = {
     "tanh": "tanh", "erf": "erf", "abs": "fabs", "sin": "sin", "cos": "cos", "tan": "tan",
     "floor": "floor", "ceil": "ceil", "round": "nearbyint", "log2": "log2", "log10": "log10",
     "exp2": "exp2", "asin": "asin", "acos": "acos", "atan": "atan", "sinh": "sinh", "cosh": "cosh",
-    "trunc": "trunc", "isnan": "isnan",
+    "trunc": "trunc", "isnan": "isnan", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh",
+    "bitwise_not": "bitwise_not",
 }
 
 
@@ -31,12 +32,21 @@ def elementwise(b: Builder, name: str, x: Buffer, fn, loops: str = "i", dtype=No
 
 
 def unary(b: Builder, op: str, x: Buffer) -> Buffer:
-    """A unary math op: one of :data:`INTRINSICS`, ``negative``, ``square`` or ``sign``."""
+    """A unary math op: one of :data:`INTRINSICS`, ``isinf``, ``isfinite``, ``logical_not``,
+    ``negative``, ``square`` or ``sign``."""
     if op in INTRINSICS:
         if op in ("abs",) and not x.dtype.is_float:
             return elementwise(b, "compute", x, lambda v: Select(LT(v, const(0, v.dtype)), v * const(-1, v.dtype), v))
-        dtype = "bool" if op == "isnan" else None
-        return elementwise(b, "compute", x, _intrinsic(INTRINSICS[op]), dtype=dtype)
+        if op == "isnan":
+            return elementwise(b, "compute", x, _isnan, dtype="bool")
+        return elementwise(b, "compute", x, _intrinsic(INTRINSICS[op]))
+    if op in ("isinf", "isfinite"):
+        if not x.dtype.is_float:
+            raise OpError(op, "dtype", f"expected a float tensor, got {x.dtype}")
+        fn = _isinf if op == "isinf" else (lambda v: And(Not(_isinf(v)), Not(_isnan(v))))
+        return elementwise(b, "compute", x, fn, dtype="bool")
+    if op == "logical_not":
+        return elementwise(b, "compute", x, Not)
     if op == "negative":
         return elementwise(b, "compute", x, lambda v: v * const(-1, v.dtype))
     if op == "square":
@@ -44,6 +54,20 @@ def unary(b: Builder, op: str, x: Buffer) -> Buffer:
     if op == "sign":
         return elementwise(b, "T_sign", x, _sign, loops="ax")
     raise OpError(op, "op", "not a unary op")
+
+
+def _isnan(v):
+    return Call(dt_bool(), "isnan", (v,))
+
+
+def _isinf(v):
+    """TVM's ``isinf``: ``fabs(v) == inf and not isnan(v)``."""
+    return And(EQ(Call(v.dtype, "fabs", (v,)), const(math.inf, v.dtype)), Not(_isnan(v)))
+
+
+def dt_bool():
+    from ..dtype import dtype as parse
+    return parse("bool")
 
 
 def _sign(v):

@@ -293,7 +293,7 @@ def op_table() -> dict:
     for nd, layout in ((1, "NCW"), (2, "NCHW"), (3, "NCDHW")):
         for kind in ("max", "avg"):
             table[f"nn.{kind}_pool{nd}d"] = _pool(nd, kind, layout)
-    for name in list(ew.INTRINSICS) + ["negative", "square", "sign"]:
+    for name in list(ew.INTRINSICS) + ["negative", "square", "sign", "isinf", "isfinite", "logical_not"]:
         table[name] = _unary(name)
     for name in bin_.BINARY:
         table[name] = _binary(name)
