@@ -85,10 +85,15 @@ def occurs_outside(expr, leaf, hole) -> bool:
     return bool(found)
 
 
-def _consts(expr):
+def _consts(expr, leaves=()):
+    """Constants of ``expr`` outside its leaves (an inlined producer's own constants, such as
+    a pad value, are not this op's), and those compared against."""
     vals, cmp_vals = [], []
+    stop = set(leaves)
 
     def visit(n):
+        if n in stop:
+            return False
         if isinstance(n, (FloatImm, IntImm)) and not isinstance(n.value, bool):
             vals.append(float(n.value))
         if isinstance(n, CmpOp):
@@ -125,7 +130,7 @@ def _identify_impl(expr, leaves):
         if isinstance(root, Cast) and strip(root.value) == leaves[0]:
             return "astype", {"dtype": str(root.dtype)}, (0,), ("data",)
         integer = not leaves[0].dtype.is_float
-        consts, cmp_consts = _consts(expr)
+        consts, cmp_consts = _consts(expr, leaves)
         got = ew.identify_unary(_fn(expr, leaves), consts, cmp_consts, integer, leaves[0].dtype.is_bool)
         if got is None or not calls_allowed(got[0], expr, leaves):
             # ``0 - x`` computes negative but is not its form: Relax's subtract(0, x)
