@@ -19,7 +19,7 @@ from typing import Callable
 import attrs
 
 from tir.builder import Builder, sum_
-from tir.expr import (Call, Cast, FloorDiv, FloorMod, Max, Min, Select, Var, const, if_then_else)
+from tir.expr import (EQ, Call, Cast, FloorDiv, FloorMod, Max, Min, Select, Var, const, if_then_else)
 from tir.function import PrimFunc, prim_func
 from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, seq
 from tir import dtype as dt
@@ -86,7 +86,7 @@ def pixel_shuffle() -> PrimFunc:
 def one_hot() -> PrimFunc:
     """``topi.one_hot`` (depth 4, axis -1): ``Select(indices[i] == j, on, off)``."""
     return _one("T_one_hot", [((3,), I64)], lambda idx: lambda i, j: Select(
-        idx[i] == j, const(1.0, F32), const(0.0, F32)), (3, 4), dtype=F32)
+        EQ(idx[i], j), const(1.0, F32), const(0.0, F32)), (3, 4), dtype=F32)
 
 
 def trilu(upper: bool, k: int) -> PrimFunc:
@@ -120,6 +120,14 @@ def gather_elements(axis: int) -> PrimFunc:
         return lambda *i: x[tuple(idx[i] if d == axis else v for d, v in enumerate(i))]
 
     return _one("T_gather", [((3, 4), F32), ((3, 4), I64)], body, (3, 4))
+
+
+def prelu(axis: int) -> PrimFunc:
+    """``topi.nn.prelu``: ``Select(x > 0, x, x * slope[i_axis])`` (block ``T_prelu``)."""
+    shape = (2, 3, 4)
+    zero = const(0.0, F32)
+    return _one("T_prelu", [(shape, F32), ((shape[axis],), F32)], lambda x, s: lambda *i: Select(
+        x[i] > zero, x[i], x[i] * s[i[axis]]), shape, names=["i0", "i1", "i2"])
 
 
 def take_2d_indices() -> PrimFunc:
@@ -306,17 +314,20 @@ def opaque_scan() -> PrimFunc:
 def _ops():
     """The cases of this module (nn composites are in :mod:`unknown_ops_nn`)."""
     return [
-        Case("repeat(axis=1)", lambda: repeat(1)),
-        Case("repeat(axis=2)", lambda: repeat(2)),
+        Case("repeat(axis=1)", lambda: repeat(1), ((("repeat", {"repeats": 2, "axis": 1}),),)),
+        Case("repeat(axis=2)", lambda: repeat(2), ((("repeat", {"repeats": 2, "axis": 2}),),)),
         Case("repeat(axis=None)", repeat_flat),
-        Case("nn.pixel_shuffle", pixel_shuffle),
-        Case("one_hot", one_hot),
-        Case("tril(k=0)", lambda: trilu(False, 0)),
-        Case("triu(k=1)", lambda: trilu(True, 1)),
+        Case("nn.pixel_shuffle", pixel_shuffle, ((("nn.pixel_shuffle", {"upscale_factor": 2}),),)),
+        Case("one_hot", one_hot,
+             ((("one_hot", {"depth": 4, "axis": 1, "on_value": 1.0, "off_value": 0.0}),),)),
+        Case("tril(k=0)", lambda: trilu(False, 0), ((("tril", {"k": 0}),),)),
+        Case("triu(k=1)", lambda: trilu(True, 1), ((("triu", {"k": 1}),),)),
         Case("split(2 sections)", lambda: split([4, 4])),
         Case("split(indices)", lambda: split([1, 3, 4])),
-        Case("gather_elements(axis=0)", lambda: gather_elements(0)),
-        Case("gather_elements(axis=1)", lambda: gather_elements(1)),
+        Case("gather_elements(axis=0)", lambda: gather_elements(0), ((("gather_elements", {"axis": 0}),),)),
+        Case("gather_elements(axis=1)", lambda: gather_elements(1), ((("gather_elements", {"axis": 1}),),)),
+        Case("nn.prelu(axis=1) (known)", lambda: prelu(1), ((("nn.prelu", {"axis": 1}),),)),
+        Case("nn.prelu(axis=2) (known)", lambda: prelu(2), ((("nn.prelu", {"axis": 2}),),)),
         Case("take(2-d indices)", take_2d_indices, ((("take", {"axis": 0}),),)),
         Case("reverse_sequence", reverse_sequence),
         Case("permute_dims(axes=[0,1]) (plain copy) == broadcast_to", plain_copy,
@@ -354,4 +365,6 @@ def cases() -> list:
     from unknown_ops_ew import ew_cases
     from unknown_ops_nn import nn_cases
 
-    return _ops() + ew_cases() + nn_cases()
+    # the prelu cases of unknown_ops_ew predate its recognizer: the ones above replace them
+    ew = [c for c in ew_cases() if not c.name.startswith("nn.prelu(")]
+    return _ops() + ew + nn_cases()

@@ -3,10 +3,13 @@ from __future__ import annotations
 
 from tir.expr import BufferLoad
 
-from . import conv, conv_transpose, groupnorm, layernorm, matmul, movement, norm, pool, reduce, resize, softmax, std
+from . import (conv, conv_transpose, groupnorm, layernorm, matmul, movement, movement_extra, norm, pool, prelu,
+               reduce, resize, softmax, std)
 
 ALL: list = [
     movement.match_movement,
+    movement_extra.match_repeat, movement_extra.match_pixel_shuffle, movement_extra.match_gather_elements,
+    movement_extra.match_trilu, movement_extra.match_one_hot, prelu.match_prelu,
     matmul.match_matmul,
     conv.match_conv,
     conv_transpose.match_conv_transpose,

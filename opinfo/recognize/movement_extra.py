@@ -1,0 +1,230 @@
+"""More data movement in topi's forms: repeat, nn.pixel_shuffle, gather_elements, tril/triu,
+one_hot. Each reads one parameter element (or a constant) per output element; the
+recognizers check the index map structurally where the form is fixed and numerically over
+the whole output grid where TVM's arithmetic may be written in several ways."""
+from __future__ import annotations
+
+import numpy as np
+
+from tir.expr import GE, LE, EQ, BufferLoad, Call, Cast, FloorDiv, Select, Var
+
+from ..affine import const_of, float_of
+from ..probe import NotEvaluable, evaluate
+from .common import Match, Space, strip
+
+MAX_GRID = 60000
+
+
+def _pure(space: Space) -> bool:
+    idx = space.indices
+    return all(isinstance(i, Var) for i in idx) and len({id(i) for i in idx}) == len(idx)
+
+
+def _ints(values):
+    out = [const_of(v) for v in values]
+    return None if any(v is None for v in out) else out
+
+
+def _param_load(e, ctx):
+    e = strip(e)
+    return e if isinstance(e, BufferLoad) and ctx.is_param(e.buffer) else None
+
+
+def _uncast(e):
+    while isinstance(e, Cast):
+        e = e.value
+    return e
+
+
+def _grid(vars_, exts):
+    if int(np.prod(exts)) > MAX_GRID:
+        return None
+    axes = np.meshgrid(*[np.arange(n, dtype=float) for n in exts], indexing="ij")
+    return {v: a.ravel() for v, a in zip(vars_, axes)}
+
+
+def _values(e, env, like):
+    try:
+        return np.broadcast_to(evaluate(e, env), like.shape)
+    except NotEvaluable:
+        return None
+
+
+# ------------------------------------------------------------------ repeat
+def match_repeat(expr, space: Space, ctx) -> "Match | None":
+    """``topi.repeat``: ``x[..., v // r, ...]`` along one axis, the others read whole."""
+    load = _param_load(expr, ctx)
+    if load is None or not _pure(space) or len(load.indices) != space.rank:
+        return None
+    ine, oute = _ints(load.buffer.shape), _ints(space.extents)
+    if ine is None or oute is None:
+        return None
+    axis = None
+    for d, (idx, v) in enumerate(zip(load.indices, space.indices)):
+        if idx is v and ine[d] == oute[d]:
+            continue
+        if axis is not None:
+            return None
+        axis = d
+    if axis is None:
+        return None
+    idx, v = _uncast(load.indices[axis]), space.indices[axis]
+    if not (isinstance(idx, FloorDiv) and _uncast(idx.a) is v):
+        return None
+    r = const_of(idx.b)
+    if r is None or r < 2 or oute[axis] != r * ine[axis]:
+        return None
+    return Match("repeat", {"repeats": r, "axis": axis}, (("data", load, space),))
+
+
+# ------------------------------------------------------------------ pixel_shuffle
+def match_pixel_shuffle(expr, space: Space, ctx) -> "Match | None":
+    """``topi.nn.pixel_shuffle``: ``x[..., c*r*r + (h%r)*r + w%r, h//r, w//r]`` on the last
+    three axes (channel, height, width), leading axes read whole."""
+    load = _param_load(expr, ctx)
+    R = space.rank
+    if load is None or not _pure(space) or R < 3 or len(load.indices) != R:
+        return None
+    ine, oute = _ints(load.buffer.shape), _ints(space.extents)
+    if ine is None or oute is None:
+        return None
+    if any(load.indices[d] is not space.indices[d] or ine[d] != oute[d] for d in range(R - 3)):
+        return None
+    (ci, hi, wi), (co, ho, wo) = ine[-3:], oute[-3:]
+    if hi == 0 or ho % hi:
+        return None
+    r = ho // hi
+    if r < 2 or wo != wi * r or ci != co * r * r:
+        return None
+    vc, vh, vw = space.indices[-3:]
+    env = _grid((vc, vh, vw), (co, ho, wo))
+    if env is None:
+        return None
+    c, h, w = env[vc], env[vh], env[vw]
+    want = (c * r * r + np.mod(h, r) * r + np.mod(w, r), np.floor_divide(h, r), np.floor_divide(w, r))
+    for e, wv in zip(load.indices[-3:], want):
+        got = _values(e, env, c)
+        if got is None or not np.array_equal(got, wv):
+            return None
+    return Match("nn.pixel_shuffle", {"upscale_factor": r}, (("data", load, space),))
+
+
+# ------------------------------------------------------------------ gather_elements
+def match_gather_elements(expr, space: Space, ctx) -> "Match | None":
+    """``topi.gather``: ``x[i0, .., idx[i0, .., iR-1], .., iR-1]``: the indices tensor read at
+    the output position, the data at the output position but along ``axis``."""
+    load = _param_load(expr, ctx)
+    R = space.rank
+    if load is None or not _pure(space) or R < 2 or len(load.indices) != R:
+        return None
+    axis = None
+    for d, idx in enumerate(load.indices):
+        if idx is space.indices[d]:
+            continue
+        if axis is not None:
+            return None
+        axis = d
+    if axis is None:
+        return None
+    ind = _uncast(load.indices[axis])
+    if not (isinstance(ind, BufferLoad) and ctx.is_param(ind.buffer) and ind.buffer is not load.buffer):
+        return None
+    if len(ind.indices) != R or not all(i is v for i, v in zip(ind.indices, space.indices)):
+        return None
+    if not ind.buffer.dtype.is_integer:
+        return None
+    return Match("gather_elements", {"axis": axis}, (("data", load, space), ("indices", ind, space)))
+
+
+# ------------------------------------------------------------------ tril / triu
+def _branches(e):
+    if isinstance(e, Select):
+        return e.condition, strip(e.true_value), strip(e.false_value)
+    if isinstance(e, Call) and e.op == "if_then_else":
+        return e.args[0], strip(e.args[1]), strip(e.args[2])
+    return None
+
+
+def _vars_in(e) -> set:
+    from tir.functor import pre_order_visit
+    out = set()
+
+    def visit(n):
+        if isinstance(n, BufferLoad):
+            out.add(None)
+            return False
+        if isinstance(n, Var):
+            out.add(id(n))
+        return True
+
+    pre_order_visit(e, visit)
+    return out
+
+
+def match_trilu(expr, space: Space, ctx) -> "Match | None":
+    """``topi.trilu``: ``Select(row >= col - k, x, 0)`` (tril) or ``row <= col - k`` (triu) over
+    the last two axes, ``k`` a constant (through casts). ``k`` is read from the kept
+    positions over the whole (row, col) grid, and must be the only one that explains them."""
+    e = strip(expr)
+    br = _branches(e)
+    R = space.rank
+    if br is None or R < 2 or not _pure(space):
+        return None
+    cond, t, f = br
+    if not isinstance(cond, (GE, LE)) or float_of(f) != 0:
+        return None
+    if not (isinstance(t, BufferLoad) and ctx.is_param(t.buffer) and len(t.indices) == R
+            and all(i is v for i, v in zip(t.indices, space.indices))):
+        return None
+    ext = _ints(space.extents)
+    if ext is None or _ints(t.buffer.shape) != ext:
+        return None
+    vr, vc = space.indices[-2:]
+    if _vars_in(cond) - {id(vr), id(vc)}:
+        return None
+    env = _grid((vr, vc), ext[-2:])
+    if env is None:
+        return None
+    got = _values(cond, env, env[vr])
+    if got is None:
+        return None
+    keep = got != 0
+    diff = env[vc] - env[vr]
+    for name, ok in (("tril", lambda k: diff <= k), ("triu", lambda k: diff >= k)):
+        ks = [k for k in range(int(diff.min()), int(diff.max()) + 1) if np.array_equal(keep, ok(k))]
+        if len(ks) == 1 and keep.any() and not keep.all():
+            return Match(name, {"k": ks[0]}, (("data", t, space),))
+    return None
+
+
+# ------------------------------------------------------------------ one_hot
+def match_one_hot(expr, space: Space, ctx) -> "Match | None":
+    """``topi.one_hot``: ``Select(indices[i.. without axis] == v_axis, on, off)`` with constant
+    on and off values; the output adds the depth axis to the indices' shape."""
+    e = strip(expr)
+    br = _branches(e)
+    R = space.rank
+    if br is None or R < 1 or not _pure(space):
+        return None
+    cond, on, off = br
+    on_v, off_v = float_of(on), float_of(off)
+    if on_v is None or off_v is None or not isinstance(cond, EQ):
+        return None
+    for a, b in ((cond.a, cond.b), (cond.b, cond.a)):
+        ind, v = _uncast(a), _uncast(b)
+        if not (isinstance(ind, BufferLoad) and ctx.is_param(ind.buffer) and isinstance(v, Var)):
+            continue
+        if not ind.buffer.dtype.is_integer:
+            continue
+        axis = next((d for d, o in enumerate(space.indices) if o is v), None)
+        if axis is None:
+            continue
+        rest = [o for d, o in enumerate(space.indices) if d != axis]
+        if len(ind.indices) != len(rest) or not all(i is o for i, o in zip(ind.indices, rest)):
+            continue
+        depth = const_of(space.extents[axis])
+        if depth is None:
+            return None
+        return Match("one_hot", {"depth": depth, "axis": axis, "on_value": on_v, "off_value": off_v},
+                     (("indices", ind, space),))
+    return None
