@@ -3,6 +3,8 @@ two ops, and the known op it computes over a set of leaves (identified by probin
 against the intrinsics of the op's TVM form)."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from tir.expr import (Add, BufferLoad, Call, Cast, CmpOp, Div, FloatImm, FloorDiv, FloorMod, IntImm,
@@ -62,7 +64,7 @@ def holes(expr, leaves) -> list:
     (a cut elsewhere would split one block's computation into two ops)."""
     cands = []
     for n in _subtrees(expr):
-        if n is expr or n in cands or not isinstance(n, Inlined) or not leaves_of(n):
+        if n is expr or n in cands or n in leaves or not isinstance(n, Inlined) or not leaves_of(n):
             continue
         cands.append(n)
     cands.sort(key=_size)
@@ -119,7 +121,55 @@ def identify(expr, leaves):
         found = _identify_impl(expr, leaves)
     except NotEvaluable:
         return None
-    return found if found is not None and calls_allowed(found[0], expr, leaves) else None
+    if found is None or not calls_allowed(found[0], expr, leaves):
+        return None
+    if inner_blocks(expr, leaves) and not multi_block(found[0], found[1], len(leaves)):
+        # relu after exp, abs after negative: the tree computes one op's values but is
+        # several ops' blocks; named as one, an op would be lost
+        return None
+    return found
+
+
+def inner_blocks(expr, leaves) -> list:
+    """The intermediate buffers between ``expr``'s root and its leaves, except dtype
+    conversions (TVM wraps a float16 op in cast blocks)."""
+    stop = set(leaves)
+    found = []
+
+    def visit(n):
+        if n in stop or isinstance(n, (BufferLoad, Reduce, ArgReduce)):
+            return False
+        if isinstance(n, Inlined) and n is not expr and not isinstance(strip(n), Cast):
+            found.append(n)
+        return True
+
+    pre_order_visit(expr, visit)
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _multi_block_cached(name, attrs_items, arity) -> bool:
+    import tir
+    from tir.stmt import Block
+
+    try:
+        func = tir.topi.lower(name, [((2, 3), "float32")] * arity, **dict(attrs_items))
+    except (ValueError, TypeError, KeyError):
+        return False
+    blocks = []
+    pre_order_visit(func.body, lambda n: blocks.append(n) if isinstance(n, Block) else True)
+    return len(blocks) > 2   # the root block and more than one op block
+
+
+def multi_block(name, attrs, arity) -> bool:
+    """Whether the op's TVM form (as ``tir.topi`` lowers it) spans several blocks, like
+    gelu's multiply/erf/add chain: only such an op may be named over several blocks."""
+    try:
+        items = tuple(sorted(attrs.items()))
+        hash(items)
+    except TypeError:
+        return False
+    return _multi_block_cached(name, items, arity)
 
 
 def _identify_impl(expr, leaves):
