@@ -271,3 +271,44 @@ def test_leaky_relu_is_not_prelu():
     zero = const(0.0, F32)
     y = b.compute("compute", (2, 3), lambda *i: Select(x[i] > zero, x[i], x[i] * const(0.1, F32)), names=_names(2))
     assert all(n != "nn.prelu" for n, _ in _answer(b.build([x], [y])))
+
+
+# ------------------------------------------------------------------ near misses
+def test_depth_to_space_dcr_is_not_pixel_shuffle():
+    """DCR order (channel ``((h%r)*r + w%r)*C + c``) moves other elements: not pixel_shuffle."""
+    b = Builder()
+    x = b.placeholder((1, 8, 2, 3), F32, "x")
+    r, c2 = const(2, I64), const(2, I64)
+
+    def body(n, c, h, w):
+        return x[n, (FloorMod(h, r) * r + FloorMod(w, r)) * c2 + c, FloorDiv(h, r), FloorDiv(w, r)]
+
+    y = b.compute("DepthToSpace", (1, 2, 4, 6), body, names=_names(4))
+    assert all(n != "nn.pixel_shuffle" for n, _ in _answer(b.build([x], [y])))
+
+
+def test_floordiv_not_covering_the_axis_is_not_repeat():
+    """``x[v // 2]`` with an output longer than twice the input's axis is no repeat."""
+    b = Builder()
+    x = b.placeholder((3, 4), F32, "x")
+    y = b.compute("T_up", (3, 6), lambda i, j: x[i, FloorDiv(j, const(2, I64))], names=_names(2))
+    assert all(n != "repeat" for n, _ in _answer(b.build([x], [y])))
+
+
+def test_mask_read_from_a_tensor_is_not_trilu():
+    """``Select(m[i, j] >= 0, x, 0)``: the kept positions come from data, not from ``k``."""
+    b = Builder()
+    x, m = b.placeholder((3, 4), F32, "x"), b.placeholder((3, 4), I64, "m")
+    y = b.compute("masked", (3, 4), lambda i, j: Select(GE(m[i, j], const(0, I64)), x[i, j], const(0.0, F32)),
+                  names=_names(2))
+    assert all(n not in ("tril", "triu") for n, _ in _answer(b.build([x, m], [y])))
+
+
+def test_band_mask_is_not_trilu():
+    """A two-sided band ``Select(i >= j - 1 and i <= j + 1, x, 0)`` is neither tril nor triu."""
+    b = Builder()
+    x = b.placeholder((4, 4), F32, "x")
+    one = const(1, I64)
+    y = b.compute("band", (4, 4), lambda i, j: Select(GE(i, j - one) & LE(i, j + one), x[i, j], const(0.0, F32)),
+                  names=_names(2))
+    assert all(n not in ("tril", "triu") for n, _ in _answer(b.build([x], [y])))
