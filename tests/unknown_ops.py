@@ -365,6 +365,4 @@ def cases() -> list:
     from unknown_ops_ew import ew_cases
     from unknown_ops_nn import nn_cases
 
-    # the prelu cases of unknown_ops_ew predate its recognizer: the ones above replace them
-    ew = [c for c in ew_cases() if not c.name.startswith("nn.prelu(")]
-    return _ops() + ew + nn_cases()
+    return _ops() + ew_cases() + nn_cases()

@@ -1,5 +1,5 @@
 """Elementwise cases of the unknown-ops bench (see :mod:`unknown_ops`): Relax ops outside
-the corpus (prelu, log_add_exp, atan2, mod, isinf, ...), activations written as one block
+the corpus (log_add_exp, atan2, mod, isinf, ...), activations written as one block
 that are no Relax op (hardswish, elu, mish, log_sigmoid), variants of known ops (gelu in
 float16, clip bounds) and binary ops with a constant operand."""
 from __future__ import annotations
@@ -83,11 +83,6 @@ def log_add_exp(a, b):
     return Max(a, b) + _call("log1p", _call("exp", c(0.0) - _call("fabs", a - b)))
 
 
-def prelu(axis: int) -> "PrimFunc":
-    """``topi.nn.prelu``: ``Select(x > 0, x, x * slope[c])`` with slope along ``axis``."""
-    shape = (2, 3, 4)
-    return _one("compute", [(shape, F32), ((shape[axis],), F32)], lambda x, s: lambda *i: Select(
-        x[i] > c(0.0), x[i], x[i] * s[i[axis]]), shape, names=["i0", "i1", "i2"])
 
 
 def quantize(x):
@@ -159,8 +154,6 @@ def ew_cases() -> list:
         Case("bitwise_and", lambda: binary(lambda a, b: _call("bitwise_and", a, b, dtype="int32"), "int32"),
              ((("bitwise_and", {}),),)),
         Case("logical_xor", lambda: binary(lambda a, b: _call("bitwise_xor", a, b, dtype="bool"), "bool")),
-        Case("nn.prelu(axis=1)", lambda: prelu(1)),
-        Case("nn.prelu(axis=2)", lambda: prelu(2)),
         Case("clip(-2.5, 3.25)", lambda: unary(lambda x: Max(Min(x, c(3.25)), c(-2.5))),
              ((("clip", {"min": -2.5, "max": 3.25}),),)),
         Case("clip int32 (-3, 7)", lambda: unary(lambda x: Max(Min(x, c(7, "int32")), c(-3, "int32")), "int32"),
