@@ -219,7 +219,7 @@ def nn_cases() -> list:
         Case("nn.nll_loss(mean)", lambda: nll_loss("mean")),
         Case("nn.nll_loss(sum)", lambda: nll_loss("sum")),
         Case("nn.nll_loss(none)", lambda: nll_loss("none")),
-        Case("nn.instance_norm", instance_norm),
+        Case("nn.instance_norm", instance_norm, ((("nn.instance_norm", {"channel_axis": 1, "axes": [2, 3], "epsilon": 1e-5}),),)),
         Case("nn.lrn", lrn),
         Case("avg pool / 10", avg_pool_wrong_divisor),
         Case("nn.adaptive_avg_pool1d", lambda: adaptive_avg_pool(1),

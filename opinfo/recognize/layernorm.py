@@ -1,9 +1,11 @@
-"""``nn.layer_norm`` (axes, epsilon, center, scale) and ``nn.rms_norm`` (axes, epsilon).
+"""``nn.layer_norm`` (axes, epsilon, center, scale), ``nn.rms_norm`` (axes, epsilon) and
+``nn.instance_norm`` (channel_axis, axes, epsilon, center, scale).
 
 Both are several blocks (sums, mean, variance or mean square, the normalised output);
 after inlining, the output expression holds sum reductions and an ``rsqrt``/``sqrt``.
 Candidates come from the structure: the normalised axes are a set of output dimensions
-whose extents multiply to a reduction's size (and give the shape of gamma/beta), epsilon
+whose extents multiply to a reduction's size (and give the shape of gamma/beta; for
+instance_norm gamma/beta are 1-D along a channel dimension outside the axes), epsilon
 is one of the expression's constants, gamma and beta are the other parameters read.
 A candidate is accepted when the expression equals the numpy formula at sample
 positions on two data scales (:mod:`.numeric`); anything ambiguous abstains.
@@ -14,7 +16,11 @@ from itertools import combinations
 
 import numpy as np
 
-from .common import Match, Space
+from tir.expr import FloorDiv, FloorMod
+from tir.functor import pre_order_visit
+
+from ..semantic import ArgReduce, Inlined, Reduce
+from .common import Match, Space, strip
 from .numeric import Check, claim, data_operands, float_consts, param_loads, reduction_sizes, signature, unique
 
 
@@ -59,6 +65,12 @@ def _layer_norm(check, data, axes, eps, gamma, beta, scale):
     return out
 
 
+def _instance_norm(check, data, axes, channel, eps, gamma, beta, scale):
+    x, mean, var, _ = _stats(check, data, axes, scale)
+    out = (x - mean) / np.sqrt(var + eps)
+    return out * _param_at(check, gamma, [channel], scale) + _param_at(check, beta, [channel], scale)
+
+
 def _rms_norm(check, data, axes, eps, weight, scale):
     x, _, _, square = _stats(check, data, axes, scale)
     return x / np.sqrt(square + eps) * _param_at(check, weight, axes, scale)
@@ -89,6 +101,34 @@ def _candidates(check: Check, data, others: list):
                     yield "nn.layer_norm", axes, eps, gamma, beta
             if len(others) == 1 and _fits(check, others[0], axes):
                 yield "nn.rms_norm", axes, eps, others[0], None
+            if len(others) == 2 and _same_rank_throughout(check):
+                # instance_norm normalises each sample and channel over all other axes
+                # (Relax's frontends always pass those; unit dimensions make other axis
+                # sets compute the same values, so only this one is read)
+                for channel in range(1, len(check.extents)):
+                    if axes != [d for d in range(1, len(check.extents)) if d != channel]:
+                        continue
+                    for gamma, beta in _roles(others):
+                        if _fits(check, gamma, [channel]) and _fits(check, beta, [channel]):
+                            yield "nn.instance_norm", (axes, channel), eps, gamma, beta
+
+
+def _same_rank_throughout(check: Check) -> bool:
+    """Every intermediate other than a reduction's result has the output's rank and no
+    floordiv/floormod index: TVM's group_norm works on a (N, G, C/G, ...) reshape of the
+    data and, with G = C, computes the same values as instance_norm; only the form tells."""
+    rank = len(check.extents)
+    ok = [True]
+
+    def visit(n):
+        if isinstance(n, (FloorDiv, FloorMod)):
+            ok[0] = False
+        elif isinstance(n, Inlined) and len(n.indices) != rank and not isinstance(strip(n), (Reduce, ArgReduce)):
+            ok[0] = False
+        return ok[0]
+
+    pre_order_visit(check.expr, visit)
+    return ok[0]
 
 
 def _accepts(check: Check, data, cand) -> bool:
@@ -97,6 +137,9 @@ def _accepts(check: Check, data, cand) -> bool:
     b = beta[0] if beta else None
     if name == "nn.rms_norm":
         return check.matches(data, lambda s: _rms_norm(check, data, axes, eps, g, s))
+    if name == "nn.instance_norm":
+        axes, channel = axes
+        return check.matches(data, lambda s: _instance_norm(check, data, axes, channel, eps, g, b, s))
     return check.matches(data, lambda s: _layer_norm(check, data, axes, eps, g, b, s))
 
 
@@ -105,6 +148,10 @@ def _match(cand, data, space: Space) -> Match:
     inputs = [("data", data.expr, space)]
     if name == "nn.rms_norm":
         return Match(name, {"axes": axes, "epsilon": eps}, tuple(inputs + [("weight", gamma[1], space)]))
+    if name == "nn.instance_norm":
+        axes, channel = axes
+        attrs = {"channel_axis": channel, "axes": list(axes), "epsilon": eps, "center": True, "scale": True}
+        return Match(name, attrs, tuple(inputs + [("gamma", gamma[1], space), ("beta", beta[1], space)]))
     attrs = {"axes": axes, "epsilon": eps, "center": beta is not None, "scale": gamma is not None}
     inputs += [(role, p[1], space) for role, p in (("gamma", gamma), ("beta", beta)) if p is not None]
     return Match(name, attrs, tuple(inputs))
@@ -119,7 +166,7 @@ def _find(check: Check) -> "Match | None":
     for data in data_operands(check):
         others = param_loads(check.expr, check.ctx, data.buffer)
         found = [c for c in _candidates(check, data, others) if _accepts(check, data, c)]
-        keys = [(c[0], tuple(c[1]), c[2], id(c[3] and c[3][0]), id(c[4] and c[4][0])) for c in found]
+        keys = [(c[0], repr(c[1]), c[2], id(c[3] and c[3][0]), id(c[4] and c[4][0])) for c in found]
         if unique(keys) is not None:
             return _match(found[0], data, check.space)
         if found:
