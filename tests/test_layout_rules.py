@@ -87,3 +87,10 @@ def test_softmax_concat_permute_pad_slice():
 def test_unknown_op_with_converted_input_is_refused():
     d = apply_rule(_ctx("reshape", {"shape": [8, 36]}, [NHWC], [(1, 8, 6, 6)], (8, 36)))
     assert isinstance(d, Refusal) and "reshape" in d.reason
+
+
+def test_prelu_is_not_numpy_broadcasting():
+    """prelu's alpha runs along ``axis``, not the trailing axes: with C == W the broadcast
+    rule would accept it and leave ``axis`` stale, so the op is refused."""
+    d = apply_rule(_ctx("nn.prelu", {"axis": 1}, [NHWC, None], [(1, 6, 6, 6), (6,)], (1, 6, 6, 6)))
+    assert isinstance(d, Refusal) and "nn.prelu" in d.reason

@@ -13,7 +13,7 @@ _UNARY = (
     "abs acos acosh asin asinh atan atanh ceil cos cosh erf exp exp2 floor isfinite isinf isnan log "
     "log10 log2 negative round rsqrt sigmoid sign sin sinh sqrt square tan tanh trunc logical_not "
     "bitwise_not astype clip nn.relu nn.relu6 nn.gelu nn.gelu_tanh nn.silu nn.selu nn.softplus "
-    "nn.leakyrelu nn.prelu zeros_like ones_like"
+    "nn.leakyrelu zeros_like ones_like"
 )
 _BINARY = (
     "add subtract multiply divide floor_divide floor_mod mod power maximum minimum equal not_equal "
