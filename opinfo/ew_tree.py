@@ -150,15 +150,12 @@ def inner_blocks(expr, leaves) -> list:
 @functools.lru_cache(maxsize=None)
 def _multi_block_cached(name, attrs_items, arity) -> bool:
     import tir
-    from tir.stmt import Block
 
     try:
         func = tir.topi.lower(name, [((2, 3), "float32")] * arity, **dict(attrs_items))
     except (ValueError, TypeError, KeyError):
         return False
-    blocks = []
-    pre_order_visit(func.body, lambda n: blocks.append(n) if isinstance(n, Block) else True)
-    return len(blocks) > 2   # the root block and more than one op block
+    return len(list(func.blocks())) > 1
 
 
 def multi_block(name, attrs, arity) -> bool:

@@ -8,56 +8,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tir
-from tir import dtype as dt
-from tir.builder import Builder
-from tir.expr import BufferLoad, Call, Var, const
-from tir.stmt import BufferStore, LetStmt, seq
-
 from opinfo.api import analyze
+from unknown_ops_nn import instance_norm as instance_norm_func
 
 F32 = "float32"
 
 
 def instance_norm(shape, channel_axis, eps=1e-5):
-    """The PrimFunc of ``topi.nn.instance_norm`` over every axis but batch and channel."""
-    rank = len(shape)
-    axes = [d for d in range(1, rank) if d != channel_axis]
-    kept = [0, channel_axis]
-    b = Builder()
-    x = b.placeholder(shape, F32, "x")
-    gamma = b.placeholder((shape[channel_axis],), F32, "x1")
-    beta = b.placeholder((shape[channel_axis],), F32, "x2")
-    red_shape = tuple(shape[d] for d in kept)
-    s_buf, q_buf = b.alloc("x_red_temp_v0", red_shape), b.alloc("x_red_temp_v1", red_shape)
-    ivars = [Var(f"v_ax{d}", dt.int64) for d in range(2)]
-    ks = [b.reduce_axis(shape[d], f"k{d}") for d in axes]
-
-    def make_body():
-        o = tuple(ivars)
-        idx = [None] * rank
-        for d, v in zip(kept, ivars):
-            idx[d] = v
-        for d, k in zip(axes, ks):
-            idx[d] = k.var
-        val = x[tuple(idx)]
-        ns, nq = Var("v_x_red_temp_v0", dt.dtype(F32)), Var("v_x_red_temp_v1", dt.dtype(F32))
-        body = LetStmt(ns, BufferLoad(s_buf, o) + val, LetStmt(nq, BufferLoad(q_buf, o) + val * val, seq(
-            BufferStore(s_buf, ns, o), BufferStore(q_buf, nq, o))))
-        zero = const(0.0, F32)
-        return body, seq(BufferStore(s_buf, zero, o), BufferStore(q_buf, zero, o)), (s_buf, q_buf)
-
-    b.emit_block("x_red_temp", list(zip(["ax0", "ax1"], ivars, red_shape)), ks, make_body)
-    n = const(float(np.prod([shape[d] for d in axes])), F32)
-
-    def out(*i):
-        o = (i[0], i[channel_axis])
-        mean = s_buf[o] / n
-        var = q_buf[o] / n - mean * mean
-        return ((x[i] - mean) * Call(dt.dtype(F32), "rsqrt", (var + const(eps, F32),)) * gamma[i[channel_axis]]
-                + beta[i[channel_axis]])
-
-    func = b.build([x, gamma, beta], [b.compute("T_instance_norm", shape, out, names=[f"ax{d}" for d in range(rank)])])
-    return func, axes
+    """TVM's instance_norm PrimFunc (the bench's builder) and its normalised axes."""
+    return instance_norm_func(shape, channel_axis, eps), [d for d in range(1, len(shape)) if d != channel_axis]
 
 
 def reference(x, gamma, beta, channel_axis, axes, eps):

@@ -5,6 +5,8 @@ function (so one PrimFunc holding them is one unknown op, not a fused kernel), n
 chains it does fuse (accepted as the fused op list)."""
 from __future__ import annotations
 
+import numpy as np
+
 from tir import dtype as dt
 from tir.builder import Builder, sum_
 from tir.expr import Call, Select, const
@@ -91,38 +93,49 @@ def nll_loss(reduction: str) -> "PrimFunc":
     return b.build([pred, tgt, w], [b.compute("T_divide", (), lambda: total[()] / wtotal[()])])
 
 
-def instance_norm() -> "PrimFunc":
-    """``topi.nn.instance_norm``: a (sum, sum of squares) reduction, then the normalised output
-    scaled per channel."""
+def instance_norm(shape=(2, 3, 4, 4), channel_axis=1, eps=1e-5) -> "PrimFunc":
+    """``topi.nn.instance_norm``: a (sum, sum of squares) reduction over every axis but batch
+    and channel, then the normalised output scaled and shifted per channel."""
     from tir.expr import BufferLoad, Var
     from tir.stmt import BufferStore, LetStmt, seq
 
+    rank = len(shape)
+    axes = [d for d in range(1, rank) if d != channel_axis]
+    kept = [0, channel_axis]
     b = Builder()
-    x = b.placeholder((2, 3, 4, 4), F32, "x")
-    gamma, beta = b.placeholder((3,), F32, "x1"), b.placeholder((3,), F32, "x2")
-    s_buf, q_buf = b.alloc("x_red_temp_v0", (2, 3)), b.alloc("x_red_temp_v1", (2, 3))
+    x = b.placeholder(shape, F32, "x")
+    gamma = b.placeholder((shape[channel_axis],), F32, "x1")
+    beta = b.placeholder((shape[channel_axis],), F32, "x2")
+    red_shape = tuple(shape[d] for d in kept)
+    s_buf, q_buf = b.alloc("x_red_temp_v0", red_shape), b.alloc("x_red_temp_v1", red_shape)
     ivars = [Var(f"v_ax{d}", dt.int64) for d in range(2)]
-    ks = [b.reduce_axis(4, f"k{d}") for d in (2, 3)]
+    ks = [b.reduce_axis(shape[d], f"k{d}") for d in axes]
 
     def make_body():
         o = tuple(ivars)
-        val = x[o + tuple(k.var for k in ks)]
+        idx = [None] * rank
+        for d, v in zip(kept, ivars):
+            idx[d] = v
+        for d, k in zip(axes, ks):
+            idx[d] = k.var
+        val = x[tuple(idx)]
         ns, nq = Var("v_x_red_temp_v0", dt.dtype(F32)), Var("v_x_red_temp_v1", dt.dtype(F32))
         body = LetStmt(ns, BufferLoad(s_buf, o) + val, LetStmt(nq, BufferLoad(q_buf, o) + val * val, seq(
             BufferStore(s_buf, ns, o), BufferStore(q_buf, nq, o))))
         zero = const(0.0, F32)
         return body, seq(BufferStore(s_buf, zero, o), BufferStore(q_buf, zero, o)), (s_buf, q_buf)
 
-    b.emit_block("x_red_temp", list(zip(_ax(2), ivars, (2, 3))), ks, make_body)
-    n = const(16.0, F32)
+    b.emit_block("x_red_temp", list(zip(_ax(2), ivars, red_shape)), ks, make_body)
+    n = const(float(np.prod([shape[d] for d in axes])), F32)
 
     def out(*i):
-        o = i[:2]
+        o = (i[0], i[channel_axis])
         mean = s_buf[o] / n
         var = q_buf[o] / n - mean * mean
-        return (x[i] - mean) * Call(dt.dtype(F32), "rsqrt", (var + const(1e-5, F32),)) * gamma[i[1]] + beta[i[1]]
+        return ((x[i] - mean) * Call(dt.dtype(F32), "rsqrt", (var + const(eps, F32),)) * gamma[i[channel_axis]]
+                + beta[i[channel_axis]])
 
-    return b.build([x, gamma, beta], [b.compute("T_instance_norm", x.shape, out, names=_ax(4))])
+    return b.build([x, gamma, beta], [b.compute("T_instance_norm", shape, out, names=_ax(rank))])
 
 
 def lrn() -> "PrimFunc":

@@ -173,10 +173,15 @@ def _tile(load, space):
 
 def _grid(space):
     ext = _ext(space)
-    if None in ext or int(np.prod(ext)) > MAX_GRID:
+    return None if None in ext else grid_over(space.indices, ext)
+
+
+def grid_over(vars_, exts) -> "dict | None":
+    """Every point of the box ``exts``: var -> its value at each point (None when too big)."""
+    if int(np.prod(exts)) > MAX_GRID:
         return None
-    axes = np.meshgrid(*[np.arange(n, dtype=float) for n in ext], indexing="ij")
-    return {v: a.ravel() for v, a in zip(space.indices, axes)}
+    axes = np.meshgrid(*[np.arange(n, dtype=float) for n in exts], indexing="ij")
+    return {v: a.ravel() for v, a in zip(vars_, axes)}
 
 
 def _reshape_ok(load, space) -> bool:

@@ -6,41 +6,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from tir.expr import GE, LE, EQ, BufferLoad, Call, Cast, FloorDiv, Select, Var
+from tir.expr import GE, LE, EQ, BufferLoad, Cast, FloorDiv, Var
 
 from ..affine import const_of, float_of
 from ..probe import NotEvaluable, evaluate
-from .common import Match, Space, strip
-
-MAX_GRID = 60000
-
-
-def _pure(space: Space) -> bool:
-    idx = space.indices
-    return all(isinstance(i, Var) for i in idx) and len({id(i) for i in idx}) == len(idx)
-
-
-def _ints(values):
-    out = [const_of(v) for v in values]
-    return None if any(v is None for v in out) else out
+from .common import Match, Space, int_list, is_param_load, loads_in, strip
+from .movement import _branches, _cond_vars, _pure_space, grid_over
 
 
 def _param_load(e, ctx):
     e = strip(e)
-    return e if isinstance(e, BufferLoad) and ctx.is_param(e.buffer) else None
+    return e if is_param_load(e, ctx) else None
 
 
 def _uncast(e):
     while isinstance(e, Cast):
         e = e.value
     return e
-
-
-def _grid(vars_, exts):
-    if int(np.prod(exts)) > MAX_GRID:
-        return None
-    axes = np.meshgrid(*[np.arange(n, dtype=float) for n in exts], indexing="ij")
-    return {v: a.ravel() for v, a in zip(vars_, axes)}
 
 
 def _values(e, env, like):
@@ -50,22 +32,29 @@ def _values(e, env, like):
         return None
 
 
-# ------------------------------------------------------------------ repeat
-def match_repeat(expr, space: Space, ctx) -> "Match | None":
-    """``topi.repeat``: ``x[..., v // r, ...]`` along one axis, the others read whole."""
-    load = _param_load(expr, ctx)
-    if load is None or not _pure(space) or len(load.indices) != space.rank:
-        return None
-    ine, oute = _ints(load.buffer.shape), _ints(space.extents)
-    if ine is None or oute is None:
-        return None
+def _single_axis(load, space, whole) -> "int | None":
+    """The one dimension where ``load`` does not read the output index as it is (``whole(d)``
+    must also hold elsewhere), or None when there is none or more than one."""
     axis = None
     for d, (idx, v) in enumerate(zip(load.indices, space.indices)):
-        if idx is v and ine[d] == oute[d]:
+        if idx is v and whole(d):
             continue
         if axis is not None:
             return None
         axis = d
+    return axis
+
+
+# ------------------------------------------------------------------ repeat
+def match_repeat(expr, space: Space, ctx) -> "Match | None":
+    """``topi.repeat``: ``x[..., v // r, ...]`` along one axis, the others read whole."""
+    load = _param_load(expr, ctx)
+    if load is None or not _pure_space(space) or len(load.indices) != space.rank:
+        return None
+    ine, oute = int_list(load.buffer.shape), int_list(space.extents)
+    if ine is None or oute is None:
+        return None
+    axis = _single_axis(load, space, lambda d: ine[d] == oute[d])
     if axis is None:
         return None
     idx, v = _uncast(load.indices[axis]), space.indices[axis]
@@ -83,9 +72,9 @@ def match_pixel_shuffle(expr, space: Space, ctx) -> "Match | None":
     three axes (channel, height, width), leading axes read whole."""
     load = _param_load(expr, ctx)
     R = space.rank
-    if load is None or not _pure(space) or R < 3 or len(load.indices) != R:
+    if load is None or not _pure_space(space) or R < 3 or len(load.indices) != R:
         return None
-    ine, oute = _ints(load.buffer.shape), _ints(space.extents)
+    ine, oute = int_list(load.buffer.shape), int_list(space.extents)
     if ine is None or oute is None:
         return None
     if any(load.indices[d] is not space.indices[d] or ine[d] != oute[d] for d in range(R - 3)):
@@ -97,7 +86,7 @@ def match_pixel_shuffle(expr, space: Space, ctx) -> "Match | None":
     if r < 2 or wo != wi * r or ci != co * r * r:
         return None
     vc, vh, vw = space.indices[-3:]
-    env = _grid((vc, vh, vw), (co, ho, wo))
+    env = grid_over((vc, vh, vw), (co, ho, wo))
     if env is None:
         return None
     c, h, w = env[vc], env[vh], env[vw]
@@ -115,15 +104,9 @@ def match_gather_elements(expr, space: Space, ctx) -> "Match | None":
     the output position, the data at the output position but along ``axis``."""
     load = _param_load(expr, ctx)
     R = space.rank
-    if load is None or not _pure(space) or R < 2 or len(load.indices) != R:
+    if load is None or not _pure_space(space) or R < 2 or len(load.indices) != R:
         return None
-    axis = None
-    for d, idx in enumerate(load.indices):
-        if idx is space.indices[d]:
-            continue
-        if axis is not None:
-            return None
-        axis = d
+    axis = _single_axis(load, space, lambda d: True)
     if axis is None:
         return None
     ind = _uncast(load.indices[axis])
@@ -137,30 +120,6 @@ def match_gather_elements(expr, space: Space, ctx) -> "Match | None":
 
 
 # ------------------------------------------------------------------ tril / triu
-def _branches(e):
-    if isinstance(e, Select):
-        return e.condition, strip(e.true_value), strip(e.false_value)
-    if isinstance(e, Call) and e.op == "if_then_else":
-        return e.args[0], strip(e.args[1]), strip(e.args[2])
-    return None
-
-
-def _vars_in(e) -> set:
-    from tir.functor import pre_order_visit
-    out = set()
-
-    def visit(n):
-        if isinstance(n, BufferLoad):
-            out.add(None)
-            return False
-        if isinstance(n, Var):
-            out.add(id(n))
-        return True
-
-    pre_order_visit(e, visit)
-    return out
-
-
 def match_trilu(expr, space: Space, ctx) -> "Match | None":
     """``topi.trilu``: ``Select(row >= col - k, x, 0)`` (tril) or ``row <= col - k`` (triu) over
     the last two axes, ``k`` a constant (through casts). ``k`` is read from the kept
@@ -168,7 +127,7 @@ def match_trilu(expr, space: Space, ctx) -> "Match | None":
     e = strip(expr)
     br = _branches(e)
     R = space.rank
-    if br is None or R < 2 or not _pure(space):
+    if br is None or R < 2 or not _pure_space(space):
         return None
     cond, t, f = br
     if not isinstance(cond, (GE, LE)) or float_of(f) != 0:
@@ -176,13 +135,13 @@ def match_trilu(expr, space: Space, ctx) -> "Match | None":
     if not (isinstance(t, BufferLoad) and ctx.is_param(t.buffer) and len(t.indices) == R
             and all(i is v for i, v in zip(t.indices, space.indices))):
         return None
-    ext = _ints(space.extents)
-    if ext is None or _ints(t.buffer.shape) != ext:
+    ext = int_list(space.extents)
+    if ext is None or int_list(t.buffer.shape) != ext:
         return None
     vr, vc = space.indices[-2:]
-    if _vars_in(cond) - {id(vr), id(vc)}:
+    if loads_in(cond) or _cond_vars(cond) - {id(vr), id(vc)}:
         return None
-    env = _grid((vr, vc), ext[-2:])
+    env = grid_over((vr, vc), ext[-2:])
     if env is None:
         return None
     got = _values(cond, env, env[vr])
@@ -204,7 +163,7 @@ def match_one_hot(expr, space: Space, ctx) -> "Match | None":
     e = strip(expr)
     br = _branches(e)
     R = space.rank
-    if br is None or R < 1 or not _pure(space):
+    if br is None or R < 1 or not _pure_space(space):
         return None
     cond, on, off = br
     on_v, off_v = float_of(on), float_of(off)

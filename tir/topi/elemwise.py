@@ -6,6 +6,7 @@ import math
 
 from ..buffer import Buffer
 from ..builder import Builder
+from .. import dtype as dt
 from ..expr import EQ, LT, And, Call, Cast, Max, Min, Not, Select, const
 from .common import OpError
 
@@ -57,17 +58,12 @@ def unary(b: Builder, op: str, x: Buffer) -> Buffer:
 
 
 def _isnan(v):
-    return Call(dt_bool(), "isnan", (v,))
+    return Call(dt.bool_, "isnan", (v,))
 
 
 def _isinf(v):
     """TVM's ``isinf``: ``fabs(v) == inf and not isnan(v)``."""
     return And(EQ(Call(v.dtype, "fabs", (v,)), const(math.inf, v.dtype)), Not(_isnan(v)))
-
-
-def dt_bool():
-    from ..dtype import dtype as parse
-    return parse("bool")
 
 
 def _sign(v):
