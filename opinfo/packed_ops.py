@@ -27,6 +27,16 @@ def _canon(op, shapes: dict) -> tuple:
     return op.name, tuple(sorted(out.items(), key=lambda kv: kv[0]))
 
 
+RESHAPES = frozenset({"reshape", "squeeze", "expand_dims", "flatten"})
+
+
+def _packing_factors(packed: dict) -> bool:
+    """Whether every split factor could be a packed layout's block (a power of two up to 64:
+    NCHW4c, NCHW16c, ...)."""
+    factors = [sp.factor for splits in packed.values() for sp in splits]
+    return all(f is not None and 0 < f <= 64 and f & (f - 1) == 0 for f in factors)
+
+
 def recognize_packed(func, recognize_ops) -> "tuple | None":
     """The ops of ``func`` (recognized by ``recognize_ops``) when some buffer is packed,
     () when not certain; None when no buffer is packed."""
@@ -40,7 +50,10 @@ def recognize_packed(func, recognize_ops) -> "tuple | None":
     if shown:
         return recognize_ops(func) if not raw else (() if None in ops else ops)
     physical = recognize_ops(func)
-    if not raw:
+    if not raw or (physical and all(op.name in RESHAPES for op in physical) and not _packing_factors(packed)):
+        # only unit dimensions suggested a packing, with a trailing extent no packed layout
+        # uses (LRN's squeeze of (1, 1, C, 56, 56)), and the function reads as a reshape of
+        # its physical buffers: what the IR does, exactly
         return physical
     if None in ops or len(ops) != len(physical):
         return ()

@@ -162,5 +162,8 @@ def constant_array(c: R.Constant) -> np.ndarray:
     """The value of a graph constant as a numpy array."""
     if isinstance(c.data, np.ndarray):
         return c.data
+    if c.data is None:
+        raise InterpError(f"the value of constant {c.ref or '?'} is not in the script "
+                          "(TVM printed it without its metadata section; print with show_meta=True)")
     shape = tuple(int(d) if not isinstance(d, E.IntImm) else d.value for d in c.type.shape)
     return np.frombuffer(c.data, dtype=np_dtype(c.type.dtype)).reshape(shape).copy()

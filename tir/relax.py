@@ -120,10 +120,15 @@ class TupleGetItem(RExpr):
 
 @attrs.frozen(cache_hash=True)
 class Constant(RExpr):
-    """A constant tensor (held as raw bytes, with its type)."""
+    """A constant tensor (held as raw bytes, with its type).
+
+    A constant that TVM printed as ``metadata["..."][i]`` without its metadata section has
+    ``data`` None and ``ref`` naming that reference; its type is the callee's buffer type.
+    """
 
     data: Any
-    type: TensorType
+    type: "TensorType | None"
+    ref: str = ""
 
 
 @attrs.frozen(cache_hash=True)
@@ -163,3 +168,28 @@ class Function(Node):
     def bindings(self) -> tuple:
         """All bindings of all blocks, in order."""
         return tuple(b for blk in self.blocks for b in blk.bindings)
+
+
+def type_metadata_constants(func: Function, prim_funcs: dict) -> Function:
+    """``func`` with the type of every untyped constant argument of a ``call_tir`` taken from
+    the callee's parameter buffer (the printed script does not carry it)."""
+    def fix(v):
+        if not isinstance(v, CallTIR) or not any(isinstance(a, Constant) and a.type is None for a in v.args):
+            return v
+        callee = prim_funcs.get(v.func.name)
+        bufs = callee.buffers if callee is not None else ()
+        args = []
+        for i, a in enumerate(v.args):
+            if isinstance(a, Constant) and a.type is None and i < len(bufs):
+                a = attrs.evolve(a, type=TensorType(tuple(bufs[i].shape), bufs[i].dtype))
+            args.append(a)
+        return attrs.evolve(v, args=tuple(args))
+
+    blocks = []
+    for blk in func.blocks:
+        bindings = []
+        for b in blk.bindings:
+            value = fix(b.value)
+            bindings.append(b if value is b.value else attrs.evolve(b, value=value))
+        blocks.append(attrs.evolve(blk, bindings=tuple(bindings)))
+    return attrs.evolve(func, blocks=tuple(blocks))

@@ -5,7 +5,7 @@ import json
 import os
 import sys
 
-from .common import InputError, Progress, read_module, with_examples
+from .common import InputError, Progress, as_module, read_module, with_examples
 
 
 def add_parser(subparsers) -> None:
@@ -60,7 +60,7 @@ def analyze_file(path: str) -> dict:
         msg = str(err)
         prefix = f"{path}:"
         return {"file": path, "error": msg[len(prefix):].lstrip() if msg.startswith(prefix) else msg}
-    return module_record(mod, path)
+    return module_record(as_module(mod, path), path)
 
 
 def module_record(mod, path: str) -> dict:
@@ -117,8 +117,6 @@ def run(args) -> int:
 
 def _dot(files: list) -> int:
     """One DOT digraph per file on stdout; unreadable files on stderr, exit 2."""
-    from tir.function import PrimFunc
-    from tir.module import IRModule
 
     from ..dot import module_dot
 
@@ -130,7 +128,6 @@ def _dot(files: list) -> int:
             print(err, file=sys.stderr)
             failed = True
             continue
-        if isinstance(mod, PrimFunc):
-            mod = IRModule({mod.name or os.path.splitext(os.path.basename(path))[0]: mod})
+        mod = as_module(mod, path)
         print(module_dot(mod, title=path), flush=True)
     return 2 if failed else 0

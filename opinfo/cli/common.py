@@ -24,6 +24,16 @@ def read_module(path: str):
         raise InputError(f"{path}:{err.line}:{err.col}: {err.message}") from None
 
 
+def as_module(mod, path: str):
+    """``mod`` as an IRModule: a lone PrimFunc becomes a module of that one function."""
+    from tir.function import PrimFunc
+    from tir.module import IRModule
+
+    if isinstance(mod, PrimFunc):
+        return IRModule({mod.name or os.path.splitext(os.path.basename(path))[0]: mod})
+    return mod
+
+
 def check_output_path(out: str, inputs: "list[str]") -> None:
     """Refuse to write over one of the inputs."""
     for p in inputs:

@@ -9,6 +9,7 @@ import numpy as np
 from tir.expr import BufferLoad, Call, Cast, FloorMod, Select, Sub, Var
 
 from ..affine import ONE, affine, const_of, float_of
+from ..bounded import bounded_form, recombine
 from ..probe import NotEvaluable, evaluate
 from ..semantic import Inlined
 from .common import Match, Space, strip
@@ -188,6 +189,8 @@ def _reshape_ok(load, space) -> bool:
     ine, oute = _in_ext(load), _ext(space)
     if None in ine or None in oute or int(np.prod(ine)) != int(np.prod(oute)):
         return False
+    if _same_linear_index(load, space, ine, oute):
+        return True
     env = _grid(space)
     if env is None:
         return False
@@ -200,6 +203,26 @@ def _reshape_ok(load, space) -> bool:
         lin_in = lin_in * n + np.broadcast_to(g, lin_in.shape)
     lin_out = np.arange(lin_in.size, dtype=float)
     return bool(np.array_equal(lin_in, lin_out))
+
+
+def _same_linear_index(load, space, ine, oute) -> bool:
+    """Whether the row-major position read equals the one written, proved on the index
+    forms simplified with the loop ranges (no evaluation: any grid size)."""
+    ranges = {v: (0, n - 1) for v, n in zip(space.indices, oute)}
+    lin_in: dict = {}
+    for idx, n in zip(load.indices, ine):
+        f = bounded_form(idx, ranges)
+        if f is None:
+            return False
+        lin_in = {k: c * n for k, c in lin_in.items()}
+        for k, c in f.items():
+            lin_in[k] = lin_in.get(k, 0) + c
+    lin_out: dict = {}
+    for v, n in zip(space.indices, oute):
+        lin_out = {k: c * n for k, c in lin_out.items()}
+        lin_out[v] = lin_out.get(v, 0) + 1
+    lin_out = {k: c for k, c in lin_out.items() if ranges[k] != (0, 0)}  # a unit loop's var is 0
+    return recombine({k: c for k, c in lin_in.items() if c}, ranges) == lin_out
 
 
 def _take(load, space, ctx):

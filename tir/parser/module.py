@@ -4,7 +4,9 @@ from __future__ import annotations
 import ast
 
 from .. import dtype as dt
+from .. import relax as rx
 from ..expr import SizeVar
+from ..function import PrimFunc
 from ..module import IRModule
 from .context import Context, describe, dotted, error
 from .literals import literal_dict
@@ -84,6 +86,10 @@ def _module(ctx, node: ast.ClassDef) -> IRModule:
     for name, ref in ctx.global_refs:
         if name not in functions:
             raise error(ref, f"module has no function {name!r}")
+    prims = {n: f for n, f in functions.items() if isinstance(f, PrimFunc)}
+    for name, func in functions.items():
+        if isinstance(func, rx.Function):
+            functions[name] = rx.type_metadata_constants(func, prims)
     return IRModule(functions, attrs)
 
 

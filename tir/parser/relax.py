@@ -150,7 +150,20 @@ def value(ctx, node):
     raise error(node, f"unsupported graph-level expression {describe(node)!r}")
 
 
+def _metadata(node) -> "str | None":
+    """``metadata["kind"][i]`` (a constant printed without its metadata section) -> its text."""
+    inner = node.value
+    if (isinstance(inner, ast.Subscript) and isinstance(inner.value, ast.Name) and inner.value.id == "metadata"
+            and isinstance(inner.slice, ast.Constant) and isinstance(inner.slice.value, str)
+            and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int):
+        return f'metadata["{inner.slice.value}"][{node.slice.value}]'
+    return None
+
+
 def _item(ctx, node):
+    ref = _metadata(node)
+    if ref is not None:
+        return rx.Constant(None, None, ref)
     base = value(ctx, node.value)
     idx = node.slice
     if not (isinstance(idx, ast.Constant) and type(idx.value) is int):

@@ -62,6 +62,8 @@ class RelaxPrinter:
             return self._tuple(v.fields)
         if isinstance(v, rx.TupleGetItem):
             return f"{self.value(v.tuple_value)}[{v.index}]"
+        if isinstance(v, rx.Constant) and v.data is None and v.ref:
+            return v.ref
         if isinstance(v, rx.CallTIR):
             extra = f", tir_vars=R.shape([{self.dims(v.tir_vars)}])" if v.tir_vars is not None else ""
             return f"R.call_tir(cls.{v.func.name}, {self._tuple(v.args)}, out_ty={self.type(v.out_type, True)}{extra})"
