@@ -12,6 +12,18 @@ from .op_graph import fusable
 from .recognize import families
 from .semantic import Semantics
 from .packed_ops import recognize_packed
+from . import copy_tags
+
+
+# Compute tags (block names) TVM gives only to ops opinfo does not recognise, whose loops
+# can be exactly those of an op it does: ``einsum("ij,jk->ik")`` is matmul's loop nest,
+# ``einsum("ij->ji")`` permute_dims'. The loops cannot tell them apart, the tag can: a
+# function holding such a block is not named (the tag only ever makes opinfo abstain).
+FOREIGN_TAGS = frozenset({"T_einsum"})
+
+
+def _foreign(func: PrimFunc) -> bool:
+    return any(b.name in FOREIGN_TAGS for b in func.blocks())
 
 
 def recognize_ops(func: PrimFunc) -> tuple:
@@ -38,14 +50,36 @@ def recognize_ops(func: PrimFunc) -> tuple:
     return tuple(dec.ops) if fusable(sem, dec.links) else ()
 
 
+def _dims(buf) -> tuple:
+    from .affine import const_of
+
+    return tuple(const_of(d) if const_of(d) is not None else str(d) for d in buf.shape)
+
+
+def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
+    """A lone copy op checked against its compute tag (:mod:`.copy_tags`)."""
+    if len(ops) != 1 or not ops[0].operands:
+        return ops
+    op = ops[0]
+    bufs = {b.name: b for b in func.buffers}
+    data = bufs.get(op.operands[0].buffer)
+    out = bufs.get(op.output.buffer) if op.output is not None else None
+    settled = copy_tags.settle(op, _dims(data) if data is not None else None,
+                               _dims(out) if out is not None else None, [b.name for b in func.blocks()])
+    return (settled,) if settled is not None else ()
+
+
 def analyze(prim_func: PrimFunc, name: "str | None" = None) -> FuncInfo:
     """Kind and recognized ops of one PrimFunc (``ops`` empty when not certain)."""
     kind = pattern_kind(prim_func)
+    if _foreign(prim_func):
+        return FuncInfo(name if name is not None else prim_func.name, kind, ())
     try:
         ops = recognize_packed(prim_func, recognize_ops)
         ops = recognize_ops(prim_func) if ops is None else ops
     except (ValueError, TypeError, ZeroDivisionError, RecursionError):
         ops = ()
+    ops = _settle_copy(ops, prim_func)
     return FuncInfo(name if name is not None else prim_func.name, kind, ops)
 
 

@@ -111,13 +111,32 @@ def ambiguous(op, inputs, attrs, alternatives, transform) -> bool:
     return False
 
 
+def other_op_same_loops(op, inputs, attrs, func) -> bool:
+    """Whether another Relax op lowers to these very loops: an order-preserving copy
+    (reshape, broadcast_to of the same size, tile by ones, ...: opinfo.copy_tags) or a 1-D
+    take (gather_elements along axis 0)."""
+    from types import SimpleNamespace
+
+    from opinfo import copy_tags
+    from tir.expr import as_int
+
+    def dims(buf):
+        return tuple(as_int(d) if as_int(d) is not None else str(d) for d in buf.shape)
+
+    bufs = func.buffers
+    if op == "take":
+        return len(inputs) == 2 and len(inputs[0][0]) == 1 and len(inputs[1][0]) == 1
+    return copy_tags.order_preserving(SimpleNamespace(name=op, attrs=attrs), dims(bufs[0]), dims(bufs[-1]))
+
+
 def check(op, inputs, attrs, func, alternatives=(), transform=lambda f: f, run_inputs=None):
     """Assert the round trip (see the module docstring). ``run_inputs`` are concrete
     inputs for the value comparison when ``inputs`` have symbolic extents."""
     got = recovered(func)
     rank = len(inputs[0][0])
     if got is None:
-        assert ambiguous(op, run_inputs or inputs, attrs, alternatives, transform), \
+        assert ambiguous(op, run_inputs or inputs, attrs, alternatives, transform) or \
+            other_op_same_loops(op, run_inputs or inputs, attrs, func), \
             f"{op} {attrs}: abstained although the attributes are recoverable"
         return
     if same_op(op, attrs, got[0], got[1], rank):

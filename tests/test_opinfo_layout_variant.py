@@ -37,9 +37,9 @@ CASES = [
     ("nn.conv2d", [_x(6), ((8, 6, 3, 3), F)], dict()),
     ("nn.max_pool2d", [_x(8)], dict(pool_size=[2, 3], strides=[1, 2])),
     ("nn.max_pool2d", [_x(8)], dict(pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1], ceil_mode=True)),
-    ("nn.max_pool2d", [_x(4)], dict(pool_size=[2, 2], dilation=[2, 1])),
-    ("nn.avg_pool2d", [_x(8)], dict(pool_size=[3, 3], padding=[1, 1, 1, 1], count_include_pad=True)),
-    ("nn.avg_pool2d", [_x(8)], dict(pool_size=[3, 3], padding=[1, 1, 1, 1], count_include_pad=False)),
+    ("nn.max_pool2d", [_x(4)], dict(pool_size=[2, 2], dilation=[2, 1], strides=[2, 1])),
+    ("nn.avg_pool2d", [_x(8)], dict(pool_size=[3, 3], padding=[1, 1, 1, 1], strides=[2, 1], count_include_pad=True)),
+    ("nn.avg_pool2d", [_x(8)], dict(pool_size=[3, 3], padding=[1, 1, 1, 1], strides=[2, 1], count_include_pad=False)),
     ("nn.avg_pool2d", [_x(8)], dict(pool_size=[2, 2], strides=[2, 2], ceil_mode=True)),
     ("nn.adaptive_avg_pool2d", [_x(8)], dict(output_size=[1, 1])),
     ("nn.adaptive_avg_pool2d", [_x(8)], dict(output_size=[3, 2])),
@@ -87,7 +87,7 @@ CASES = [
 CASES += [
     ("nn.conv2d", [_x(4), ((4, 4, 3, 3), F)], dict(padding=[1, 0, 2, 1], strides=[2, 1], dilation=[1, 2])),
     ("nn.conv2d", [_x(4), ((4, 2, 3, 3), F)], dict(padding=[1, 1, 1, 1], groups=2)),
-    ("nn.avg_pool2d", [_x(4)], dict(pool_size=[3, 3], padding=[1, 1, 1, 1], count_include_pad=False)),
+    ("nn.avg_pool2d", [_x(4)], dict(pool_size=[3, 3], padding=[1, 1, 1, 1], strides=[2, 1], count_include_pad=False)),
     ("image.resize2d", [_x(4)], dict(size=[12, 14])),
     ("nn.batch_norm", [_x(4)] + [((4,), F)] * 4, dict(epsilon=1e-3)),
     ("nn.softmax", [_x(4)], dict(axis=1)),
@@ -273,7 +273,7 @@ def test_packed_operand_next_to_logical_one_abstains():
 DYNAMIC = [
     ("nn.conv2d", [(8, 6, 7), ((8, 8, 3, 3), F)], dict(padding=[1, 1, 1, 1])),
     ("nn.conv2d", [(4, 6, 7), ((4, 4, 3, 3), F)], dict(padding=[1, 1, 1, 1])),
-    ("nn.max_pool2d", [(8, 6, 7)], dict(pool_size=[2, 2])),
+    ("nn.max_pool2d", [(8, 6, 7)], dict(pool_size=[2, 2], strides=[1, 2])),
     ("nn.softmax", [(4, 6, 7)], dict(axis=1)),
     ("add", [(8, 6, 7), ((1, 8, 1, 1), F)], dict()),
 ]

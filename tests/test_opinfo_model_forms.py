@@ -129,3 +129,41 @@ def test_analyze_reads_a_file_with_one_bare_prim_func(tmp_path):
     assert r.returncode == 0, r.stderr
     rec = json.loads(r.stdout)
     assert [o["op"] for f in rec["functions"] for o in f["ops"]] == ["squeeze"]
+
+
+COPY = HEAD + '''
+@T.prim_func(private=True, s_tir=True)
+def f(x: T.Buffer((T.int64(2),), "float32"), out: T.Buffer((T.int64(1), T.int64(2)), "float32")):
+    T.func_attr({"tirx.noalias": True})
+    for ax0, ax1 in T.grid(T.int64(1), T.int64(2)):
+        with T.sblock("TAG"):
+            v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+            out[v_ax0, v_ax1] = x[v_ax1 % T.int64(2)]
+'''
+
+
+@pytest.mark.parametrize("tag,want", [("T_reshape", "reshape"), ("T_tile", "tile"), ("expand_dims", "reshape"),
+                                      ("T_broadcast_to", None), ("T_transpose", None), ("compute", None)])
+def test_order_preserving_copy_is_named_by_its_compute_tag(tag, want):
+    """(2,) -> (1, 2) in row-major order is reshape, expand_dims or tile by ones: the loops
+    cannot tell; TVM's block name can. Any other tag abstains."""
+    got = _ops(COPY.replace("TAG", tag))
+    assert [n for n, _ in got] == ([want] if want else [])
+
+
+EINSUM = HEAD + '''
+@T.prim_func(private=True, s_tir=True)
+def f(x: T.Buffer((T.int64(8), T.int64(4)), "float32"), y: T.Buffer((T.int64(4), T.int64(9)), "float32"), T_einsum: T.Buffer((T.int64(8), T.int64(9)), "float32")):
+    T.func_attr({"tirx.noalias": True})
+    for ax0, ax1, j in T.grid(T.int64(8), T.int64(9), T.int64(4)):
+        with T.sblock("T_einsum"):
+            v_ax0, v_ax1, v_j = T.axis.remap("SSR", [ax0, ax1, j])
+            with T.init():
+                T_einsum[v_ax0, v_ax1] = T.float32(0.0)
+            T_einsum[v_ax0, v_ax1] = T_einsum[v_ax0, v_ax1] + x[v_ax0, v_j] * y[v_j, v_ax1]
+'''
+
+
+def test_einsum_with_the_loops_of_matmul_is_not_called_matmul():
+    assert _ops(EINSUM) == []
+    assert [n for n, _ in _ops(EINSUM.replace('"T_einsum"', '"matmul"'))] == ["matmul"]

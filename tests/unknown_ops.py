@@ -319,7 +319,7 @@ def _ops():
         Case("repeat(axis=None)", repeat_flat),
         Case("nn.pixel_shuffle", pixel_shuffle, ((("nn.pixel_shuffle", {"upscale_factor": 2}),),)),
         Case("one_hot", one_hot,
-             ((("one_hot", {"depth": 4, "axis": 1, "on_value": 1.0, "off_value": 0.0}),),)),
+             ((("one_hot", {"depth": 4, "axis": -1, "on_value": 1.0, "off_value": 0.0}),),)),
         Case("tril(k=0)", lambda: trilu(False, 0), ((("tril", {"k": 0}),),)),
         Case("triu(k=1)", lambda: trilu(True, 1), ((("triu", {"k": 1}),),)),
         Case("split(2 sections)", lambda: split([4, 4])),

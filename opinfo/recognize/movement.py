@@ -236,6 +236,8 @@ def _take(load, space, ctx):
     order = list(load.indices[:d]) + list(ind.indices) + list(load.indices[d + 1:])
     if len(order) != space.rank or not all(i is o for i, o in zip(order, space.indices)):
         return None
+    if len(load.indices) == 1 and len(ind.indices) == 1:
+        return None  # 1-D data and indices: gather_elements(axis=0) computes exactly the same
     return Match("take", {"axis": d}, (("data", load, space), ("indices", ind, space)))
 
 

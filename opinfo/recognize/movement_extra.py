@@ -116,6 +116,8 @@ def match_gather_elements(expr, space: Space, ctx) -> "Match | None":
         return None
     if not ind.buffer.dtype.is_integer:
         return None
+    if space.rank == 1:
+        return None  # 1-D: take(axis=0) computes exactly the same
     return Match("gather_elements", {"axis": axis}, (("data", load, space), ("indices", ind, space)))
 
 
@@ -184,6 +186,8 @@ def match_one_hot(expr, space: Space, ctx) -> "Match | None":
         depth = const_of(space.extents[axis])
         if depth is None:
             return None
+        # the last axis is written -1 (Relax's default): the same axis whatever the rank
+        axis = -1 if axis == space.rank - 1 else axis
         return Match("one_hot", {"depth": depth, "axis": axis, "on_value": on_v, "off_value": off_v},
                      (("indices", ind, space),))
     return None

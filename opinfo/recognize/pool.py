@@ -18,7 +18,7 @@ b. drops readings that pad some dimension by at least the dilated window (a wind
    only of padding; frameworks do not produce that);
 c. reports the reading if exactly one remains;
 d. if several remain and differ only in the flag (every stride 1, or the extra padding is
-   never read), ceil_mode has no effect: reports its default, ``False``; otherwise reports
+   never read), ceil_mode has no effect: abstains (not observable); otherwise reports
    ``ceil_mode=False`` only when that reading is unique and its padding is symmetric in
    every dimension (the form frameworks emit); else abstains.
 

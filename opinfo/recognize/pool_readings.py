@@ -15,8 +15,9 @@ b. Drop readings that pad some dimension by at least the dilated window extent (
    made only of padding; frameworks do not produce it).
 c. If exactly one reading remains, report it.
 d. If several remain and they differ only in the flag (same padding: every stride is 1,
-   or the extra ceil padding is never read), ceil_mode has no effect and its default,
-   ``False``, is reported. Otherwise report the ``ceil_mode=False`` one only when it is the
+   or the extra ceil padding is never read), ceil_mode has no effect: not observable, so
+   abstain, except for a single window per dimension (a global pool), reported with the
+   default ``False``. Otherwise report the ``ceil_mode=False`` one only when it is the
    only one with that flag and its padding is symmetric in every dimension (the form
    frameworks emit); otherwise abstain.
 
@@ -105,7 +106,9 @@ def choose(axes, cands: list) -> "Reading | None":
         return None
     if all(r.after == plain[0].after for r in cands):
         # the readings differ only in the flag (e.g. every stride is 1): ceil_mode has no
-        # effect on these loops, so report Relax's default, as for any unobservable attribute
-        return plain[0]
+        # effect on these loops. A pool of one window per dimension (a global pool, as the
+        # ONNX importer writes GlobalAveragePool / a full-size AveragePool) is reported
+        # with Relax's default; any other is not observable (frameworks set it either way)
+        return plain[0] if all(ax.out == 1 for ax in axes) else None
     before = tuple(ax.before for ax in axes)
     return plain[0] if plain[0].after == before else None
