@@ -1,0 +1,688 @@
+"""Generate an ops corpus like ../shared/corpus/ops with real TVM 0.27 (index.json + CASE.py [+ CASE.npz])."""
+import json, os, random, sys, traceback
+import numpy as np
+import tvm
+from tvm import relax
+from tvm import tirx
+from gen_models import jsonable
+
+R = relax.op
+F = "float32"
+
+
+def T(shape, dtype=F):
+    return (tuple(shape), dtype)
+
+
+def rshape(rng, rank, lo=2, hi=9):
+    return [rng.randint(lo, hi) for _ in range(rank)]
+
+
+# ----------------------------------------------------------------------------- specs
+# each spec: rng -> (inputs [(shape, dtype)], fn(vars) -> relax expr)
+SPECS = {}
+
+
+def spec(name):
+    def deco(f):
+        SPECS[name] = f
+        return f
+    return deco
+
+
+UNARY = ["abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "cosh", "exp", "floor", "log",
+         "negative", "round", "rsqrt", "sigmoid", "sign", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc",
+         "erf", "isnan", "isinf", "isfinite", "logical_not"]
+for _u in UNARY:
+    def _mk(u):
+        def f(rng):
+            dt = "bool" if u == "logical_not" else F
+            return [T(rshape(rng, rng.randint(1, 4)), dt)], lambda v: getattr(R, u)(v[0])
+        return f
+    SPECS[_u] = _mk(_u)
+
+for _u in ["nn.relu", "nn.gelu", "nn.gelu_tanh", "nn.silu", "nn.selu", "nn.relu6"]:
+    def _mk(u):
+        def f(rng):
+            return [T(rshape(rng, rng.randint(1, 4)))], lambda v: getattr(R.nn, u[3:])(v[0])
+        return f
+    SPECS[_u] = _mk(_u)
+
+
+@spec("nn.leakyrelu")
+def _(rng):
+    a = rng.choice([0.01, 0.1, 0.2, 0.3, 0.05])
+    return [T(rshape(rng, rng.randint(1, 4)))], lambda v: R.nn.leakyrelu(v[0], a)
+
+
+@spec("nn.softplus")
+def _(rng):
+    b, t = rng.choice([1.0, 2.0, 0.5]), rng.choice([20.0, 10.0, 5.0])
+    return [T(rshape(rng, rng.randint(1, 4)))], lambda v: R.nn.softplus(v[0], b, t)
+
+
+@spec("clip")
+def _(rng):
+    lo = rng.choice([-1.0, 0.0, -2.5, 0.5]); hi = lo + rng.choice([1.0, 3.0, 6.0])
+    return [T(rshape(rng, rng.randint(1, 4)))], lambda v: R.clip(v[0], lo, hi)
+
+
+BINARY = ["add", "subtract", "multiply", "divide", "floor_divide", "power", "maximum", "minimum", "mod", "floor_mod",
+          "equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
+BOOLBIN = ["logical_and", "logical_or", "logical_xor"]
+INTBIN = ["bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"]
+
+
+def _bshapes(rng):
+    r = rng.randint(1, 4)
+    a = rshape(rng, r)
+    kind = rng.randint(0, 3)
+    if kind == 0:
+        b = list(a)
+    elif kind == 1:
+        b = [1 if rng.random() < 0.5 else d for d in a]
+    else:
+        b = a[rng.randint(0, r - 1):]
+    if rng.random() < 0.3:
+        a, b = b, a
+    return a, b
+
+
+for _b in BINARY + BOOLBIN + INTBIN:
+    def _mk(b):
+        def f(rng):
+            dt = "bool" if b in BOOLBIN else ("int32" if b in INTBIN else F)
+            s1, s2 = _bshapes(rng)
+            return [T(s1, dt), T(s2, dt)], lambda v: getattr(R, b)(v[0], v[1])
+        return f
+    SPECS[_b] = _mk(_b)
+
+
+def _axes(rng, r, allow_none=True):
+    if allow_none and rng.random() < 0.2:
+        return None
+    k = rng.randint(1, r)
+    ax = sorted(rng.sample(range(r), k))
+    return [a - r if rng.random() < 0.3 else a for a in ax]
+
+
+for _r in ["sum", "mean", "max", "min", "prod", "variance", "std"]:
+    def _mk(n):
+        def f(rng):
+            r = rng.randint(1, 4)
+            ax, kd = _axes(rng, r), rng.random() < 0.5
+            return [T(rshape(rng, r))], lambda v: getattr(R, n)(v[0], ax, kd)
+        return f
+    SPECS[_r] = _mk(_r)
+
+for _r in ["argmax", "argmin"]:
+    def _mk(n):
+        def f(rng):
+            r = rng.randint(1, 4)
+            ax = rng.choice([None] + list(range(r)))
+            kd = rng.random() < 0.5
+            return [T(rshape(rng, r))], lambda v: getattr(R, n)(v[0], ax, kd)
+        return f
+    SPECS[_r] = _mk(_r)
+
+for _r in ["cumsum", "cumprod"]:
+    def _mk(n):
+        def f(rng):
+            r = rng.randint(1, 3)
+            ax = rng.choice(list(range(r)))
+            ex = rng.random() < 0.3
+            return [T(rshape(rng, r))], lambda v: getattr(R, n)(v[0], ax, None, ex)
+        return f
+    SPECS[_r] = _mk(_r)
+
+for _s in ["nn.softmax", "nn.log_softmax"]:
+    def _mk(n):
+        def f(rng):
+            r = rng.randint(1, 4)
+            ax = rng.randint(-r, r - 1)
+            return [T(rshape(rng, r))], lambda v: getattr(R.nn, n[3:])(v[0], ax)
+        return f
+    SPECS[_s] = _mk(_s)
+
+
+@spec("nn.layer_norm")
+def _(rng):
+    r = rng.randint(2, 4)
+    s = rshape(rng, r)
+    k = rng.randint(1, r - 1)
+    axes = list(range(r - k, r))
+    eps = rng.choice([1e-5, 1e-6, 1e-3])
+    c, sc = True, True  # TVM's legalization ignores both
+    return [T(s), T([s[a] for a in axes]), T([s[a] for a in axes])], lambda v: R.nn.layer_norm(v[0], v[1], v[2], axes, eps, c, sc)
+
+
+@spec("nn.rms_norm")
+def _(rng):
+    r = rng.randint(2, 4)
+    s = rshape(rng, r)
+    axes = [r - 1] if rng.random() < 0.6 else [r - 2, r - 1]
+    eps = rng.choice([1e-5, 1e-6])
+    return [T(s), T([s[a] for a in axes])], lambda v: R.nn.rms_norm(v[0], v[1], axes, eps)
+
+
+@spec("nn.group_norm")
+def _(rng):
+    g = rng.choice([1, 2, 4])
+    c = g * rng.randint(1, 3)
+    r = rng.randint(3, 4)
+    s = [rng.randint(1, 3), c] + rshape(rng, r - 2)
+    eps = rng.choice([1e-5, 1e-6])
+    return [T(s), T([c]), T([c])], lambda v: R.nn.group_norm(v[0], v[1], v[2], g, 1, list(range(2, r)), eps)
+
+
+@spec("nn.instance_norm")
+def _(rng):
+    r = rng.randint(3, 4)
+    s = rshape(rng, r)
+    eps = rng.choice([1e-5, 1e-6])
+    return [T(s), T([s[1]]), T([s[1]])], lambda v: R.nn.instance_norm(v[0], v[1], v[2], 1, list(range(2, r)), eps)
+
+
+@spec("nn.batch_norm")
+def _(rng):
+    r = rng.randint(2, 4)
+    s = rshape(rng, r)
+    ax = 1
+    eps = rng.choice([1e-5, 1e-3])
+    c = [T([s[ax]])] * 4
+    return [T(s)] + c, lambda v: R.nn.batch_norm(v[0], v[1], v[2], v[3], v[4], ax, eps, training=False)
+
+
+def _conv(rng, nd, transpose=False):
+    layouts = {1: [("NCW", "OIW"), ("NWC", "WIO")], 2: [("NCHW", "OIHW"), ("NHWC", "HWIO"), ("NHWC", "OHWI")],
+               3: [("NCDHW", "OIDHW"), ("NDHWC", "DHWIO")]}
+    if transpose:
+        layouts = {1: [("NCW", "IOW")], 2: [("NCHW", "IOHW")], 3: [("NCDHW", "IODHW")]}
+    dl, kl = rng.choice(layouts[nd])
+    groups = rng.choice([1, 1, 2, 4]) if not transpose else rng.choice([1, 1, 2])
+    cin = groups * rng.randint(1, 3)
+    cout = groups * rng.randint(1, 3)
+    if rng.random() < 0.15 and not transpose:
+        groups = cin; cout = cin * rng.choice([1, 2])  # depthwise
+    spatial = [rng.randint(5, 10) for _ in range(nd)]
+    k = [rng.choice([1, 2, 3]) for _ in range(nd)]
+    strides = [rng.choice([1, 1, 2]) for _ in range(nd)]
+    dil = [rng.choice([1, 1, 2]) for _ in range(nd)] if not transpose else [1] * nd
+    pad = [rng.randint(0, max(0, k[i] - 1)) for i in range(nd)] + [rng.randint(0, max(0, k[i] - 1)) for i in range(nd)]
+    n = rng.randint(1, 2)
+    dims = dict(zip("DHW"[-nd:], spatial))
+    dshape = [{"N": n, "C": cin, **dims}[ch] for ch in dl]
+    kd = dict(zip("DHW"[-nd:], k))
+    if transpose:
+        wshape = [{"I": cin, "O": cout // groups, **kd}[ch] for ch in kl]
+        op = [0] * nd
+        fn = {1: R.nn.conv1d_transpose, 2: R.nn.conv2d_transpose, 3: R.nn.conv3d_transpose}[nd]
+        return [T(dshape), T(wshape)], lambda v: fn(v[0], v[1], strides, pad, op, dil, groups, dl, kl)
+    wshape = [{"O": cout, "I": cin // groups, **kd}[ch] for ch in kl]
+    fn = {1: R.nn.conv1d, 2: R.nn.conv2d, 3: R.nn.conv3d}[nd]
+    return [T(dshape), T(wshape)], lambda v: fn(v[0], v[1], strides, pad, dil, groups, dl, kl)
+
+
+for _nd in (1, 2, 3):
+    SPECS[f"nn.conv{_nd}d"] = (lambda nd: lambda rng: _conv(rng, nd))(_nd)
+    SPECS[f"nn.conv{_nd}d_transpose"] = (lambda nd: lambda rng: _conv(rng, nd, True))(_nd)
+
+
+def _pool(rng, nd, kind):
+    layouts = {1: ["NCW", "NWC"], 2: ["NCHW", "NHWC"], 3: ["NCDHW", "NDHWC"]}
+    lay = rng.choice(layouts[nd])
+    spatial = [rng.randint(5, 12) for _ in range(nd)]
+    k = [rng.choice([1, 2, 3]) for _ in range(nd)]
+    s = [rng.choice([1, 2, 2]) for _ in range(nd)]
+    d = [rng.choice([1, 1, 1, 2]) for _ in range(nd)]
+    p = [rng.randint(0, max(0, k[i] // 2)) for i in range(nd)] * 2
+    if rng.random() < 0.4:
+        p = [rng.randint(0, max(0, k[i] // 2)) for i in range(nd)] + [rng.randint(0, max(0, k[i] // 2)) for i in range(nd)]
+    ceil = rng.random() < 0.3
+    cip = rng.random() < 0.4 if kind == 'avg' else False
+    dims = dict(zip("DHW"[-nd:], spatial))
+    shape = [{"N": rng.randint(1, 2), "C": rng.randint(2, 8), **dims}[ch] for ch in lay]
+    fn = getattr(R.nn, f"{kind}_pool{nd}d")
+    return [T(shape)], lambda v: fn(v[0], k, s, p, d, ceil, cip, lay)
+
+
+for _nd in (1, 2, 3):
+    for _k in ("max", "avg"):
+        SPECS[f"nn.{_k}_pool{_nd}d"] = (lambda nd, kk: lambda rng: _pool(rng, nd, kk))(_nd, _k)
+
+
+def _adaptive(rng, nd):
+    layouts = {1: ["NCW", "NWC"], 2: ["NCHW", "NHWC"], 3: ["NCDHW", "NDHWC"]}
+    lay = rng.choice(layouts[nd])
+    spatial = [rng.randint(4, 12) for _ in range(nd)]
+    outs = [rng.choice([1, 2, sp // 2 if sp % 2 == 0 else 1, sp]) for sp in spatial]
+    dims = dict(zip("DHW"[-nd:], spatial))
+    shape = [{"N": rng.randint(1, 2), "C": rng.randint(2, 8), **dims}[ch] for ch in lay]
+    fn = getattr(R.nn, f"adaptive_avg_pool{nd}d")
+    return [T(shape)], lambda v: fn(v[0], outs, lay)
+
+
+for _nd in (1, 2, 3):
+    SPECS[f"nn.adaptive_avg_pool{_nd}d"] = (lambda nd: lambda rng: _adaptive(rng, nd))(_nd)
+
+
+@spec("matmul")
+def _(rng):
+    m, k, n = rshape(rng, 3)
+    kind = rng.randint(0, 4)
+    if kind == 0:
+        a, b = [m, k], [k, n]
+    elif kind == 1:
+        bt = rshape(rng, 1)
+        a, b = bt + [m, k], bt + [k, n]
+    elif kind == 2:
+        bt = rshape(rng, 1)
+        a, b = bt + [m, k], [k, n]
+    elif kind == 3:
+        a, b = [k], [k, n]
+    else:
+        a, b = [2, 1, m, k], [3, k, n]
+    return [T(a), T(b)], lambda v: R.matmul(v[0], v[1])
+
+
+@spec("permute_dims")
+def _(rng):
+    r = rng.randint(2, 5)
+    ax = list(range(r)); rng.shuffle(ax)
+    if rng.random() < 0.15:
+        ax = None
+    return [T(rshape(rng, r))], lambda v: R.permute_dims(v[0], ax)
+
+
+@spec("reshape")
+def _(rng):
+    s = rshape(rng, rng.randint(1, 4))
+    tot = int(np.prod(s))
+    divs = [d for d in range(1, tot + 1) if tot % d == 0]
+    a = rng.choice(divs)
+    new = [a, tot // a] if rng.random() < 0.5 else [tot]
+    if rng.random() < 0.3:
+        new = [1] + new
+    return [T(s)], lambda v: R.reshape(v[0], new)
+
+
+@spec("flatten")
+def _(rng):
+    return [T(rshape(rng, rng.randint(2, 4)))], lambda v: R.flatten(v[0])
+
+
+@spec("expand_dims")
+def _(rng):
+    r = rng.randint(1, 3)
+    ax = rng.randint(-r - 1, r)
+    return [T(rshape(rng, r))], lambda v: R.expand_dims(v[0], ax)
+
+
+@spec("squeeze")
+def _(rng):
+    r = rng.randint(2, 4)
+    s = rshape(rng, r)
+    ax = sorted(rng.sample(range(r), rng.randint(1, r - 1)))
+    for a in ax:
+        s[a] = 1
+    axx = ax if rng.random() < 0.7 else None
+    return [T(s)], lambda v: R.squeeze(v[0], axx)
+
+
+@spec("concat")
+def _(rng):
+    r = rng.randint(1, 4)
+    s = rshape(rng, r)
+    ax = rng.randint(0, r - 1)
+    n = rng.randint(2, 3)
+    shapes = []
+    for _ in range(n):
+        t = list(s); t[ax] = rng.randint(1, 6); shapes.append(t)
+    return [T(x) for x in shapes], lambda v: R.concat(v, ax)
+
+
+@spec("stack")
+def _(rng):
+    r = rng.randint(1, 3)
+    s = rshape(rng, r)
+    ax = rng.randint(0, r)
+    n = rng.randint(2, 3)
+    return [T(s)] * n, lambda v: R.stack(v, ax)
+
+
+@spec("split")
+def _(rng):
+    r = rng.randint(1, 3)
+    s = rshape(rng, r, 4, 10)
+    ax = rng.randint(0, r - 1)
+    if rng.random() < 0.5:
+        sec = rng.choice([d for d in (2, 3, 4) if s[ax] % d == 0] or [1])
+    else:
+        sec = sorted(rng.sample(range(1, s[ax]), min(2, s[ax] - 1)))
+    return [T(s)], lambda v: R.split(v[0], sec, ax)
+
+
+@spec("strided_slice")
+def _(rng):
+    r = rng.randint(1, 4)
+    s = rshape(rng, r, 3, 10)
+    axes = sorted(rng.sample(range(r), rng.randint(1, r)))
+    begin, end, strides = [], [], []
+    for a in axes:
+        b = rng.randint(0, s[a] - 2); st = rng.choice([1, 1, 2]); e = b + st * ((rng.randint(b + 1, s[a]) - b - 1) // st) + 1
+        begin.append(b); end.append(e); strides.append(st)
+    return [T(s)], lambda v: R.strided_slice(v[0], axes, begin, end, strides)
+
+
+@spec("take")
+def _(rng):
+    r = rng.randint(1, 3)
+    s = rshape(rng, r)
+    ax = rng.randint(0, r - 1)
+    ir = rng.randint(1, 2)
+    return [T(s), T(rshape(rng, ir), "int64")], lambda v: R.take(v[0], v[1], ax)
+
+
+@spec("broadcast_to")
+def _(rng):
+    r = rng.randint(1, 3)
+    s = rshape(rng, r)
+    src = [1 if rng.random() < 0.5 else d for d in s]
+    if rng.random() < 0.3:
+        s = [rng.randint(2, 4)] + s
+    return [T(src)], lambda v: R.broadcast_to(v[0], s)
+
+
+@spec("tile")
+def _(rng):
+    r = rng.randint(1, 3)
+    reps = [rng.randint(1, 3) for _ in range(r)]
+    return [T(rshape(rng, r))], lambda v: R.tile(v[0], reps)
+
+
+@spec("repeat")
+def _(rng):
+    r = rng.randint(1, 3)
+    ax = rng.choice([None] + list(range(r)))
+    return [T(rshape(rng, r))], lambda v: R.repeat(v[0], rng.randint(2, 3), ax)
+
+
+@spec("flip")
+def _(rng):
+    r = rng.randint(1, 4)
+    return [T(rshape(rng, r))], lambda v: R.flip(v[0], rng.randint(0, r - 1))
+
+
+@spec("where")
+def _(rng):
+    s1, s2 = _bshapes(rng)
+    return [T(s1, "bool"), T(s1), T(s2)], lambda v: R.where(v[0], v[1], v[2])
+
+
+@spec("astype")
+def _(rng):
+    src = rng.choice([F, "int32", "float16"]); dst = rng.choice([d for d in [F, "int32", "float16", "int64"] if d != src])
+    return [T(rshape(rng, rng.randint(1, 3)), src)], lambda v: R.astype(v[0], dst)
+
+
+@spec("nn.pad")
+def _(rng):
+    r = rng.randint(1, 4)
+    pw = [rng.randint(0, 2) for _ in range(2 * r)]
+    val = rng.choice([0.0, 1.0, -1.5])
+    return [T(rshape(rng, r))], lambda v: R.nn.pad(v[0], pw, "constant", val)
+
+
+@spec("image.resize2d")
+def _(rng):
+    lay = rng.choice(["NCHW", "NHWC"])
+    h, w = rng.randint(3, 8), rng.randint(3, 8)
+    sz = [rng.randint(2, 12), rng.randint(2, 12)]
+    method = rng.choice(["nearest_neighbor", "linear", "cubic"])
+    ctm = rng.choice(["half_pixel", "align_corners", "asymmetric"])
+    rm = rng.choice(["round", "floor", "round_prefer_ceil"]) if method == "nearest_neighbor" else "round"
+    shape = {"NCHW": [1, 3, h, w], "NHWC": [1, h, w, 3]}[lay]
+    return [T(shape)], lambda v: R.image.resize2d(v[0], sz, None, lay, method, ctm, rm)
+
+
+@spec("one_hot")
+def _(rng):
+    on, off = rng.choice([(1.0, 0.0), (5.0, -1.0)])
+    r = rng.randint(1, 2)
+    ax = rng.choice([-1, 0])
+    return [T(rshape(rng, r), "int32")], lambda v: R.one_hot(v[0], relax.PrimValue(tirx.FloatImm(F, on)) if hasattr(relax, "PrimValue") else on, relax.PrimValue(tirx.FloatImm(F, off)) if hasattr(relax, "PrimValue") else off, rng.randint(3, 6), ax)
+
+
+for _t in ("tril", "triu"):
+    def _mk(n):
+        def f(rng):
+            k = rng.randint(-2, 2)
+            return [T(rshape(rng, rng.randint(2, 3)))], lambda v: getattr(R, n)(v[0], k)
+        return f
+    SPECS[_t] = _mk(_t)
+
+
+@spec("gather_elements")
+def _(rng):
+    r = rng.randint(1, 3)
+    s = rshape(rng, r)
+    ax = rng.randint(0, r - 1)
+    return [T(s), T(s, "int64")], lambda v: R.gather_elements(v[0], v[1], ax)
+
+
+@spec("gather_nd")
+def _(rng):
+    s = rshape(rng, 3)
+    m = rng.randint(1, 2)
+    return [T(s), T([rng.randint(2, 4), m], "int64")], lambda v: R.gather_nd(v[0], v[1])
+
+
+@spec("scatter_elements")
+def _(rng):
+    s = rshape(rng, 2)
+    return [T(s), T(s, "int64"), T(s)], lambda v: R.scatter_elements(v[0], v[1], v[2], rng.randint(0, 1))
+
+
+@spec("nn.prelu")
+def _(rng):
+    s = rshape(rng, rng.randint(2, 4))
+    return [T(s), T([s[1]])], lambda v: R.nn.prelu(v[0], v[1], 1)
+
+
+@spec("nn.pixel_shuffle")
+def _(rng):
+    u = rng.choice([2, 3])
+    return [T([1, 2 * u * u, 3, 4])], lambda v: R.nn.pixel_shuffle(v[0], u)
+
+
+@spec("nn.dropout")
+def _(rng):
+    return [T(rshape(rng, 2))], lambda v: R.nn.dropout(v[0], rng.choice([0.1, 0.5]))
+
+
+@spec("einsum")
+def _(rng):
+    m, k, n = rshape(rng, 3)
+    return [T([m, k]), T([k, n])], lambda v: R.einsum(v, "ij,jk->ik")
+
+
+@spec("collapse_sum_to")
+def _(rng):
+    s = rshape(rng, 3)
+    tgt = [1, s[1], 1] if rng.random() < 0.5 else [s[2]]
+    return [T(s)], lambda v: R.collapse_sum_to(v[0], tgt)
+
+
+@spec("nn.attention")
+def _(rng):
+    b, s, h, d = 1, rng.randint(2, 5), rng.randint(1, 2), rng.choice([4, 8])
+    return [T([b, s, h, d])] * 3, lambda v: R.nn.attention(v[0], v[1], v[2])
+
+
+@spec("sort")
+def _(rng):
+    return [T(rshape(rng, 2))], lambda v: R.sort(v[0], -1, rng.random() < 0.5)
+
+
+@spec("topk")
+def _(rng):
+    return [T(rshape(rng, 2, 4, 8))], lambda v: R.topk(v[0], 2, -1, "values")
+
+
+@spec("ones_like")
+def _(rng):
+    return [T(rshape(rng, 2))], lambda v: R.ones_like(v[0])
+
+
+@spec("zeros_like")
+def _(rng):
+    return [T(rshape(rng, 2))], lambda v: R.zeros_like(v[0])
+
+
+# ----------------------------------------------------------------------------- build one case
+
+def extra_args(name, call):
+    a = call.args
+    out = {}
+    if name == "strided_slice":
+        for i, k in enumerate(["axes", "begin", "end", "strides"]):
+            if 1 + i < len(a):
+                out[k] = jsonable(a[1 + i])
+    elif name == "clip":
+        out["min"], out["max"] = jsonable(a[1]), jsonable(a[2])
+    elif name in ("reshape", "broadcast_to", "collapse_sum_to"):
+        out["shape"] = jsonable(a[1])
+    elif name in ("tril", "triu"):
+        out["k"] = jsonable(a[1])
+    elif name == "one_hot":
+        out["on_value"], out["off_value"] = jsonable(a[1]), jsonable(a[2])
+    return out
+
+
+def build(name, rng, dynamic):
+    inputs, fn = SPECS[name](rng)
+    n = tirx.Var("n", "int64") if dynamic else None
+    bb = relax.BlockBuilder()
+    params = []
+    for i, (shape, dt) in enumerate(inputs):
+        shp = list(shape)
+        if dynamic and i == 0 and shp:
+            shp[0] = n
+        params.append(relax.Var("x" if i == 0 else f"y{i}" if len(inputs) > 2 else "y", relax.TensorType(shp, dt)))
+    with bb.function("main", params):
+        with bb.dataflow():
+            call = fn(params)
+            lv = bb.emit(call)
+            gv = bb.emit_output(lv)
+        bb.emit_func_output(gv)
+    mod = bb.get()
+    b = mod["main"].body.blocks[0].bindings[0].value
+    attrs = {}
+    if b.attrs is not None:
+        for k in dir(b.attrs):
+            if k.startswith("_") or k in ("id_", "is_", "same_as") or k.startswith("get_"):
+                continue
+            v = getattr(b.attrs, k)
+            if callable(v) and not hasattr(v, "__len__"):
+                continue
+            attrs[k] = jsonable(v)
+    attrs.update(extra_args(name, b))
+    return mod, attrs, inputs
+
+
+def kinds_of(mod):
+    names = {0: "elemwise", 1: "broadcast", 2: "injective", 3: "comm_reduce", 4: "out_ewise_fusable", 8: "opaque"}
+    k = relax.transform.AnnotateTIROpPattern()(mod)
+    out = {}
+    for gv, f in k.functions.items():
+        if isinstance(f, tirx.PrimFunc):
+            p = f.attrs["op_pattern"] if f.attrs is not None and "op_pattern" in f.attrs else None
+            out[gv.name_hint] = names.get(int(p)) if p is not None else None
+    return out
+
+
+def schedule(mod, rng):
+    from tvm import s_tir
+    changed = False
+    for gv, f in list(mod.functions.items()):
+        if not isinstance(f, tirx.PrimFunc):
+            continue
+        sch = s_tir.Schedule(f)
+        blocks = sch.get_child_blocks(sch.get_sblock("root")) if hasattr(sch, "get_sblock") else sch.get_child_blocks(sch.get_block("root"))
+        for blk in list(blocks):
+            bname = sch.get(blk).name_hint
+            if ("pad" in bname) and rng.random() < 0.6:
+                try:
+                    sch.compute_inline(blk); changed = True; continue
+                except Exception:
+                    pass
+            try:
+                loops = sch.get_loops(blk)
+            except Exception:
+                continue
+            exts = [int(sch.get(l).extent) if isinstance(sch.get(l).extent, tirx.IntImm) else 0 for l in loops]
+            cand = [i for i, e in enumerate(exts) if e >= 4]
+            if not cand:
+                continue
+            i = rng.choice(cand)
+            fac = rng.choice([d for d in (2, 3, 4) if exts[i] % d == 0] or [2])
+            try:
+                outer, inner = sch.split(loops[i], [None, fac])
+                loops = sch.get_loops(blk)
+                perm = list(loops)
+                j = rng.randint(0, len(perm) - 1); k2 = rng.randint(0, len(perm) - 1)
+                perm[j], perm[k2] = perm[k2], perm[j]
+                try:
+                    sch.reorder(*perm)
+                except Exception:
+                    pass
+                changed = True
+            except Exception:
+                pass
+        mod[gv] = sch.mod["main"]
+    return changed
+
+
+def to_old_dialect(text):
+    return (text.replace("from tvm.script import tirx as T", "from tvm.script import tir as T")
+            .replace("T.sblock_alloc_buffer(", "T.alloc_buffer(").replace("T.sblock_attr(", "T.block_attr(")
+            .replace("T.sblock(", "T.block(").replace(", s_tir=True", "").replace("tirx.noalias", "tir.noalias"))
+
+
+def main(out_dir, seed, per_op, only=None):
+    os.makedirs(out_dir, exist_ok=True)
+    rng = random.Random(seed)
+    cases = []
+    names = only or list(SPECS)
+    for name in names:
+        for j in range(per_op):
+            variant = ["plain", "plain", "scheduled", "plain"][j % 4]
+            dynamic = j % 3 == 1
+            cid = f"{name.replace('.', '_')}_{seed}_{j}"
+            try:
+                mod, attrs, inputs = build(name, rng, dynamic)
+                lmod = relax.transform.LegalizeOps()(mod)
+                kinds = kinds_of(lmod)
+                if variant == "scheduled" and not schedule(lmod, rng):
+                    variant = "plain"
+                text = lmod.script()
+            except Exception as e:
+                print("SKIP", cid, type(e).__name__, str(e).splitlines()[0][:150] if str(e) else "", file=sys.stderr)
+                continue
+            dialect = "tirx"
+            if rng.random() < 0.4:
+                text, dialect = to_old_dialect(text), "tir"
+            with open(os.path.join(out_dir, cid + ".py"), "w") as fh:
+                fh.write(text)
+            cases.append({"id": cid, "op": name, "attrs": attrs,
+                          "inputs": [{"shape": [str(x) for x in s], "dtype": d} for s, d in inputs],
+                          "tvm_kind": kinds, "n_primfuncs": len(kinds), "variant": variant, "dynamic": dynamic,
+                          "dialect": dialect, "numeric": False})
+    with open(os.path.join(out_dir, "index.json"), "w") as fh:
+        json.dump({"generator": f"apache-tvm {tvm.__version__}", "seed": seed, "cases": cases}, fh, indent=1)
+    print(len(cases), "cases")
+
+
+if __name__ == "__main__":
+    out, seed, per = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    main(out, seed, per, sys.argv[4:] or None)
