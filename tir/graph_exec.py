@@ -73,6 +73,8 @@ class GraphExecutor:
         if isinstance(e, R.Call):
             args = [self.eval(a, env, sym) for a in e.args]
             return self.run(*args, name=e.func.name)
+        if isinstance(e, R.OpCall):
+            raise InterpError(f"{sym.where}: R.{e.op} is not lowered to TIR; cannot execute")
         raise InterpError(f"{sym.where}: cannot execute {type(e).__name__}")
 
     def _runner(self, name: str, func: PrimFunc):

@@ -104,6 +104,24 @@ class Call(RExpr):
 
 
 @attrs.frozen(cache_hash=True)
+class OpCall(RExpr):
+    """``R.cumsum(x, axis=0, exclusive=False)``: a high-level Relax op that TVM left unlowered.
+
+    Opaque here: it is read and printed back, but nothing looks inside it and the graph
+    executor refuses to run it. An argument or attribute value is a graph-level value
+    (RExpr) or plain data: int, float, bool, str, None, a PrimExpr, or a tuple of these
+    (written as a list).
+    """
+
+    op: str
+    """The op's name without ``R.``: ``cumsum``, ``nn.conv2d``."""
+    args: tuple = attrs.field(converter=tuple)
+    """Positional arguments."""
+    attrs: Map = attrs.field(default=EMPTY, converter=Map)
+    """Keyword arguments, in the order written."""
+
+
+@attrs.frozen(cache_hash=True)
 class Tuple(RExpr):
     """``(a, b, ...)``"""
 

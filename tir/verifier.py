@@ -238,6 +238,10 @@ class _GraphChecker:
                 self.value(x, where)
             if isinstance(v, rx.CallTIR):
                 self._call_tir(v, where)
+        elif isinstance(v, rx.OpCall):
+            for x in (*v.args, *v.attrs.values()):
+                if isinstance(x, rx.RExpr):
+                    self.value(x, where)
 
     def _call_tir(self, v: rx.CallTIR, where: str) -> None:
         if self.mod is None:

@@ -8,17 +8,28 @@ does (an int32 operand meeting an int64 one is cast; a constant is re-typed inst
 from __future__ import annotations
 
 import ast
+import operator
 
 from .. import dtype as dt
 from ..buffer import Buffer
 from ..expr import (
-    EQ, GE, GT, LE, LT, NE, Add, And, BufferLoad, Cast, Div, FloatImm, FloorDiv, FloorMod,
+    EQ, GE, GT, LE, LT, NE, Add, And, BufferLoad, Call, Cast, Div, FloatImm, FloorDiv, FloorMod,
     IntImm, Mul, Not, Or, PrimExpr, Select, StringImm, Sub, convert,
 )
 from ..errors import ParseError
 from .context import Context, describe, dotted, error
 
 _BINOPS = {ast.Add: Add, ast.Sub: Sub, ast.Mult: Mul, ast.Div: Div, ast.FloorDiv: FloorDiv, ast.Mod: FloorMod}
+BITOPS = {
+    ast.BitAnd: "bitwise_and", ast.BitOr: "bitwise_or", ast.BitXor: "bitwise_xor",
+    ast.LShift: "shift_left", ast.RShift: "shift_right",
+}
+"""Python's bitwise operators and the intrinsic calls TVM builds for them (``a ^ b`` is
+``tir.bitwise_xor(a, b)``), the same IR ``tir.topi`` lowers the bitwise ops to."""
+_PY_BITOPS = {
+    "bitwise_and": operator.and_, "bitwise_or": operator.or_, "bitwise_xor": operator.xor,
+    "shift_left": operator.lshift, "shift_right": operator.rshift,
+}
 _CMPOPS = {ast.Eq: EQ, ast.NotEq: NE, ast.Lt: LT, ast.LtE: LE, ast.Gt: GT, ast.GtE: GE}
 _NUMBER = (bool, int, float)
 
@@ -140,10 +151,37 @@ def _constant(ctx, node):
 
 
 def _binop(ctx, node):
+    left, right = expr(ctx, node.left), expr(ctx, node.right)
+    intrinsic = BITOPS.get(type(node.op))
+    if intrinsic is not None:
+        return bitwise(intrinsic, left, right, node)
     cls = _BINOPS.get(type(node.op))
     if cls is None:
-        raise error(node, f"unsupported operator in {describe(node)!r}; expected + - * / // %")
-    return binary(cls, expr(ctx, node.left), expr(ctx, node.right), node)
+        raise error(node, f"unsupported operator in {describe(node)!r}; expected + - * / // % & | ^ << >>")
+    return binary(cls, left, right, node)
+
+
+def bitwise(intrinsic: str, a, b, node) -> PrimExpr:
+    """``a & b``, ``a << b``...: the intrinsic call on integer or bool operands of one dtype.
+
+    Two Python int literals fold, as Python evaluates them in TVMScript.
+    """
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in (a, b)):
+        return _PY_BITOPS[intrinsic](a, b)
+    a, b = operands(a, b, node)
+    if a.dtype.is_float:
+        raise error(node, f"bitwise operator on {a.dtype} operands in {describe(node)!r}; expected integers or bools")
+    return Call(a.dtype, intrinsic, (a, b))
+
+
+def _invert(value, node):
+    """``~x``: ``tir.bitwise_not`` (a Python int literal is complemented right away)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return ~value
+    value = to_prim(value, node.operand)
+    if value.dtype.is_float:
+        raise error(node, f"'~' on a {value.dtype} operand; expected an integer or bool")
+    return Call(value.dtype, "bitwise_not", (value,))
 
 
 def _unaryop(ctx, node):
@@ -153,8 +191,10 @@ def _unaryop(ctx, node):
         return not value if isinstance(value, bool) else Not(boolean(value, node))
     if op is ast.UAdd:
         return value
+    if op is ast.Invert:
+        return _invert(value, node)
     if op is not ast.USub:
-        raise error(node, "unsupported unary operator; expected -, + or not")
+        raise error(node, "unsupported unary operator; expected -, +, ~ or not")
     if isinstance(value, _NUMBER) and not isinstance(value, bool):
         return -value
     value = to_prim(value, node.operand)

@@ -181,11 +181,61 @@ def _call(ctx, node):
         if not isinstance(func, str):
             raise error(args[0], "R.call_dps_packed needs the external function's name as a string")
         return rx.CallDPSPacked(func, _args(ctx, args[1]), _out_ty(ctx, node, args))
+    if name == "R.tuple":
+        positional(node, 0, len(node.args))
+        return rx.Tuple(tuple(value(ctx, a) for a in node.args))
     gv = global_ref(ctx, node.func)
     if gv is not None:
         positional(node, 0, len(node.args))
         return rx.Call(gv, tuple(value(ctx, a) for a in node.args))
-    raise error(node, f"unsupported call {describe(node.func)!r}; expected R.call_tir, R.call_dps_packed or cls.f(...)")
+    if name is not None and name.startswith("R.") and name.count(".") <= 2:
+        return _op_call(ctx, node, name[2:])
+    raise error(node, f"unsupported call {describe(node.func)!r}; expected R.call_tir, R.call_dps_packed, "
+                      "R.<op>(...) or cls.f(...)")
+
+
+def _op_call(ctx, node, op: str) -> rx.OpCall:
+    """``R.cumsum(x, axis=0)``: an op TVM did not lower, kept opaque with its arguments."""
+    for arg in node.args:
+        if isinstance(arg, ast.Starred):
+            raise error(arg, f"R.{op}: *arguments are not supported")
+    kwargs = {}
+    for kw in node.keywords:
+        if kw.arg is None:
+            raise error(kw, f"R.{op}: **arguments are not supported")
+        kwargs[kw.arg] = op_arg(ctx, kw.value)
+    return rx.OpCall(op, tuple(op_arg(ctx, a) for a in node.args), kwargs)
+
+
+def op_arg(ctx, node):
+    """An argument of an opaque op: a graph-level value, or data (numbers, strings, None,
+    PrimExprs, lists and tuples of these)."""
+    if isinstance(node, ast.Name):
+        found = ctx.names.get(node.id)
+        if isinstance(found, rx.RExpr):
+            return found
+    if isinstance(node, (ast.Call, ast.Subscript)) and not _is_tir_call(node):
+        return value(ctx, node)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return _op_sequence(ctx, node)
+    if isinstance(node, ast.Dict):
+        raise error(node, "a dict is not supported as an argument of an opaque op")
+    from .literals import literal
+
+    return literal(ctx, node)
+
+
+def _is_tir_call(node) -> bool:
+    return isinstance(node, ast.Call) and (dotted(node.func) or "").startswith("T.")
+
+
+def _op_sequence(ctx, node):
+    """A sequence of graph-level values is a Tuple; any other sequence stays data (a
+    Python tuple, which may still hold graph-level values among constants)."""
+    items = [op_arg(ctx, e) for e in node.elts]
+    if items and all(isinstance(v, rx.RExpr) for v in items):
+        return rx.Tuple(tuple(items))
+    return tuple(items)
 
 
 def _call_tir(ctx, node):
@@ -209,6 +259,8 @@ def _tir_vars(ctx, node) -> tuple:
 def _args(ctx, node) -> tuple:
     if isinstance(node, (ast.Tuple, ast.List)):
         return tuple(value(ctx, e) for e in node.elts)
+    if isinstance(node, ast.Call) and dotted(node.func) == "R.tuple":
+        return value(ctx, node).fields
     return (value(ctx, node),)
 
 

@@ -7,8 +7,8 @@ import math
 from .. import dtype as dt
 from ..intrinsics import BINARY_MATH, BOOL_UNARY, UNARY_MATH
 from ..expr import (
-    GE, Call, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min, Mod, PrimExpr, Select, Sub,
-    max_value, min_value,
+    EQ, GE, GT, LE, LT, NE, Add, Call, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min,
+    Mod, Mul, PrimExpr, Select, Sub, max_value, min_value,
 )
 from .context import describe, error
 from .expr import binary, binary_select, boolean, expr, operands, prim, to_prim
@@ -16,6 +16,10 @@ from .expr import binary, binary_select, boolean, expr, operands, prim, to_prim
 _BINARY_NODES = {
     "max": Max, "min": Min, "floordiv": FloorDiv, "floormod": FloorMod, "truncdiv": Div,
     "truncmod": Mod,
+    # TVM's node constructors; the printer writes integer division as T.Div(a, b).
+    "Add": Add, "Sub": Sub, "Mul": Mul, "Div": Div, "Mod": Mod, "FloorDiv": FloorDiv,
+    "FloorMod": FloorMod, "Min": Min, "Max": Max, "EQ": EQ, "NE": NE, "LT": LT, "LE": LE,
+    "GT": GT, "GE": GE,
 }
 _SPECIAL_FLOATS = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 

@@ -10,7 +10,7 @@ from ..errors import ParseError
 from ..stmt import BufferStore, Evaluate, IfThenElse, LetStmt, seq
 from . import block as blk
 from .context import describe, dotted, error
-from .expr import _BINOPS, binary, boolean, expr, indices, prim, to_prim
+from .expr import _BINOPS, BITOPS, binary, bitwise, boolean, expr, indices, prim, to_prim
 from .frames import FuncFrame
 from .literals import literal_dict
 from .loops import for_loop
@@ -157,11 +157,13 @@ def _store(ctx, target: ast.Subscript, value, value_node):
 
 
 def _augassign(ctx, node: ast.AugAssign):
-    cls = _BINOPS.get(type(node.op))
-    if cls is None or not isinstance(node.target, ast.Subscript):
-        raise error(node, "only buffer[...] += - * / // % value is supported")
-    current = expr(ctx, node.target)
-    return _store(ctx, node.target, binary(cls, current, expr(ctx, node.value), node), node.value)
+    op = type(node.op)
+    if op not in _BINOPS and op not in BITOPS or not isinstance(node.target, ast.Subscript):
+        raise error(node, "only buffer[...] += -= *= /= //= %= &= |= ^= <<= >>= value is supported")
+    current, value = expr(ctx, node.target), expr(ctx, node.value)
+    if op in BITOPS:
+        return _store(ctx, node.target, bitwise(BITOPS[op], current, value, node), node.value)
+    return _store(ctx, node.target, binary(_BINOPS[op], current, value, node), node.value)
 
 
 def _expr_stmt(ctx, node: ast.Expr):

@@ -7,7 +7,8 @@ import math
 from .. import expr as E
 from ..intrinsics import BINARY_MATH, BOOL_UNARY, UNARY_MATH
 
-OR, AND, NOT, CMP, ADD, MUL, UNARY, ATOM = 1, 2, 3, 4, 7, 8, 9, 11
+OR, AND, NOT, CMP, BIT_OR, BIT_XOR, BIT_AND, SHIFT, ADD, MUL, UNARY, ATOM = range(1, 13)
+"""Python's operator precedences, loosest first."""
 
 _INFIX = {
     E.Add: ("+", ADD), E.Sub: ("-", ADD), E.Mul: ("*", MUL), E.FloorDiv: ("//", MUL),
@@ -15,6 +16,11 @@ _INFIX = {
     E.LE: ("<=", CMP), E.GT: (">", CMP), E.GE: (">=", CMP), E.And: ("and", AND), E.Or: ("or", OR),
 }
 _NAMED = {E.Min: "T.min", E.Max: "T.max", E.Mod: "T.truncmod"}
+_BITWISE = {
+    "bitwise_or": ("|", BIT_OR), "bitwise_xor": ("^", BIT_XOR), "bitwise_and": ("&", BIT_AND),
+    "shift_left": ("<<", SHIFT), "shift_right": (">>", SHIFT),
+}
+"""Intrinsic calls TVM prints as Python's bitwise operators."""
 
 
 def float_text(value: float) -> str:
@@ -85,7 +91,7 @@ def _infix(p, e):
 def _div(p, e):
     if e.dtype.is_float:
         return f"{p.operand(e.a, MUL, False)} / {p.operand(e.b, MUL, True)}", MUL
-    return f"T.truncdiv({p.args(e.a, e.b)})", ATOM
+    return f"T.Div({p.args(e.a, e.b)})", ATOM
 
 
 def _named(p, e):
@@ -111,7 +117,13 @@ def _load(p, e):
 
 def _call(p, e):
     args = e.args
-    if _is_known_call(e):
+    known = _is_known_call(e)
+    if known and e.op in _BITWISE and not e.dtype.is_float:
+        op, prec = _BITWISE[e.op]
+        return f"{p.operand(args[0], prec, False)} {op} {p.operand(args[1], prec, True)}", prec
+    if known and e.op == "bitwise_not" and not e.dtype.is_float:
+        return f"~{p.operand(args[0], UNARY, False)}", UNARY
+    if known:
         return f"T.{e.op}({p.args(*args)})", ATOM
     rest = "".join(", " + p(a) for a in args)
     return f'T.call_intrin("{e.dtype}", "{e.op}"{rest})', ATOM

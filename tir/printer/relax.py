@@ -5,7 +5,7 @@ import json
 
 from .. import relax as rx
 from ..expr import Var
-from .expr import ExprPrinter
+from .expr import ExprPrinter, float_text
 from .tir_stmt import literal
 
 
@@ -71,9 +71,32 @@ class RelaxPrinter:
             return f"R.call_dps_packed({json.dumps(v.func)}, {self._tuple(v.args)}, out_ty={self.type(v.out_type, True)})"
         if isinstance(v, rx.Call):
             return f"cls.{v.func.name}({', '.join(self.value(a) for a in v.args)})"
+        if isinstance(v, rx.OpCall):
+            return self._op_call(v)
         raise TypeError(f"cannot print graph-level value {type(v).__name__}")
 
+    def _op_call(self, v: rx.OpCall) -> str:
+        parts = [self._op_arg(a) for a in v.args]
+        parts += [f"{k}={self._op_arg(a)}" for k, a in v.attrs.items()]
+        return f"R.{v.op}({', '.join(parts)})"
+
+    def _op_arg(self, a) -> str:
+        """An argument of an opaque op: a graph-level value or data (tuples as lists)."""
+        if isinstance(a, rx.RExpr):
+            return self.value(a)
+        if isinstance(a, tuple):
+            return f"[{', '.join(self._op_arg(x) for x in a)}]"
+        if isinstance(a, str):
+            return json.dumps(a)
+        if a is None or isinstance(a, (bool, int)):
+            return repr(a)
+        if isinstance(a, float):
+            return float_text(a)
+        return self.expr(a)
+
     def _tuple(self, items) -> str:
+        if not items:
+            return "R.tuple()"
         texts = [self.value(a) for a in items]
         return f"({texts[0]},)" if len(texts) == 1 else f"({', '.join(texts)})"
 
