@@ -181,6 +181,10 @@ class Emitter:
             self.stmt(s.else_case)
             self.close()
 
+    def _attrstmt(self, s):
+        self.line(f"/* attr {_comment(' '.join(s.attrs))} */")
+        self.stmt(s.body)
+
     def _evaluate(self, s):
         self.line(f"(void)({self.expr(s.value)});")
 

@@ -87,6 +87,9 @@ def storage(buf, arr, ctx) -> BufferData:
     """Storage for a parameter: the array itself when compact, else a laid-out copy."""
     shape = arr.shape
     strides = _strides(buf, shape, ctx)
+    if isinstance(buf.elem_offset, E.Var) and buf.elem_offset not in ctx.vars:
+        # a free offset (``elem_offset=elem_offset_1`` in TVM's text): the array starts at it
+        ctx.vars[buf.elem_offset] = np_dtype(buf.elem_offset.dtype).type(0)
     offset = int(evaluate(buf.elem_offset, ctx)) if buf.elem_offset is not None else 0
     bf16 = buf.dtype.code == "bfloat"
     if strides == compact_strides(shape) and offset == 0 and arr.flags.c_contiguous and arr.flags.writeable:

@@ -144,7 +144,12 @@ def _run_block(block, ctx, vec):
             del ctx.bufs[buf]
 
 
+def _attr(s, ctx, mask, vec):
+    run_stmt(s.body, ctx, mask, vec)  # attributes are hints for compiler passes
+
+
 _HANDLERS = {
+    S.AttrStmt: _attr,
     S.SeqStmt: _seq,
     S.BufferStore: _store,
     S.LetStmt: _let,

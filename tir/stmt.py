@@ -155,6 +155,25 @@ class AllocateBuffer(Stmt):
     body: Stmt
 
 
+@attrs.frozen(cache_hash=True)
+class AttrStmt(Stmt):
+    """``T.attr({"pragma_scope": "seq"})`` or ``T.attr(node, "key", value)`` over ``body``.
+
+    Hints for later compiler passes; nothing here reads them, and execution runs the body.
+    """
+
+    attrs: Map = attrs.field(converter=Map)
+    """The attributes: ``{key: value}`` (one pair in the three-argument form)."""
+    body: Stmt
+    """The statements the attributes apply to."""
+    node: Any = None
+    """The object of the three-argument form (a variable, buffer, string...), else None."""
+
+    def __attrs_post_init__(self):
+        if self.node is not None and len(self.attrs) != 1:
+            raise ValueError("AttrStmt with a node holds exactly one attribute")
+
+
 def seq(*stmts: Stmt) -> Stmt:
     """A SeqStmt, flattened; a single statement is returned as is."""
     flat = []

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 
+from ..buffer import Buffer
 from ..expr import FloatImm, IntImm, PrimExpr
 from .context import describe, error
 
@@ -10,7 +11,8 @@ from .context import describe, error
 def literal(ctx, node):
     """A Python value from a literal: numbers, strings, bools, None, lists, tuples, dicts.
 
-    ``T.int32(4)`` and friends give their number; other TIR expressions are kept as PrimExprs.
+    ``T.int32(4)`` and friends give their number; other TIR expressions are kept as PrimExprs,
+    and a buffer's name gives the Buffer (``{"layout_free_placeholders": [B]}``).
     """
     if isinstance(node, ast.Constant):
         return node.value
@@ -25,9 +27,9 @@ def literal(ctx, node):
         return value.value
     if isinstance(value, IntImm):
         return bool(value.value)
-    if isinstance(value, (PrimExpr, int, float, str)):
+    if isinstance(value, (PrimExpr, Buffer, int, float, str)):
         return value
-    raise error(node, f"expected a literal value, got {describe(node)!r}")
+    raise error(node, f"expected a literal value or a buffer, got {describe(node)!r}")
 
 
 def _dict(ctx, node: ast.Dict) -> dict:

@@ -31,6 +31,9 @@ def stmt_list(ctx, nodes: list) -> list:
     """Read statements in order; a let binds the statements after it (its body)."""
     out = []
     for k, node in enumerate(nodes):
+        if _is_attr_call(node):
+            out.append(_attr_stmt(ctx, node.value, nodes[k + 1:], node))
+            return out
         let = guarded(node, _let_header, ctx, node)
         if let is not None:
             var, value = let
@@ -66,6 +69,31 @@ def guarded(node, fn, *args):
         raise error(node, "statement nested too deeply") from None
     except Exception as err:  # noqa: BLE001 - an IR constructor refused the parts
         raise error(node, f"invalid statement {describe(node)!r}: {err}") from None
+
+
+# ---------------------------------------------------------------------------- attributes
+
+def _is_attr_call(node) -> bool:
+    """``T.attr(...)`` as a statement: TVM's concise form, whose body is the rest of the suite."""
+    return isinstance(node, ast.Expr) and blk.callee(node.value) == "T.attr"
+
+
+def _attr_stmt(ctx, call, body_nodes: list, owner):
+    """``T.attr({"key": value})`` or ``T.attr(node, "key", value)`` over ``body_nodes``."""
+    from ..stmt import AttrStmt
+    from .literals import literal
+
+    args = positional(call, 1, 3)
+    if len(args) == 1:
+        attrs_, obj = literal_dict(ctx, args[0]), None
+    elif len(args) == 3:
+        key = literal(ctx, args[1])
+        if not isinstance(key, str):
+            raise error(args[1], "T.attr: the attribute key must be a string")
+        attrs_, obj = {key: literal(ctx, args[2])}, literal(ctx, args[0])
+    else:
+        raise error(call, "T.attr takes {\"key\": value} or (node, \"key\", value)")
+    return AttrStmt(attrs_, _scoped_body(ctx, body_nodes, owner), obj)
 
 
 # ---------------------------------------------------------------------------- lets
@@ -191,7 +219,7 @@ def _expr_stmt(ctx, node: ast.Expr):
 
 def _with(ctx, node: ast.With):
     if len(node.items) != 1:
-        raise error(node, "expected with T.block(\"name\"): or with T.init():")
+        raise error(node, "expected with T.block(\"name\"):, with T.init(): or with T.attr(...):")
     call = node.items[0].context_expr
     name = blk.callee(call)
     if name == "T.decl_buffer":
@@ -200,11 +228,13 @@ def _with(ctx, node: ast.With):
         raise error(node, "unexpected 'as' in this with-statement")
     if name in blk.BLOCK_NAMES:
         return blk.block(ctx, node, call)
+    if name == "T.attr":
+        return _attr_stmt(ctx, call, node.body, node)
     if name == "T.init":
         positional(call, 0)
         blk.init(ctx, node)
         return None
-    raise error(call, f"unsupported with-statement {describe(call)!r}; expected T.block/T.sblock or T.init")
+    raise error(call, f"unsupported with-statement {describe(call)!r}; expected T.block/T.sblock, T.init or T.attr")
 
 
 def _decl_buffer(ctx, node: ast.With, call):

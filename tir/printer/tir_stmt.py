@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from .. import stmt as S
+from ..buffer import Buffer
 from ..expr import Add, IntImm, Var
 from ..functor import post_order_visit
 from ..stmt import ForKind, IterKind
@@ -27,6 +28,8 @@ def literal(p, value) -> str:
         return "[" + ", ".join(literal(p, v) for v in value) + "]"
     if hasattr(value, "items"):
         return "{" + ", ".join(f"{literal(p, k)}: {literal(p, v)}" for k, v in value.items()) + "}"
+    if isinstance(value, Buffer):
+        return p.namer(value)
     return p.expr(value)
 
 
@@ -63,8 +66,26 @@ class StmtPrinter:
     # ------------------------------------------------------------------ simple statements
 
     def _SeqStmt(self, s, ind):
-        for x in s.seq:
-            self.stmt(x, ind)
+        for k, x in enumerate(s.seq):
+            if isinstance(x, S.AttrStmt) and k < len(s.seq) - 1:
+                self._attr_scope(x, ind)  # statements follow: the concise form would take them in
+            else:
+                self.stmt(x, ind)
+
+    def _AttrStmt(self, s, ind):
+        """TVM's concise form: ``T.attr(...)`` followed by the body at the same level."""
+        self.line(ind, self._attr_call(s))
+        self.stmt(s.body, ind)
+
+    def _attr_scope(self, s, ind):
+        self.line(ind, f"with {self._attr_call(s)}:")
+        self.stmt(s.body, ind + 1)
+
+    def _attr_call(self, s) -> str:
+        if s.node is None:
+            return f"T.attr({literal(self.p, s.attrs)})"
+        ((key, value),) = s.attrs.items()
+        return f"T.attr({literal(self.p, s.node)}, {json.dumps(key)}, {literal(self.p, value)})"
 
     def _BufferStore(self, s, ind):
         e = self.p.expr
