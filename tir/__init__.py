@@ -22,8 +22,8 @@ from .functor import children, post_order_visit, pre_order_visit, substitute, tr
 from .module import IRModule
 from .node import Map, Node
 from .stmt import (
-    AllocateBuffer, Block, BlockRealize, BufferStore, Evaluate, For, ForKind, IfThenElse, IterKind,
-    IterVar, LetStmt, MatchBufferRegion, SeqStmt, Stmt, seq,
+    AllocateBuffer, AttrStmt, Block, BlockRealize, BufferStore, Evaluate, For, ForKind, IfThenElse,
+    IterKind, IterVar, LetStmt, MatchBufferRegion, SeqStmt, Stmt, seq,
 )
 from .structural import assert_structural_equal, structural_equal, structural_hash
 

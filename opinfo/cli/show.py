@@ -104,8 +104,8 @@ def _outline(s, depth: int) -> list:
         its = ", ".join(f"{iv.var.name}:{iv.kind.value[0].upper()}<{dim(iv.dom.extent)}>" for iv in b.iter_vars)
         init = " (with init)" if b.init is not None else ""
         return [f"{pad}block {b.name} [{its}]{init}"] + _outline(b.body, depth + 1)
-    if isinstance(s, (tir.LetStmt, tir.IfThenElse)):
-        inner = [s.body] if isinstance(s, tir.LetStmt) else [s.then_case, s.else_case]
+    if isinstance(s, (tir.LetStmt, tir.AttrStmt, tir.AllocateBuffer, tir.IfThenElse)):
+        inner = [s.then_case, s.else_case] if isinstance(s, tir.IfThenElse) else [s.body]
         return [line for x in inner if x is not None for line in _outline(x, depth)]
     return []
 

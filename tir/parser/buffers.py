@@ -7,7 +7,7 @@ from .. import dtype as dt
 from ..buffer import Buffer, BufferRegion, Range
 from ..expr import IntImm, PrimExpr
 from .context import describe, error
-from .expr import expr, index_nodes, prim, span
+from .expr import dim_text, expr, index_nodes, prim, span, to_prim
 from .tir_calls import dtype_arg
 
 _IGNORED = ("align", "offset_factor")
@@ -19,7 +19,14 @@ _KNOWN = ("dtype", "strides", "elem_offset", "scope") + _IGNORED
 def shape_arg(ctx, node) -> tuple:
     """A shape: a tuple/list of extents or one extent (literals become int64)."""
     elts = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]
-    return tuple(prim(ctx, e, dt.int64) for e in elts)
+    return tuple(_extent(ctx, e) for e in elts)
+
+
+def _extent(ctx, node) -> PrimExpr:
+    """One extent; a string is an expression TVM quoted (``"n + T.int64(8)"``)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return to_prim(dim_text(ctx, node), node, dt.int64)
+    return prim(ctx, node, dt.int64)
 
 
 def buffer_from_call(ctx, node, name: str, args: list, data=None) -> Buffer:

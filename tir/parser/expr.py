@@ -113,6 +113,25 @@ def binary(cls, a, b, node=None) -> PrimExpr:
     return cls(a, b)
 
 
+def dim_text(ctx: Context, node):
+    """A dimension TVM printed as a string expression: ``"n + 8"``, ``"T.min(5, n) - 3"``.
+
+    Its names must already be defined; errors are reported at the string.
+    """
+    text = node.value
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        raise error(node, f"{text!r} is neither a variable name nor an expression") from None
+    try:
+        v = expr(ctx, tree.body)
+    except ParseError as err:
+        raise error(node, f"in dimension {text!r}: {err.message}") from None
+    if type(v) is int or (isinstance(v, PrimExpr) and v.dtype.is_integer):
+        return v
+    raise error(node, f"dimension {text!r} is not an integer expression")
+
+
 def span(lo: PrimExpr, hi: PrimExpr) -> PrimExpr:
     """The extent of ``[lo, hi)`` as the printer writes it back.
 

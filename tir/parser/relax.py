@@ -8,7 +8,7 @@ from .. import relax as rx
 from ..expr import PrimExpr, Var
 from ..errors import ParseError
 from .context import describe, dotted, error
-from .expr import expr
+from .expr import dim_text, expr
 from .literals import literal_dict
 from .tir_calls import dtype_arg, keyword, positional
 
@@ -343,7 +343,7 @@ def dim(ctx, node):
         if isinstance(found, Var):
             return found
         if not node.value.isidentifier():
-            raise error(node, f"{node.value!r} is not a valid variable name")
+            return dim_text(ctx, node)
         var = Var(node.value, dt.int64)
         ctx.define(node.value, var)
         return var

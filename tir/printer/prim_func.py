@@ -1,6 +1,8 @@
 """PrimFuncs as TVMScript: decorator, signature, attributes, symbolic variables, root block."""
 from __future__ import annotations
 
+import json
+
 import attrs
 
 from ..buffer import Buffer
@@ -41,9 +43,14 @@ class FuncPrinter:
         self.expr = ExprPrinter(namer)
         self.module_vars = module_vars
 
-    def buffer_call(self, fn: str, buf: Buffer, first: "str | None" = None, alloc: bool = False) -> str:
-        """``T.Buffer((4, n), "float32", ...)``-style text for a buffer declaration."""
-        shape = ", ".join(self.expr(s) for s in buf.shape)
+    def buffer_call(self, fn: str, buf: Buffer, first: "str | None" = None, alloc: bool = False,
+                    quote: bool = False) -> str:
+        """``T.Buffer((4, n), "float32", ...)``-style text for a buffer declaration.
+
+        ``quote`` writes compound extents as strings (``"n + T.int64(8)"``), as TVM does
+        in a signature.
+        """
+        shape = ", ".join(self._extent(s, quote) for s in buf.shape)
         parts = [first] if first is not None else []
         parts.append(f"({shape},)" if len(buf.shape) == 1 else f"({shape})")
         if not (alloc and str(buf.dtype) == "float32"):
@@ -55,6 +62,12 @@ class FuncPrinter:
         if buf.scope != "global":
             parts.append(f'scope="{buf.scope}"')
         return f"{fn}({', '.join(parts)})"
+
+    def _extent(self, e, quote: bool) -> str:
+        text = self.expr(e)
+        if not quote or isinstance(e, (IntImm, Var)):
+            return text
+        return json.dumps(text)
 
     def function(self, f: PrimFunc, name: str, ind: int) -> None:
         """The decorator, signature and body of ``f`` defined as ``name``."""
@@ -83,7 +96,7 @@ class FuncPrinter:
             return f"{self.namer(p)}: T.{p.dtype}"
         if buf.data is p:
             return f"{self.namer(p)}: T.handle"
-        return f"{self.namer(buf)}: {self.buffer_call('T.Buffer', buf)}"
+        return f"{self.namer(buf)}: {self.buffer_call('T.Buffer', buf, quote=True)}"
 
     def _match_buffers(self, f: PrimFunc, ind: int) -> None:
         for p in f.params:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from .. import relax as rx
-from ..expr import Var
+from ..expr import IntImm, Var
 from .expr import ExprPrinter, float_text
 from .tir_stmt import literal
 
@@ -28,7 +28,7 @@ class RelaxPrinter:
         attrs_ = dict(items if private else items[:-1])
         self.line(ind, "@R.function(private=True)" if private else "@R.function")
         params = ", ".join(f"{self.namer(p)}: {self.type(p.type)}" for p in f.params)
-        ret = f" -> {self.type(f.ret_type)}" if f.ret_type is not None else ""
+        ret = f" -> {self.type(f.ret_type, quote=True)}" if f.ret_type is not None else ""
         self.line(ind, f"def {name}({params}){ret}:")
         if attrs_:
             self.line(ind + 1, f"R.func_attr({literal(self, attrs_)})")
@@ -100,12 +100,16 @@ class RelaxPrinter:
         texts = [self.value(a) for a in items]
         return f"({texts[0]},)" if len(texts) == 1 else f"({', '.join(texts)})"
 
-    def type(self, t, as_list: bool = False) -> str:
-        """A struct info; a tuple type is a list in ``out_ty`` and ``R.Tuple`` elsewhere."""
+    def type(self, t, as_list: bool = False, quote: bool = False) -> str:
+        """A struct info; a tuple type is a list in ``out_ty`` and ``R.Tuple`` elsewhere.
+
+        ``quote`` writes compound dimensions as strings (``"n + 8"``), as TVM does in a
+        function's return type.
+        """
         if isinstance(t, rx.TensorType):
-            return self._tensor(t)
+            return self._tensor(t, quote)
         if isinstance(t, rx.TupleType):
-            inner = ", ".join(self.type(x) for x in t.fields)
+            inner = ", ".join(self.type(x, quote=quote) for x in t.fields)
             return f"[{inner}]" if as_list else f"R.Tuple({inner})"
         if isinstance(t, rx.ShapeType):
             return "R.Shape" if t.values is None else f"R.Shape([{self.dims(t.values)}])"
@@ -113,13 +117,20 @@ class RelaxPrinter:
             return "R.Object"
         raise TypeError(f"cannot print graph-level type {type(t).__name__}")
 
-    def _tensor(self, t: rx.TensorType) -> str:
+    def _tensor(self, t: rx.TensorType, quote: bool = False) -> str:
         if t.shape is None:
             nd = f", ndim={t.ndim}" if t.ndim != -1 else ""
             return f'R.Tensor(dtype="{t.dtype}"{nd})'
-        dims = self.dims(t.shape)
+        dims = ", ".join(self._tensor_dim(d) for d in t.shape) if quote else self.dims(t.shape)
         shape = f"({dims},)" if len(t.shape) == 1 else f"({dims})"
         return f'R.Tensor({shape}, dtype="{t.dtype}")'
+
+    def _tensor_dim(self, d) -> str:
+        """A dimension of a return type; TVM quotes compound ones (``"n + 8"``)."""
+        text = self._dim(d)
+        if isinstance(d, (int, Var, IntImm)):
+            return text
+        return json.dumps(text)
 
     def dims(self, values) -> str:
         return ", ".join(self._dim(d) for d in values)
