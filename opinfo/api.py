@@ -10,6 +10,7 @@ from .kind import pattern_kind
 from .normalize import normalize
 from .op_graph import fusable
 from .recognize import families
+from .recognize.common import shape_of
 from .semantic import Semantics
 from .packed_ops import recognize_packed
 from . import copy_tags
@@ -50,12 +51,6 @@ def recognize_ops(func: PrimFunc) -> tuple:
     return tuple(dec.ops) if fusable(sem, dec.links) else ()
 
 
-def _dims(buf) -> tuple:
-    from .affine import const_of
-
-    return tuple(const_of(d) if const_of(d) is not None else str(d) for d in buf.shape)
-
-
 def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
     """A lone copy op checked against its compute tag (:mod:`.copy_tags`)."""
     if len(ops) != 1 or not ops[0].operands:
@@ -64,8 +59,8 @@ def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
     bufs = {b.name: b for b in func.buffers}
     data = bufs.get(op.operands[0].buffer)
     out = bufs.get(op.output.buffer) if op.output is not None else None
-    settled = copy_tags.settle(op, _dims(data) if data is not None else None,
-                               _dims(out) if out is not None else None, [b.name for b in func.blocks()])
+    settled = copy_tags.settle(op, shape_of(data) if data is not None else None,
+                               shape_of(out) if out is not None else None, [b.name for b in func.blocks()])
     return (settled,) if settled is not None else ()
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from tir.expr import Add, Cast, FloorDiv, FloorMod, IntImm, Mul, Sub, Var
 
-from .affine import ONE, const_of
+from .affine import ONE, _add, _mul, const_of
 
 
 def bounded_form(e, ranges: dict) -> "dict | None":
@@ -57,17 +57,6 @@ def _atom_range(k, ranges):
     return ranges.get(k)
 
 
-def _add(a: dict, b: dict, scale: int = 1) -> dict:
-    out = dict(a)
-    for k, v in b.items():
-        c = out.get(k, 0) + scale * v
-        if c:
-            out[k] = c
-        else:
-            out.pop(k, None)
-    return out
-
-
 def _form(e, ranges) -> "dict | None":
     if isinstance(e, IntImm):
         return {ONE: e.value} if e.value else {}
@@ -81,15 +70,7 @@ def _form(e, ranges) -> "dict | None":
             return None
         return _add(a, b, 1 if isinstance(e, Add) else -1)
     if isinstance(e, Mul):
-        a, b = _form(e.a, ranges), _form(e.b, ranges)
-        if a is None or b is None:
-            return None
-        if set(a) <= {ONE}:
-            a, b = b, a
-        if not set(b) <= {ONE}:
-            return None
-        k = b.get(ONE, 0)
-        return {key: v * k for key, v in a.items() if v * k}
+        return _mul(_form(e.a, ranges), _form(e.b, ranges))
     if isinstance(e, (FloorDiv, FloorMod)):
         inner, d = _form(e.a, ranges), const_of(e.b)
         if inner is None or d is None or d <= 0:

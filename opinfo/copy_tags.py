@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 
-RESHAPES = {"reshape", "squeeze", "expand_dims", "flatten"}
+import attrs
+
+RESHAPES = frozenset({"reshape", "squeeze", "expand_dims", "flatten"})
 TAGS = {"T_reshape": "reshape", "T_squeeze": "squeeze", "T_expand_dims": "expand_dims", "expand_dims": "expand_dims",
         "T_dynamic_strided_slice_with_axes": "strided_slice",
         "T_broadcast_to": "broadcast_to", "T_tile": "tile", "T_transpose": "permute_dims",
@@ -59,6 +61,5 @@ def settle(op, in_shape, out_shape, block_names):
     if tag_op == op.name or (tag_op in RESHAPES and op.name in RESHAPES):
         return op
     if tag_op in RESHAPES and out_shape is not None:
-        import attrs as _attrs
-        return _attrs.evolve(op, name="reshape", attrs={"shape": list(out_shape)})
+        return attrs.evolve(op, name="reshape", attrs={"shape": list(out_shape)})
     return None

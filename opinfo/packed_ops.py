@@ -8,6 +8,7 @@ agree (same op, same attributes, axes compared on each reading's rank).
 """
 from __future__ import annotations
 
+from .copy_tags import RESHAPES
 from .unpack import buffer_shapes, repack, unpack
 
 AXIS_KEYS = ("axis", "axes", "channel_axis")
@@ -25,9 +26,6 @@ def _canon(op, shapes: dict) -> tuple:
             v = tuple(a % rank for a in v)
         out[k] = v
     return op.name, tuple(sorted(out.items(), key=lambda kv: kv[0]))
-
-
-RESHAPES = frozenset({"reshape", "squeeze", "expand_dims", "flatten"})
 
 
 def _packing_factors(packed: dict) -> bool:

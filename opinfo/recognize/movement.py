@@ -8,7 +8,7 @@ import numpy as np
 
 from tir.expr import BufferLoad, Call, Cast, FloorMod, Select, Sub, Var
 
-from ..affine import ONE, affine, const_of, float_of
+from ..affine import ONE, _add, affine, const_of, float_of
 from ..bounded import bounded_form, recombine
 from ..probe import NotEvaluable, evaluate
 from ..semantic import Inlined
@@ -209,20 +209,19 @@ def _same_linear_index(load, space, ine, oute) -> bool:
     """Whether the row-major position read equals the one written, proved on the index
     forms simplified with the loop ranges (no evaluation: any grid size)."""
     ranges = {v: (0, n - 1) for v, n in zip(space.indices, oute)}
-    lin_in: dict = {}
-    for idx, n in zip(load.indices, ine):
-        f = bounded_form(idx, ranges)
-        if f is None:
-            return False
-        lin_in = {k: c * n for k, c in lin_in.items()}
-        for k, c in f.items():
-            lin_in[k] = lin_in.get(k, 0) + c
-    lin_out: dict = {}
-    for v, n in zip(space.indices, oute):
-        lin_out = {k: c * n for k, c in lin_out.items()}
-        lin_out[v] = lin_out.get(v, 0) + 1
-    lin_out = {k: c for k, c in lin_out.items() if ranges[k] != (0, 0)}  # a unit loop's var is 0
-    return recombine({k: c for k, c in lin_in.items() if c}, ranges) == lin_out
+    read = [bounded_form(i, ranges) for i in load.indices]
+    if None in read:
+        return False
+    written = [bounded_form(v, ranges) for v in space.indices]  # a unit loop's var is 0
+    return recombine(_row_major(read, ine), ranges) == _row_major(written, oute)
+
+
+def _row_major(forms, extents) -> dict:
+    """The row-major position of the index ``forms`` in a box of ``extents``."""
+    lin: dict = {}
+    for f, n in zip(forms, extents):
+        lin = _add({k: c * n for k, c in lin.items()}, f)
+    return lin
 
 
 def _take(load, space, ctx):

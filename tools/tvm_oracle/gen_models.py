@@ -29,6 +29,9 @@ def jsonable(v):
 
 
 def attrs_of(call):
+    """(Relax op name without ``relax.``, its attributes as JSON values), with the parameters
+    Relax passes as arguments (slice bounds, clip bounds, target shapes, tril/triu k, one_hot
+    values) added under their attribute names, as the sample corpus records them."""
     out = {}
     if call.attrs is not None:
         for k in dir(call.attrs):
@@ -39,15 +42,19 @@ def attrs_of(call):
                 continue
             out[k] = jsonable(v)
     name = call.op.name[len("relax."):]
-    args = call.args
+    a = call.args
     if name == "strided_slice":
         for i, k in enumerate(["axes", "begin", "end", "strides"]):
-            if 1 + i < len(args):
-                out[k] = jsonable(args[1 + i])
+            if 1 + i < len(a):
+                out[k] = jsonable(a[1 + i])
     elif name == "clip":
-        out["min"] = jsonable(args[1]); out["max"] = jsonable(args[2])
-    elif name in ("reshape", "broadcast_to"):
-        out["shape"] = jsonable(args[1])
+        out["min"], out["max"] = jsonable(a[1]), jsonable(a[2])
+    elif name in ("reshape", "broadcast_to", "collapse_sum_to"):
+        out["shape"] = jsonable(a[1])
+    elif name in ("tril", "triu"):
+        out["k"] = jsonable(a[1])
+    elif name == "one_hot":
+        out["on_value"], out["off_value"] = jsonable(a[1]), jsonable(a[2])
     return name, out
 
 

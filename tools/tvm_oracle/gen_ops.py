@@ -4,7 +4,7 @@ import numpy as np
 import tvm
 from tvm import relax
 from tvm import tirx
-from gen_models import jsonable
+from gen_models import attrs_of
 
 R = relax.op
 F = "float32"
@@ -541,24 +541,6 @@ def _(rng):
 
 # ----------------------------------------------------------------------------- build one case
 
-def extra_args(name, call):
-    a = call.args
-    out = {}
-    if name == "strided_slice":
-        for i, k in enumerate(["axes", "begin", "end", "strides"]):
-            if 1 + i < len(a):
-                out[k] = jsonable(a[1 + i])
-    elif name == "clip":
-        out["min"], out["max"] = jsonable(a[1]), jsonable(a[2])
-    elif name in ("reshape", "broadcast_to", "collapse_sum_to"):
-        out["shape"] = jsonable(a[1])
-    elif name in ("tril", "triu"):
-        out["k"] = jsonable(a[1])
-    elif name == "one_hot":
-        out["on_value"], out["off_value"] = jsonable(a[1]), jsonable(a[2])
-    return out
-
-
 def build(name, rng, dynamic):
     inputs, fn = SPECS[name](rng)
     n = tirx.Var("n", "int64") if dynamic else None
@@ -576,17 +558,7 @@ def build(name, rng, dynamic):
             gv = bb.emit_output(lv)
         bb.emit_func_output(gv)
     mod = bb.get()
-    b = mod["main"].body.blocks[0].bindings[0].value
-    attrs = {}
-    if b.attrs is not None:
-        for k in dir(b.attrs):
-            if k.startswith("_") or k in ("id_", "is_", "same_as") or k.startswith("get_"):
-                continue
-            v = getattr(b.attrs, k)
-            if callable(v) and not hasattr(v, "__len__"):
-                continue
-            attrs[k] = jsonable(v)
-    attrs.update(extra_args(name, b))
+    _, attrs = attrs_of(mod["main"].body.blocks[0].bindings[0].value)
     return mod, attrs, inputs
 
 
