@@ -62,6 +62,17 @@ def test_missing_input_count_and_file(prim, tmp_path):
     assert not fout.exists()
 
 
+def test_inputs_that_are_not_an_npz_archive(prim, tmp_path):
+    fout = tmp_path / "out.npz"
+    empty, npy = tmp_path / "empty.npz", tmp_path / "one.npy"
+    empty.write_bytes(b"")
+    np.save(npy, np.zeros(3, np.float32))
+    for path, says in ((empty, "cannot read inputs"), (npy, "not an .npz archive")):
+        p = opinfo_run(prim, "--inputs", path, "--output", fout)
+        assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert not fout.exists()
+
+
 def test_wrong_dtype_and_parse_error(prim, tmp_path):
     fin, fout = tmp_path / "in.npz", tmp_path / "out.npz"
     np.savez(fin, np.zeros(3, np.int32))

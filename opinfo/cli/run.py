@@ -43,7 +43,10 @@ def run(args) -> int:
 def read_inputs(path: str) -> list:
     """The arrays arr_0, arr_1, ... of an .npz file, in order."""
     try:
-        with np.load(path, allow_pickle=False) as data:
+        data = np.load(path, allow_pickle=False)
+        if not hasattr(data, "files"):
+            raise InputError(f"{path}: not an .npz archive (save the inputs with numpy.savez)")
+        with data:
             names = set(data.files)
             count = 0
             while f"arr_{count}" in names:
@@ -52,8 +55,8 @@ def read_inputs(path: str) -> list:
             if extra:
                 raise InputError(f"{path}: unexpected arrays {extra}; inputs must be named arr_0, arr_1, ...")
             return [data[f"arr_{i}"] for i in range(count)]
-    except (OSError, ValueError, zipfile.BadZipFile) as err:
-        raise InputError(f"{path}: cannot read inputs: {err}") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+        raise InputError(f"{path}: cannot read inputs: {err or type(err).__name__}") from None
 
 
 def execute(module, inputs: list, engine: str, path: str):
