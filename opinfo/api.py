@@ -1,6 +1,8 @@
 """The public entry points: ``analyze(prim_func)`` and ``analyze_module(mod)``."""
 from __future__ import annotations
 
+import numpy as np
+
 from tir.function import PrimFunc
 from tir.module import IRModule
 
@@ -70,8 +72,11 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None) -> FuncInfo:
     if _foreign(prim_func):
         return FuncInfo(name if name is not None else prim_func.name, kind, ())
     try:
-        ops = recognize_packed(prim_func, recognize_ops)
-        ops = recognize_ops(prim_func) if ops is None else ops
+        # Recognizers probe candidate formulas on sample data; a candidate that takes the square
+        # root of a negative number is simply rejected, not worth a RuntimeWarning.
+        with np.errstate(all="ignore"):
+            ops = recognize_packed(prim_func, recognize_ops)
+            ops = recognize_ops(prim_func) if ops is None else ops
     except (ValueError, TypeError, ZeroDivisionError, RecursionError):
         ops = ()
     ops = _settle_copy(ops, prim_func)
