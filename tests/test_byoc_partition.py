@@ -116,6 +116,14 @@ def test_printed_module_rebuilds_its_external_modules():
     _same_numbers(tir.run(again, *args, registry=ext), tir.run(mod, *args))
 
 
+def test_partitioned_module_prints_without_stripping_its_externals():
+    part = byoc.partition(_small(), "onnxruntime")
+    assert "external_mods" in part.attrs
+    text = tir.to_script(part)
+    assert "'external_mods' holds compiled objects and is not printed" in text
+    assert tir.structural_equal(tir.parse(text), tir.parse(tir.to_script(byoc.strip_externals(part))))
+
+
 def test_c_backend_region_is_one_compiled_function():
     import shutil
 

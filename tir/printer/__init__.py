@@ -10,7 +10,7 @@ from .. import relax as rx
 from ..expr import PrimExpr, SizeVar
 from ..function import PrimFunc
 from ..module import IRModule
-from ..node import Node
+from ..node import Map, Node
 from ..stmt import Stmt
 from .names import Namer
 from .prim_func import DIALECTS, FuncPrinter, free_vars
@@ -62,15 +62,33 @@ def _module(mod: IRModule, d) -> str:
     namer.reserve("Module")
     lines += ["@I.ir_module", "class Module:"]
     if mod.attrs:
-        from .tir_stmt import literal
-
-        lines.append(f"    I.module_attrs({literal(FuncPrinter(namer, d, []), mod.attrs)})")
+        lines += _module_attrs(mod.attrs, FuncPrinter(namer, d, []))
     ids = frozenset(id(v) for v in shared)
     for k, (name, f) in enumerate(mod.functions.items()):
         if k:
             lines.append("")
         _member(f, name, Namer(namer), d, lines, ids)
     return "\n".join(lines) + "\n"
+
+
+def _module_attrs(mod_attrs, printer) -> list:
+    """``I.module_attrs({...})`` of the attributes TVMScript can hold; an attribute holding
+    compiled objects (BYOC's ``external_mods``) is named in a comment instead, since a
+    script cannot carry it (``byoc`` rebuilds those from the module's Compiler functions)."""
+    from .tir_stmt import literal
+
+    kept, skipped = {}, []
+    for k, v in mod_attrs.items():
+        try:
+            literal(printer, v)
+        except TypeError:
+            skipped.append(k)
+            continue
+        kept[k] = v
+    out = [f"    # module attribute {k!r} holds compiled objects and is not printed" for k in skipped]
+    if kept:
+        out.append(f"    I.module_attrs({literal(printer, Map(kept))})")
+    return out
 
 
 def _member(f, name, namer, d, lines, ids) -> None:
