@@ -1,6 +1,7 @@
 """Pass ``annotate_target``: decide, unit by unit, what a backend will take.
 
-A unit is a call of a composite function (from ``merge_composite``) or a bare ``call_tir``.
+A unit is a call of a composite function (from ``merge_composite``) or a bare ``call_tir``;
+a Relax op TVM left unlowered (``R.sort(x)``) is never a unit and is listed as kept.
 It is supported when opinfo recognised every PrimFunc in it (``ops`` not empty: nothing is
 offloaded on an abstained recognition) and the backend's attribute checks accept every op.
 A supported composite gets the attribute ``{"Target": backend}``; a supported bare call is
@@ -82,6 +83,9 @@ def annotate_target(mod: IRModule, backend, analyze: "Callable | None" = None,
                 wrap.append((i, chk.op_names([v])))
                 continue
             kept.append(_kept(b, v.func.name, chk.op_names([v]), why or "not part of any selected pattern"))
+        elif isinstance(v, R.OpCall):
+            kept.append(_kept(b, f"R.{v.op}", (v.op,),
+                              f"R.{v.op} was not lowered to a PrimFunc (an opaque Relax call: nothing to analyse)"))
     groups = [Group(tuple([i] + items.get(i, [])), f"composite_{backend.name}_{'_'.join(_short(n) for n in ops)}_{i}",
                     {"Composite": f"{backend.name}.{'+'.join(ops)}", "Primitive": True, "Target": backend.name})
               for i, ops in wrap]

@@ -124,6 +124,25 @@ def test_partitioned_module_prints_without_stripping_its_externals():
     assert tir.structural_equal(tir.parse(text), tir.parse(tir.to_script(byoc.strip_externals(part))))
 
 
+UNLOWERED = """
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((5, 8), dtype="float32")) -> R.Tensor((5, 8), dtype="float32"):
+        with R.dataflow():
+            lv: R.Tensor((5, 8), dtype="float32") = R.sort(x, axis=-1, descending=False)
+            gv: R.Tensor((5, 8), dtype="float32") = lv
+            R.output(gv)
+        return gv
+"""
+
+
+def test_unlowered_relax_call_is_listed_as_kept():
+    part = byoc.partition(tir.parse(UNLOWERED), "onnxruntime")
+    (kept,) = byoc.summary(part)["kept"]
+    assert kept["func"] == "R.sort" and kept["ops"] == ["sort"] and "not lowered" in kept["reason"]
+
+
 def test_c_backend_region_is_one_compiled_function():
     import shutil
 
