@@ -213,6 +213,15 @@ def test_prim_funcs_of_a_module_with_unlowered_ops_are_analysed():
     assert [op.name for op in infos["add"].ops] == ["add"]
 
 
+def test_non_finite_numbers_of_an_unlowered_op_round_trip_as_numbers():
+    text = UNLOWERED.replace("scale=1.5", 'scale=float("inf"), low=float("-inf"), fill=float("nan")')
+    mod, printed = _round_trip(text)
+    assert 'scale=float("inf"), low=float("-inf"), fill=float("nan")' in printed
+    some = [b.value for b in mod["main"].bindings if isinstance(b.value, rx.OpCall)][1]
+    assert some.attrs["scale"] == float("inf") and some.attrs["low"] == float("-inf")
+    assert np.isnan(some.attrs["fill"])
+
+
 def test_running_an_unlowered_op_names_it():
     mod = tir.parse(UNLOWERED)
     x = np.ones((3, 5), "float32")

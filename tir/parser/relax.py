@@ -214,6 +214,8 @@ def op_arg(ctx, node):
         found = ctx.names.get(node.id)
         if isinstance(found, rx.RExpr):
             return found
+    if _non_finite(node):
+        return float(node.args[0].value)
     if isinstance(node, (ast.Call, ast.Subscript)) and not _is_tir_call(node):
         return value(ctx, node)
     if isinstance(node, (ast.Tuple, ast.List)):
@@ -223,6 +225,13 @@ def op_arg(ctx, node):
     from .literals import literal
 
     return literal(ctx, node)
+
+
+def _non_finite(node) -> bool:
+    """``float("inf")``, ``float("-inf")``, ``float("nan")``: how a non-finite number is written."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float"
+            and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value in ("inf", "-inf", "nan"))
 
 
 def _is_tir_call(node) -> bool:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 from .. import relax as rx
 from ..expr import IntImm, Var
@@ -91,7 +92,8 @@ class RelaxPrinter:
         if a is None or isinstance(a, (bool, int)):
             return repr(a)
         if isinstance(a, float):
-            return float_text(a)
+            # inf and nan as Python writes them (a bare float_text would read back as a name)
+            return float_text(a) if math.isfinite(a) else f'float("{a!r}")'
         return self.expr(a)
 
     def _tuple(self, items) -> str:
