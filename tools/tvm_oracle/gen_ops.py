@@ -635,6 +635,13 @@ def main(out_dir, seed, per_op, only=None):
                 mod, attrs, inputs = build(name, rng, dynamic)
                 lmod = relax.transform.LegalizeOps()(mod)
                 kinds = kinds_of(lmod)
+                if dynamic and not kinds:
+                    # A symbolic batch TVM cannot legalize (e.g. it must broadcast against a
+                    # constant extent) leaves no PrimFunc: nothing to score, so use static shapes.
+                    dynamic = False
+                    mod, attrs, inputs = build(name, rng, dynamic)
+                    lmod = relax.transform.LegalizeOps()(mod)
+                    kinds = kinds_of(lmod)
                 if variant == "scheduled" and not schedule(lmod, rng):
                     variant = "plain"
                 text = lmod.script()
