@@ -13,9 +13,11 @@ from .normalize import normalize
 from .op_graph import fusable
 from .recognize import families
 from .recognize.common import shape_of
+from .recognize.split import split_ops
 from .semantic import Semantics
 from .packed_ops import recognize_packed
 from . import copy_tags
+from .attention import recognize_attention
 
 
 # Compute tags (block names) TVM gives only to ops opinfo does not recognise, whose loops
@@ -31,7 +33,7 @@ def _foreign(func: PrimFunc) -> bool:
 
 def recognize_ops(func: PrimFunc) -> tuple:
     """The ops of ``func`` in dataflow order, or () when any part is not understood, when
-    several outputs need ops of their own (split), or when the ops could not be one fused
+    several outputs need ops of their own (but one split, see :mod:`.recognize.split`), or when the ops could not be one fused
     kernel of TVM (see :func:`.op_graph.fusable`). Read after :func:`.normalize.normalize`."""
     func = normalize(func)
     if func is None:
@@ -49,7 +51,7 @@ def recognize_ops(func: PrimFunc) -> tuple:
             continue
         decomposed += 1
         if decomposed > 1 or not dec.output(stage):
-            return ()
+            return split_ops(sem, outputs)
     return tuple(dec.ops) if fusable(sem, dec.links) else ()
 
 
@@ -80,6 +82,9 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None) -> FuncInfo:
     except (ValueError, TypeError, ZeroDivisionError, RecursionError):
         ops = ()
     ops = _settle_copy(ops, prim_func)
+    if not ops:
+        found = recognize_attention(prim_func)
+        ops = (found,) if found is not None else ()
     return FuncInfo(name if name is not None else prim_func.name, kind, ops)
 
 

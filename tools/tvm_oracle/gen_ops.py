@@ -515,8 +515,13 @@ def _(rng):
 
 @spec("nn.attention")
 def _(rng):
-    b, s, h, d = 1, rng.randint(2, 5), rng.randint(1, 2), rng.choice([4, 8])
-    return [T([b, s, h, d])] * 3, lambda v: R.nn.attention(v[0], v[1], v[2])
+    b, s, h, d = rng.randint(1, 2), rng.randint(2, 5), rng.randint(1, 2), rng.choice([4, 8])
+    skv = rng.choice([s, rng.randint(2, 6)])
+    dv = rng.choice([d, 4, 6])
+    scale = rng.choice([None, None, round(rng.uniform(0.1, 1.0), 3)])
+    causal = rng.choice([None, None, "TopLeft", "BottomRight"])
+    return ([T([b, s, h, d]), T([b, skv, h, d]), T([b, skv, h, dv])],
+            lambda v: R.nn.attention(v[0], v[1], v[2], scale=scale, causal_mask=causal))
 
 
 @spec("sort")

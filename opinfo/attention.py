@@ -1,0 +1,164 @@
+"""nn.attention, recognised by what the whole PrimFunc computes.
+
+Relax legalizes ``nn.attention(q, k, v, scale, causal_mask)`` into one PrimFunc of about
+fifteen blocks: transposes and reshapes of q, k, v to (batch*heads, seq, dim), a batch
+matmul q @ k^T, the scaling (``/ sqrt(head_dim)`` when ``scale`` is None, ``* scale``
+otherwise), a softmax (or, with a causal mask, trilu-masked exp and sum), a second batch
+matmul with v and the transpose back. Its parts are not ops of their own (the matmuls read
+intermediates transposed), so the structural decomposition does not explain it. Instead:
+
+- the signature must be q (B, S, H, D), k (B, Skv, H, D), v (B, Skv, H, Dv) -> (B, S, H, Dv);
+- the scaling is read from the IR: exactly one ``x / sqrt(c)`` with c == D (scale None) or
+  one ``x * c`` with a float constant c (scale c);
+- the function is run by the interpreter on random inputs and compared with attention
+  computed by numpy for each causal mask the IR allows: none without a masking Select
+  (a full BottomRight mask computes the same numbers, so the Select decides), TopLeft or
+  BottomRight with one. Exactly one mask must agree; when both do (they coincide when
+  S == Skv, in identical IR), abstain.
+
+Symbolic extents are bound to small values for the run. Functions whose run would be
+large are not tried (abstain).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tir.expr import Call, Cast, Div, FloatImm, IntImm, Mul, Select
+from tir.function import PrimFunc
+from tir.functor import post_order_visit
+from tir.stmt import BufferStore
+
+from .info import OpInfo, Operand
+
+MAX_WORK = 4_000_000
+"""Largest B*H*S*Skv*(D+Dv) the interpreter is asked to run."""
+SYMBOLIC_VALUES = (2, 1)
+"""Values tried for symbolic extents (1 when the other inputs fix a batch of 1)."""
+
+
+def _dims(buf, binding: dict, value: int) -> "list | None":
+    out = []
+    for s in buf.shape:
+        if isinstance(s, IntImm):
+            out.append(int(s.value))
+        elif hasattr(s, "name") and getattr(s, "dtype", None) is not None:
+            binding.setdefault(s.name, value)
+            out.append(binding[s.name])
+        else:
+            return None
+    return out
+
+
+def _shapes(bufs, value: int) -> "list | None":
+    """The four shapes with every symbolic extent bound to ``value``, if they fit attention."""
+    binding: dict = {}
+    shapes = [_dims(b, binding, value) for b in bufs]
+    if any(sh is None for sh in shapes):
+        return None
+    (b, s, h, d), (bk, skv, hk, dk), (bv, skv2, hv, dv), out = shapes
+    if (bk, hk, dk) != (b, h, d) or (bv, skv2, hv) != (b, skv, h) or out != [b, s, h, dv]:
+        return None
+    return shapes
+
+
+def _const(e) -> "float | None":
+    while isinstance(e, Cast):
+        e = e.value
+    if isinstance(e, (FloatImm, IntImm)):
+        return float(e.value)
+    return None
+
+
+def _scalings(func: PrimFunc) -> tuple:
+    """(('sqrt', c) for every ``x / sqrt(c)`` and ('mul', c) for every ``x * c`` stored,
+    whether any store is a Select: the trilu blocks of a causal mask)."""
+    found, selects = [], []
+
+    def visit(node):
+        if not isinstance(node, BufferStore):
+            return
+        v = node.value
+        if isinstance(v, Select):
+            selects.append(v)
+        if isinstance(v, Div) and isinstance(v.b, Call) and v.b.op == "sqrt" and len(v.b.args) == 1:
+            c = _const(v.b.args[0])
+            if c is not None:
+                found.append(("sqrt", c))
+        elif isinstance(v, Mul):
+            for side in (v.a, v.b):
+                c = _const(side)
+                if c is not None and isinstance(side, (FloatImm, Cast)):
+                    found.append(("mul", c))
+    post_order_visit(func.body, visit)
+    return found, bool(selects)
+
+
+def _reference(q, k, v, scale: float, causal: "str | None"):
+    qt, kt, vt = (a.astype(np.float64).transpose(0, 2, 1, 3) for a in (q, k, v))
+    p = qt @ kt.transpose(0, 1, 3, 2) * scale
+    s, skv = p.shape[-2], p.shape[-1]
+    if causal is None:
+        e = np.exp(p - p.max(axis=-1, keepdims=True))
+    else:
+        offset = 0 if causal == "TopLeft" else abs(s - skv)
+        mask = np.arange(skv)[None, :] <= np.arange(s)[:, None] + offset
+        pm = np.where(mask, p, 0.0)
+        e = np.where(mask, np.exp(pm - pm.max(axis=-1, keepdims=True)), 0.0)
+    w = e / e.sum(axis=-1, keepdims=True)
+    return (w @ vt).transpose(0, 2, 1, 3)
+
+
+def recognize_attention(func: PrimFunc) -> "OpInfo | None":
+    """The nn.attention op ``func`` computes, or None (see the module doc)."""
+    bufs = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
+    if len(bufs) != 4 or len(bufs) != len(func.params):
+        return None
+    if any(not str(b.dtype).startswith("float") or len(b.shape) != 4 for b in bufs):
+        return None
+    shapes = next((sh for sh in (_shapes(bufs, value) for value in SYMBOLIC_VALUES) if sh is not None), None)
+    if shapes is None:
+        return None
+    (b, s, h, d), (_, skv, _, _), (_, _, _, dv), _ = shapes
+    if b * h * s * skv * (d + dv) > MAX_WORK:
+        return None
+    scalings, masked = _scalings(func)
+    if len(scalings) != 1:
+        return None
+    form, c = scalings[0]
+    if form == "sqrt":
+        if c != d:
+            return None
+        scale_attr, scale = None, 1.0 / math.sqrt(d)
+    else:
+        scale_attr, scale = c, c
+    masks = ["TopLeft", "BottomRight"] if masked else [None]
+    agree = _agreeing_masks(func, bufs, shapes, scale, masks)
+    if agree is None or len(agree) != 1:
+        return None
+    names = [x.name for x in bufs]
+    return OpInfo("nn.attention", {"scale": scale_attr, "causal_mask": agree[0], "window_size": None},
+                  (Operand("query", names[0], 0), Operand("key", names[1], 1), Operand("value", names[2], 2)),
+                  Operand("output", names[3], 3))
+
+
+def _agreeing_masks(func, bufs, shapes, scale, agree: list) -> "list | None":
+    from tir.execute import run_prim_func
+    from tir.interp_data import InterpError
+
+    rng = np.random.default_rng(7)
+    for _ in range(2):
+        ins = [rng.standard_normal(sh).astype(str(bf.dtype)) for sh, bf in zip(shapes[:3], bufs[:3])]
+        try:
+            with np.errstate(all="ignore"):
+                got = run_prim_func(func, ins)
+        except (InterpError, ValueError, TypeError, KeyError, IndexError, ZeroDivisionError):
+            return None
+        if not isinstance(got, np.ndarray) or list(got.shape) != shapes[3]:
+            return None
+        tol = 1e-4 if str(bufs[3].dtype) == "float32" else 2e-2
+        agree = [m for m in agree if np.allclose(got, _reference(*ins, scale, m), rtol=tol, atol=tol)]
+        if not agree:
+            return agree
+    return agree
