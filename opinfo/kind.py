@@ -14,6 +14,11 @@ The analysis walks the blocks in program order and keeps a running kind:
   variable into an expression (pooling), and ``comm_reduce`` when it is a pure reduction;
 * anything else is ``opaque``.
 
+A block's accesses are what TVM's visitor holds after its body: entering any block clears
+them, so a block with nested blocks is judged on the last nested block's accesses (an
+adaptive pool's outer ``_l1`` block over the inner reduction whose extent varies is a
+reduction of those, not opaque).
+
 TVM compares index expressions by object identity; after parsing text, only variables
 are shared objects, so two compound index expressions never count as "the same" here.
 This reproduces TVM's answers, including its known quirks (see tests/test_opinfo_kind.py):
@@ -134,7 +139,11 @@ def is_pure_reduce(reduce_vars, indices) -> bool:
 
 
 class _BlockAccess:
-    """Stores and loads of one block body (not its init, not nested blocks)."""
+    """Stores and loads of one block body (not its init) as TVM's visitor leaves them.
+
+    TVM clears its loads and store on entering every block, nested ones included, and a
+    nested block's analysis leaves them filled: an outer block sees what its body visits
+    after entering its last nested block (that block's accesses and any that follow)."""
 
     def __init__(self, block: Block):
         self.store = None
@@ -144,6 +153,8 @@ class _BlockAccess:
 
     def _visit(self, n):
         if isinstance(n, Block):
+            self.store, self.loads = None, []
+            pre_order_visit(n.body, self._visit)
             return False
         if isinstance(n, BufferStore):
             if self.store is not None and not same_array(n.indices, self.store.indices):

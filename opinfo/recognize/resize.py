@@ -111,14 +111,17 @@ def _find(check: Check) -> "Match | None":
     in_shape = check.shape_of(x)
     found = []
     for layout, hw in _layouts(len(check.extents), check.extents):
-        if _others_equal(in_shape, check.extents, hw):
+        if _others_equal(in_shape, check.extents, hw) and _others_copied(load, check.space, hw):
             got = _matching(check, x, hw, in_shape, n_loads)
             found += [(layout, hw, got)] if got else []
     if len(found) != 1:
         return None
     layout, hw, passing = found[0]
     size = [check.extents[hw[0]], check.extents[hw[1]]]
-    attrs = {"size": size, "layout": layout, **written_like(check.expr, x, size, layout, passing)}
+    chosen = written_like(check.expr, x, size, layout, passing)
+    if chosen is None:
+        return None
+    attrs = {"size": size, "layout": layout, **chosen}
     return Match("image.resize2d", attrs, (("data", load, check.space),))
 
 
@@ -137,6 +140,13 @@ def _matching(check: Check, x, hw, in_shape, n_loads) -> list:
 
 def _others_equal(in_shape, out_shape, hw) -> bool:
     return all(a == b for d, (a, b) in enumerate(zip(in_shape, out_shape)) if d not in hw)
+
+
+def _others_copied(load, space: Space, hw) -> bool:
+    """The axes other than H and W are read at the output's own coordinate (TVM computes
+    the H and W indices even when a size is unchanged)."""
+    return all(load.indices[d] is space.indices[d] or load.indices[d] == space.indices[d]
+               for d in range(len(space.indices)) if d not in hw)
 
 
 def _count_loads(expr) -> int:

@@ -15,13 +15,20 @@ ROUNDINGS = ("round", "floor", "", "ceil", "round_prefer_floor", "round_prefer_c
 """Nearest-neighbour roundings, Relax's default first."""
 
 
+def _f32(x: float) -> float:
+    """``x`` as the float32 constant TVM folds it to."""
+    return float(np.float32(x))
+
+
 def source(out: np.ndarray, size_in: int, size_out: int, mode: str) -> "np.ndarray | None":
-    """The input coordinate of output coordinates ``out`` (float64)."""
-    scale = size_in / size_out
+    """The input coordinate of output coordinates ``out`` (float64 arithmetic on TVM's
+    float32-folded scale, as the expression is evaluated: positions that fall on .5 or on
+    an integer fall there as they do in the expression)."""
+    scale = _f32(size_in / size_out)
     if mode == "half_pixel":
         return (out + 0.5) * scale - 0.5
     if mode == "align_corners":
-        return None if size_out == 1 else (size_in - 1) / (size_out - 1) * out
+        return None if size_out == 1 else _f32((size_in - 1) / (size_out - 1)) * out
     if mode == "asymmetric":
         return scale * out
     if mode == "pytorch_half_pixel":
@@ -30,7 +37,8 @@ def source(out: np.ndarray, size_in: int, size_out: int, mode: str) -> "np.ndarr
 
 
 def _int_div(size_in: int, size_out: int) -> bool:
-    """TVM reads asymmetric nearest upscaling by an integer factor with integer division."""
+    """TVM reads asymmetric nearest upscaling by an integer factor with integer division
+    (when rounding down)."""
     if size_out % size_in:
         return False
     return size_out / size_in <= 1 / (1e-5 * size_in + 1e-5)
@@ -50,7 +58,7 @@ def _rounded(x: np.ndarray, rounding: str) -> np.ndarray:
 
 def nearest_index(out, size_in, size_out, mode, rounding) -> "np.ndarray | None":
     """The source index nearest_neighbor reads for output coordinates ``out``."""
-    if mode == "asymmetric" and _int_div(size_in, size_out):
+    if mode == "asymmetric" and rounding in ("floor", "") and _int_div(size_in, size_out):
         return out // (size_out // size_in)
     src = source(out, size_in, size_out, mode)
     if src is None:

@@ -13,23 +13,28 @@ _ROUNDING = ("", "round", "floor", "ceil", "round_prefer_floor", "round_prefer_c
 
 
 def _source(v, in_size: int, out_size: int, mode: str, fdt) -> PrimExpr:
-    """The (fractional) input coordinate of output coordinate ``v``."""
+    """The (fractional) input coordinate of output coordinate ``v``. An axis whose size does
+    not change reads ``v`` itself (``v + 0.5`` for tf_half_pixel_for_nn): TVM's simplifier
+    folds the scale of one away."""
     x = Cast(fdt, v)
+    if mode == "pytorch_half_pixel" and out_size == 1:
+        return const(0.0, fdt)
+    if in_size == out_size:
+        return x + const(0.5, fdt) if mode == "tf_half_pixel_for_nn" else x
     if mode == "align_corners":
         scale = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
         return x * const(scale, fdt)
     scale = const(in_size / out_size, fdt)
     if mode == "asymmetric":
         return x * scale
-    if mode == "pytorch_half_pixel" and out_size == 1:
-        return const(0.0, fdt)
     if mode == "tf_half_pixel_for_nn":
         return (x + const(0.5, fdt)) * scale
     return (x + const(0.5, fdt)) * scale - const(0.5, fdt)
 
 
 def _int_div(in_size: int, out_size: int) -> bool:
-    """TVM reads an asymmetric nearest upscaling by an integer factor with integer division."""
+    """TVM reads an asymmetric nearest upscaling by an integer factor with integer division
+    (when rounding down)."""
     return out_size % in_size == 0 and out_size / in_size <= 1 / (1e-5 * in_size + 1e-5)
 
 
@@ -52,14 +57,23 @@ def _clamp(i: PrimExpr, size: int) -> PrimExpr:
 
 
 def _cubic_weights(t: PrimExpr, alpha: float, fdt) -> list:
-    """The four cubic-convolution weights of fraction ``t`` (Keys, coefficient ``alpha``)."""
-    a = const(alpha, fdt)
+    """The four cubic-convolution weights of fraction ``t`` (Keys, coefficient ``alpha``),
+    with the coefficients folded as TVM's Python arithmetic folds them."""
+    def c(v):
+        return const(v, fdt)
     t2, t3 = t * t, t * t * t
-    one, two, three = const(1.0, fdt), const(2.0, fdt), const(3.0, fdt)
-    return [a * (t3 - two * t2 + t),
-            (a + two) * t3 - (three + a) * t2 + one,
-            (const(0.0, fdt) - (a + two)) * t3 + (three + two * a) * t2 - a * t,
-            (const(0.0, fdt) - a) * t3 + a * t2]
+    return [c(alpha) * (t3 - c(2.0) * t2 + t),
+            c(alpha + 2) * t3 - c(3 + alpha) * t2 + c(1.0),
+            c(-(alpha + 2)) * t3 + c(3 + 2 * alpha) * t2 - c(alpha) * t,
+            c(-alpha) * t3 + c(alpha) * t2]
+
+
+def _sum(terms: list) -> PrimExpr:
+    """``terms[0] + terms[1] + ...`` (Python's sum from 0, which TVM folds away)."""
+    total = terms[0]
+    for t in terms[1:]:
+        total = total + t
+    return total
 
 
 def _cubic_axis(src: PrimExpr, size: int, alpha: float, exclude: int, fdt) -> tuple:
@@ -70,7 +84,7 @@ def _cubic_axis(src: PrimExpr, size: int, alpha: float, exclude: int, fdt) -> tu
     if exclude:
         outside = [Or(LT(base + index(i - 1), index(0)), GT(base + index(i), index(size))) for i in range(4)]
         weights = [Call(fdt, "if_then_else", (o, const(0.0, fdt), w)) for o, w in zip(outside, weights)]
-        total = weights[0] + weights[1] + weights[2] + weights[3]
+        total = _sum(weights)
         weights = [w / total for w in weights]
     return [_clamp(base + index(i - 1), size) for i in range(4)], weights
 
@@ -105,8 +119,9 @@ def resize2d(b: Builder, x: Buffer, *, size, layout="NCHW", method="linear",
         return Cast(fdt, x[tuple(idx)]) if x.dtype != fdt else x[tuple(idx)]
 
     def closest(v, size_in, size_out):
-        if mode == "asymmetric" and _int_div(size_in, size_out):
-            return _clamp(FloorDiv(v, index(size_out // size_in)), size_in)
+        if mode == "asymmetric" and rounding_method in ("floor", "") and _int_div(size_in, size_out):
+            factor = size_out // size_in
+            return _clamp(FloorDiv(v, index(factor)) if factor > 1 else v, size_in)
         return _clamp(Cast(dt.int64, _round(_source(v, size_in, size_out, mode, fdt), rounding_method, mode)), size_in)
 
     def nearest(*i):
@@ -130,8 +145,8 @@ def resize2d(b: Builder, x: Buffer, *, size, layout="NCHW", method="linear",
     def cubic(*i):
         ys, wy = _cubic_axis(_source(i[hax], ih, oh, mode, fdt), ih, cubic_alpha, cubic_exclude, fdt)
         xs, wx = _cubic_axis(_source(i[wax], iw, ow, mode, fdt), iw, cubic_alpha, cubic_exclude, fdt)
-        rows = [sum((at(i, yy, xx) * w for xx, w in zip(xs, wx)), const(0.0, fdt)) for yy in ys]
-        v = sum((r * w for r, w in zip(rows, wy)), const(0.0, fdt))
+        rows = [_sum([at(i, yy, xx) * w for xx, w in zip(xs, wx)]) for yy in ys]
+        v = _sum([r * w for r, w in zip(rows, wy)])
         return Cast(odt, v) if v.dtype != odt else v
 
     body = {"nearest_neighbor": nearest, "linear": linear, "cubic": cubic}[method]
