@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from tir.expr import BufferLoad
 
-from . import (conv, conv_transpose, groupnorm, layernorm, matmul, movement, movement_extra, norm, pool, prelu,
-               reduce, resize, softmax, std)
+from . import (bool_xor, conv, conv_transpose, gather_nd, groupnorm, layernorm, matmul, movement, movement_extra,
+               norm, pool, prelu, reduce, resize, softmax, std, trilu)
 
 ALL: list = [
     movement.match_movement,
     movement_extra.match_repeat, movement_extra.match_pixel_shuffle, movement_extra.match_gather_elements,
-    movement_extra.match_trilu, movement_extra.match_one_hot, prelu.match_prelu,
+    trilu.match_trilu, movement_extra.match_one_hot, prelu.match_prelu,
     matmul.match_matmul,
     conv.match_conv,
     conv_transpose.match_conv_transpose,
@@ -19,6 +19,7 @@ ALL: list = [
     softmax.match_softmax, layernorm.match_layer_norm, groupnorm.match_group_norm,
     resize.match_resize2d,
     std.match_std, reduce.match_variance, reduce.match_mean, reduce.match_reduce, reduce.match_arg,
+    bool_xor.match_bool_xor, gather_nd.match_gather_nd,
     movement.match_intermediate_movement,
 ]
 

@@ -1,17 +1,18 @@
-"""More data movement in topi's forms: repeat, nn.pixel_shuffle, gather_elements, tril/triu,
-one_hot. Each reads one parameter element (or a constant) per output element; the
-recognizers check the index map structurally where the form is fixed and numerically over
-the whole output grid where TVM's arithmetic may be written in several ways."""
+"""More data movement in topi's forms: repeat, nn.pixel_shuffle, gather_elements, one_hot
+(tril/triu are in :mod:`.trilu`). Each reads one parameter element (or a constant) per
+output element; the recognizers check the index map structurally where the form is fixed
+and numerically over the whole output grid where TVM's arithmetic may be written in several
+ways."""
 from __future__ import annotations
 
 import numpy as np
 
-from tir.expr import GE, LE, EQ, BufferLoad, Cast, FloorDiv, Var
+from tir.expr import EQ, BufferLoad, Cast, FloorDiv, Var
 
 from ..affine import const_of, float_of
 from ..probe import NotEvaluable, evaluate
-from .common import Match, Space, int_list, is_param_load, loads_in, strip
-from .movement import _branches, _cond_vars, _pure_space, grid_over
+from .common import Match, Space, int_list, is_param_load, strip
+from .movement import _branches, _pure_space, grid_over
 
 
 def _param_load(e, ctx):
@@ -119,43 +120,6 @@ def match_gather_elements(expr, space: Space, ctx) -> "Match | None":
     if space.rank == 1:
         return None  # 1-D: take(axis=0) computes exactly the same
     return Match("gather_elements", {"axis": axis}, (("data", load, space), ("indices", ind, space)))
-
-
-# ------------------------------------------------------------------ tril / triu
-def match_trilu(expr, space: Space, ctx) -> "Match | None":
-    """``topi.trilu``: ``Select(row >= col - k, x, 0)`` (tril) or ``row <= col - k`` (triu) over
-    the last two axes, ``k`` a constant (through casts). ``k`` is read from the kept
-    positions over the whole (row, col) grid, and must be the only one that explains them."""
-    e = strip(expr)
-    br = _branches(e)
-    R = space.rank
-    if br is None or R < 2 or not _pure_space(space):
-        return None
-    cond, t, f = br
-    if not isinstance(cond, (GE, LE)) or float_of(f) != 0:
-        return None
-    if not (isinstance(t, BufferLoad) and ctx.is_param(t.buffer) and len(t.indices) == R
-            and all(i is v for i, v in zip(t.indices, space.indices))):
-        return None
-    ext = int_list(space.extents)
-    if ext is None or int_list(t.buffer.shape) != ext:
-        return None
-    vr, vc = space.indices[-2:]
-    if loads_in(cond) or _cond_vars(cond) - {id(vr), id(vc)}:
-        return None
-    env = grid_over((vr, vc), ext[-2:])
-    if env is None:
-        return None
-    got = _values(cond, env, env[vr])
-    if got is None:
-        return None
-    keep = got != 0
-    diff = env[vc] - env[vr]
-    for name, ok in (("tril", lambda k: diff <= k), ("triu", lambda k: diff >= k)):
-        ks = [k for k in range(int(diff.min()), int(diff.max()) + 1) if np.array_equal(keep, ok(k))]
-        if len(ks) == 1 and keep.any() and not keep.all():
-            return Match(name, {"k": ks[0]}, (("data", t, space),))
-    return None
 
 
 # ------------------------------------------------------------------ one_hot

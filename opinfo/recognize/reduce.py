@@ -136,16 +136,17 @@ def match_variance(expr, space: Space, ctx) -> "Match | None":
 
 
 def _row_major(e: ArgReduce) -> bool:
-    """Whether the recorded index is the row-major position over all reduction axes."""
+    """Whether the recorded index is the row-major position over all reduction axes (the
+    outermost extent is no stride, so it may be symbolic)."""
     f = affine(e.index)
     if f is None or len(f) != len(e.axes):
         return False
     stride = 1
     for iv in reversed(e.axes):
-        ext = const_of(iv.dom.extent)
-        if ext is None or f.get(iv.var) != stride:
+        if stride is None or f.get(iv.var) != stride:
             return False
-        stride *= ext
+        ext = const_of(iv.dom.extent)
+        stride = stride * ext if ext is not None else None
     return True
 
 
