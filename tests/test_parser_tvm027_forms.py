@@ -387,3 +387,34 @@ def test_bad_string_dimension_is_reported_at_the_string():
     text = DYNAMIC.replace('-> R.Tensor(("n + 2",)', '-> R.Tensor(("m + 2",)')
     with pytest.raises(tir.ParseError, match=r"^21:\d+: in dimension 'm \+ 2'"):
         tir.parse(text)
+
+
+# ---------------------------------------------------------------------------- runtime calls (median's argsort)
+
+PACKED = HEADER + '''@T.prim_func(private=True, s_tir=True)
+def main(x: T.Buffer((T.int64(5),), "float32"), out_buf: T.Buffer((T.int64(5),), "int64")):
+    T.func_attr({"tirx.noalias": True})
+    # with T.sblock("root"):
+    with T.sblock("argsort_cpu"):
+        T.reads()
+        T.writes()
+        T.call_packed("tvm.contrib.sort.argsort", T.tvm_stack_make_array(x.data, T.tvm_stack_make_shape(T.int64(5)), 0, 1, T.float32(0.0), T.int64(0)), T.tvm_stack_make_array(out_buf.data, T.tvm_stack_make_shape(T.int64(5)), 0, 1, T.int64(0), T.int64(0)), -1, T.bool(True))
+'''
+
+
+def test_packed_runtime_calls_read_print_back_and_are_opaque():
+    func, printed = _round_trip(PACKED)
+    assert _body_lines(printed) == _body_lines(PACKED)
+    calls = []
+    post_order_visit(func.body, lambda n: calls.append(n.op) if isinstance(n, Call) else None)
+    assert calls.count("tvm_stack_make_array") == 2 and "call_packed" in calls
+    info = opinfo.analyze(func)
+    assert info.kind == "opaque" and info.ops == ()
+    with pytest.raises(InterpError, match=r"T\.call_packed\('tvm\.contrib\.sort\.argsort'\) calls a function of the TVM runtime"):
+        tir.run(func, np.ones(5, "float32"))
+
+
+def test_data_of_a_name_that_is_not_a_buffer_is_refused():
+    bad = PACKED.replace("T.tvm_stack_make_array(x.data", "T.tvm_stack_make_array(T.int64.data")
+    with pytest.raises(tir.ParseError, match="unexpected 'T.int64.data'"):
+        tir.parse(bad)

@@ -17,3 +17,9 @@ BINARY_MATH = frozenset((
     "shift_right", "bitwise_and", "bitwise_or", "bitwise_xor",
 ))
 """Intrinsics of two arguments of one dtype, with that dtype."""
+
+RUNTIME_CALLS = {"call_packed": "int32", "call_cpacked": "int32", "tvm_stack_make_array": "handle",
+                 "tvm_stack_make_shape": "handle"}
+"""Calls into TVM's runtime that TVM writes into opaque blocks (``T.call_packed(
+"tvm.contrib.sort.argsort", T.tvm_stack_make_array(...), ...)``), with their result dtype:
+read, printed back and analysed as opaque; never executed here."""

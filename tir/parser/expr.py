@@ -300,6 +300,12 @@ def _call(ctx, node):
 
 
 def _attribute(ctx, node):
+    if node.attr == "data" and isinstance(node.value, ast.Name):
+        found = ctx.lookup(node.value.id, node.value)
+        if isinstance(found, Buffer):
+            # ``buf.data``: the buffer's storage, an argument of packed calls
+            zeros = tuple(IntImm(dt.int64, 0) for _ in found.shape)
+            return Call(dt.handle, "buffer_data", (BufferLoad(found, zeros),))
     raise error(node, f"unexpected {describe(node)!r} in a TIR expression")
 
 

@@ -5,7 +5,7 @@ import ast
 import math
 
 from .. import dtype as dt
-from ..intrinsics import BINARY_MATH, BOOL_UNARY, UNARY_MATH
+from ..intrinsics import BINARY_MATH, BOOL_UNARY, RUNTIME_CALLS, UNARY_MATH
 from ..expr import (
     EQ, GE, GT, LE, LT, NE, Add, Call, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min,
     Mod, Mul, PrimExpr, Select, Sub, max_value, min_value,
@@ -160,12 +160,31 @@ def _call_intrin(ctx, node):
     return Call(d, op[4:] if op.startswith("tir.") else op, args)
 
 
+def _packed(name: str):
+    def handler(ctx, node):
+        positional(node, 0, len(node.args))
+        return Call(dt.dtype(RUNTIME_CALLS[name]), name, tuple(to_prim(expr(ctx, a), a) for a in node.args))
+
+    return handler
+
+
+def _call_extern(ctx, node):
+    """``T.call_extern("float32", "fname", args...)``."""
+    if len(node.args) < 2:
+        raise error(node, "T.call_extern takes a dtype, a function name and arguments")
+    positional(node, 2, len(node.args))
+    d = dtype_arg(ctx, node.args[0])
+    return Call(d, "call_extern", tuple(to_prim(expr(ctx, a), a) for a in node.args[1:]))
+
+
 def _table() -> dict:
     table = {
+        "T.call_extern": _call_extern,
         "T.Cast": _cast, "T.Select": _select, "T.if_then_else": _if_then_else,
         "T.max_value": _limit(max_value), "T.min_value": _limit(min_value), "T.abs": _abs,
         "T.likely": _likely, "T.call_intrin": _call_intrin,
     }
+    table.update({f"T.{k}": _packed(k) for k in RUNTIME_CALLS})
     table.update({f"T.{k}": _binary_node(v) for k, v in _BINARY_NODES.items()})
     table.update({f"T.{k}": _unary_math(k) for k in UNARY_MATH})
     table.update({f"T.{k}": _unary_math(k, True) for k in BOOL_UNARY})

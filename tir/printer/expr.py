@@ -5,7 +5,7 @@ import json
 import math
 
 from .. import expr as E
-from ..intrinsics import BINARY_MATH, BOOL_UNARY, UNARY_MATH
+from ..intrinsics import BINARY_MATH, BOOL_UNARY, RUNTIME_CALLS, UNARY_MATH
 
 OR, AND, NOT, CMP, BIT_OR, BIT_XOR, BIT_AND, SHIFT, ADD, MUL, UNARY, ATOM = range(1, 13)
 """Python's operator precedences, loosest first."""
@@ -125,6 +125,12 @@ def _call(p, e):
         return f"~{p.operand(args[0], UNARY, False)}", UNARY
     if known:
         return f"T.{e.op}({p.args(*args)})", ATOM
+    if e.op == "buffer_data" and len(args) == 1 and isinstance(args[0], E.BufferLoad):
+        return f"{p.namer(args[0].buffer)}.data", ATOM
+    if e.op in RUNTIME_CALLS and str(e.dtype) == RUNTIME_CALLS[e.op]:
+        return f"T.{e.op}({p.args(*args)})", ATOM
+    if e.op == "call_extern" and args and isinstance(args[0], E.StringImm):
+        return f'T.call_extern("{e.dtype}", {p.args(*args)})', ATOM
     rest = "".join(", " + p(a) for a in args)
     return f'T.call_intrin("{e.dtype}", "{e.op}"{rest})', ATOM
 
