@@ -33,8 +33,9 @@ def _foreign(func: PrimFunc) -> bool:
 
 def recognize_ops(func: PrimFunc) -> tuple:
     """The ops of ``func`` in dataflow order, or () when any part is not understood, when
-    several outputs need ops of their own (but one split, see :mod:`.recognize.split`), or when the ops could not be one fused
-    kernel of TVM (see :func:`.op_graph.fusable`). Read after :func:`.normalize.normalize`."""
+    several outputs need ops of their own (unless they are the pieces of one split, see
+    :mod:`.recognize.split`), or when the ops could not be one fused kernel of TVM (see
+    :func:`.op_graph.fusable`). Read after :func:`.normalize.normalize`."""
     func = normalize(func)
     if func is None:
         return ()

@@ -62,4 +62,29 @@ def settle(op, in_shape, out_shape, block_names):
         return op
     if tag_op in RESHAPES and out_shape is not None:
         return attrs.evolve(op, name="reshape", attrs={"shape": list(out_shape)})
+    if in_shape is not None and list(in_shape) == list(out_shape or ()):
+        named = identity_attrs(tag_op, list(in_shape), block_names)
+        if named is not None:
+            return attrs.evolve(op, name=tag_op, attrs=named)
+    return None
+
+
+def identity_attrs(tag_op, shape, block_names) -> "dict | None":
+    """The attributes of ``tag_op`` when it copies a tensor of ``shape`` unchanged, if only
+    one set of them does so: permute_dims keeps every axis in place (with two unit axes or
+    more, which were swapped is not seen), tile repeats by ones (of the data's rank, as
+    :func:`.movement._tile` reports repeats), broadcast_to the same shape, split of a 1-D
+    tensor in one piece (its form, a count or an index list, read from the tag as in
+    :mod:`.recognize.split`). A zero pad (pad value unseen), a full slice (axes unseen) and
+    a one-piece split of a tensor of rank 2 or more (axis unseen) abstain."""
+    rank = len(shape)
+    if tag_op == "permute_dims" and sum(1 for d in shape if d == 1) <= 1:
+        return {"axes": list(range(rank))}
+    if tag_op == "tile" and rank:
+        return {"repeats": [1] * rank}
+    if tag_op == "broadcast_to":
+        return {"shape": list(shape)}
+    if tag_op == "split" and rank == 1 and len(block_names) == 1:
+        form = re.sub(r"_\d+$", "", block_names[0])
+        return {"axis": 0, "indices_or_sections": 1 if form == "T_split_sections" else []}
     return None

@@ -180,8 +180,8 @@ def circular_pad_as_tile() -> PrimFunc:
 
 def plain_copy() -> PrimFunc:
     """``x[i, j]`` copied: permute_dims with axes [0, 1], squeeze or strided_slice of nothing,
-    broadcast_to its own shape all lower to it. It is read as ``broadcast_to``, the one
-    real models hold (ONNX Expand to the same shape, in ResNet-50)."""
+    broadcast_to its own shape all lower to it. Its T_transpose tag names permute_dims, whose
+    only axes that copy (3, 4) unchanged are [0, 1] (:mod:`opinfo.copy_tags`)."""
     return _one("T_transpose", [((3, 4), F32)], lambda x: lambda i, j: x[i, j], (3, 4))
 
 
@@ -322,7 +322,7 @@ def _ops():
              ((("one_hot", {"depth": 4, "axis": -1, "on_value": 1.0, "off_value": 0.0}),),)),
         Case("tril(k=0)", lambda: trilu(False, 0), ((("tril", {"k": 0}),),)),
         Case("triu(k=1)", lambda: trilu(True, 1), ((("triu", {"k": 1}),),)),
-        Case("split(2 sections)", lambda: split([4, 4])),
+        Case("split(2 sections)", lambda: split([4, 4]), ((("split", {"axis": 1, "indices_or_sections": 2}),),)),
         Case("split(indices)", lambda: split([1, 3, 4])),
         Case("gather_elements(axis=0)", lambda: gather_elements(0), ((("gather_elements", {"axis": 0}),),)),
         Case("gather_elements(axis=1)", lambda: gather_elements(1), ((("gather_elements", {"axis": 1}),),)),
@@ -331,7 +331,7 @@ def _ops():
         Case("take(2-d indices)", take_2d_indices, ((("take", {"axis": 0}),),)),
         Case("reverse_sequence", reverse_sequence),
         Case("permute_dims(axes=[0,1]) (plain copy) == broadcast_to", plain_copy,
-             ((("broadcast_to", {"shape": [3, 4]}),),)),
+             ((("broadcast_to", {"shape": [3, 4]}),), (("permute_dims", {"axes": [0, 1]}),))),
         Case("strided_slice(stride -1, whole axis)", reversing_slice),
         Case("broadcast_to((3,4)->(1,3,4)) == expand_dims", leading_unit_broadcast,
              ((("expand_dims", {"axis": [0]}),),)),
