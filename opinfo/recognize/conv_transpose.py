@@ -1,4 +1,4 @@
-"""Transposed convolutions (``nn.conv1d_transpose``, ``nn.conv2d_transpose``; strides,
+"""Transposed convolutions (``nn.conv1d_transpose`` to ``nn.conv3d_transpose``; strides,
 padding, output_padding, dilation, groups, layouts).
 
 TVM lowers them as a convolution over the input dilated by the strides and padded by

@@ -114,7 +114,7 @@ class _Reader:
                 if sp is None:
                     return False
                 self.spatial.append(sp)
-        return self.batch is not None and self.chan is not None and 1 <= len(self.spatial) <= 2
+        return self.batch is not None and self.chan is not None and 1 <= len(self.spatial) <= 3
 
     def vars_used_once(self) -> bool:
         reds = [self.chan_red] + [sp.r for sp in self.spatial]

@@ -66,9 +66,12 @@ def _roles(others: list) -> list:
 
 
 def _channel_axes(check: Check, others: list) -> list:
-    """Channel axes: extent > 1 and, when gamma/beta exist, equal to their length."""
+    """Channel axes: extent equal to gamma/beta's length when they exist, else > 1. One
+    channel is a candidate like any other: when several axes have that extent, they give
+    candidates with different channel axes and the recognizer abstains."""
     lengths = {tuple(check.shape_of(b)) for b, _ in others}
-    return [d for d, e in enumerate(check.extents) if e > 1 and all(l == (e,) for l in lengths)]
+    return [d for d, e in enumerate(check.extents)
+            if (e > 1 or lengths) and all(l == (e,) for l in lengths)]
 
 
 def _candidates(check: Check, others: list):
