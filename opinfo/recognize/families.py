@@ -4,13 +4,13 @@ from __future__ import annotations
 from tir.expr import BufferLoad
 
 from . import (bool_xor, conv, conv_transpose, gather_nd, groupnorm, layernorm, matmul, movement, movement_extra,
-               norm, pool, prelu, reduce, resize, softmax, std, trilu)
+               norm, outer, pool, prelu, reduce, resize, softmax, std, trilu)
 
 ALL: list = [
     movement.match_movement,
     movement_extra.match_repeat, movement_extra.match_pixel_shuffle, movement_extra.match_gather_elements,
     trilu.match_trilu, movement_extra.match_one_hot, prelu.match_prelu,
-    matmul.match_matmul,
+    matmul.match_matmul, outer.match_outer,
     conv.match_conv,
     conv_transpose.match_conv_transpose,
     pool.match_max_pool,
