@@ -13,6 +13,7 @@ from .normalize import normalize
 from .op_graph import fusable
 from .recognize import families
 from .recognize.common import shape_of
+from .recognize.scatter import recognize_scatter
 from .recognize.split import split_ops
 from .semantic import Semantics
 from .packed_ops import recognize_packed
@@ -41,7 +42,7 @@ def recognize_ops(func: PrimFunc) -> tuple:
         return ()
     sem = Semantics(func)
     if sem.opaque:
-        return ()
+        return recognize_scatter(func)
     dec = Decomposer(sem, families.ALL)
     outputs = sem.outputs()
     if not outputs:
