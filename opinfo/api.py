@@ -19,6 +19,11 @@ from .semantic import Semantics
 from .packed_ops import recognize_packed
 from . import copy_tags
 from .attention import recognize_attention
+from .reverse_sequence import recognize_reverse_sequence
+
+WHOLE_FUNCTION = (recognize_attention, recognize_reverse_sequence)
+"""Ops recognised from what the whole function computes (run on random inputs), tried
+when the structural decomposition found nothing."""
 
 
 # Compute tags (block names) TVM gives only to ops opinfo does not recognise, whose loops
@@ -84,8 +89,10 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None) -> FuncInfo:
     except (ValueError, TypeError, ZeroDivisionError, RecursionError):
         ops = ()
     ops = _settle_copy(ops, prim_func)
-    if not ops:
-        found = recognize_attention(prim_func)
+    for whole in WHOLE_FUNCTION:
+        if ops:
+            break
+        found = whole(prim_func)
         ops = (found,) if found is not None else ()
     return FuncInfo(name if name is not None else prim_func.name, kind, ops)
 

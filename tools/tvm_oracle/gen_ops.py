@@ -603,7 +603,10 @@ def _(rng):
 
 @spec("reverse_sequence")
 def _(rng):
-    return [T([3, 5, 2]), T([3], "int64")], lambda v: R.reverse_sequence(v[0], v[1], 1, 0)
+    shp = rshape(rng, rng.randint(2, 4), 2, 6)
+    seq, batch = rng.sample(range(len(shp)), 2)
+    return [T(shp), T([shp[batch]], rng.choice(["int32", "int64"]))], \
+        lambda v: R.reverse_sequence(v[0], v[1], seq, batch)
 
 
 @spec("layout_transform")

@@ -1,0 +1,92 @@
+"""reverse_sequence, recognised by running the PrimFunc.
+
+``reverse_sequence(x, seq_lengths, seq_axis, batch_axis)`` reverses, for every index b
+along ``batch_axis``, the first ``seq_lengths[b]`` elements along ``seq_axis``. TVM
+writes it as one gather whose index along ``seq_axis`` is a nest of ``if_then_else`` on
+``seq_lengths[b]``. Any (seq_axis, batch_axis) pair the shapes allow is a candidate; the
+function is run by the interpreter on random data and random lengths (including lengths
+of 0, 1 and past the axis, which TVM clamps) and compared with numpy. Exactly one
+candidate must agree, else abstain.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tir.expr import IntImm
+from tir.function import PrimFunc
+
+from .info import OpInfo, Operand
+
+MAX_ELEMENTS = 1_000_000
+SYMBOLIC_VALUE = 3
+
+
+def _dims(buf, binding: dict) -> "list | None":
+    out = []
+    for s in buf.shape:
+        if isinstance(s, IntImm):
+            out.append(int(s.value))
+        elif hasattr(s, "name"):
+            out.append(binding.setdefault(s.name, SYMBOLIC_VALUE))
+        else:
+            return None
+    return out
+
+
+def _reference(x, lengths, seq_axis: int, batch_axis: int):
+    out = np.array(x, copy=True)
+    n = x.shape[seq_axis]
+    for b, length in enumerate(lengths):
+        length = int(min(max(length, 1), n))
+        src = [slice(None)] * x.ndim
+        src[batch_axis] = b
+        src[seq_axis] = slice(length - 1, None, -1) if length > 0 else slice(0, 0)
+        dst = list(src)
+        dst[seq_axis] = slice(0, length)
+        out[tuple(dst)] = x[tuple(src)]
+    return out
+
+
+def recognize_reverse_sequence(func: PrimFunc) -> "OpInfo | None":
+    """The reverse_sequence op ``func`` computes, or None (see the module doc)."""
+    bufs = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
+    if len(bufs) != 3 or len(bufs) != len(func.params):
+        return None
+    data, lengths, out = bufs
+    if len(lengths.shape) != 1 or not str(lengths.dtype).startswith("int") or data.dtype != out.dtype:
+        return None
+    binding: dict = {}
+    shapes = [_dims(b, binding) for b in bufs]
+    if any(s is None for s in shapes) or shapes[0] != shapes[2] or len(shapes[0]) < 2:
+        return None
+    if int(np.prod(shapes[0])) > MAX_ELEMENTS:
+        return None
+    rank = len(shapes[0])
+    cands = [(s, b) for s in range(rank) for b in range(rank)
+             if s != b and shapes[0][b] == shapes[1][0]]
+    agree = _agreeing(func, shapes, str(data.dtype), str(lengths.dtype), cands)
+    if len(agree) != 1:
+        return None
+    seq_axis, batch_axis = agree[0]
+    return OpInfo("reverse_sequence", {"seq_axis": seq_axis, "batch_axis": batch_axis},
+                  (Operand("data", data.name, 0), Operand("seq_lengths", lengths.name, 1)),
+                  Operand("output", out.name, 2))
+
+
+def _agreeing(func, shapes, dtype: str, ltype: str, cands: list) -> list:
+    from tir.execute import run_prim_func
+    from tir.interp_data import InterpError
+
+    rng = np.random.default_rng(11)
+    for _ in range(3):
+        if not cands:
+            break
+        x = rng.standard_normal(shapes[0]).astype(dtype) if dtype.startswith("float") else \
+            rng.integers(-50, 50, shapes[0]).astype(dtype)
+        lengths = rng.integers(0, max(shapes[0]) + 2, shapes[1]).astype(ltype)
+        try:
+            got = run_prim_func(func, [x, lengths])
+        except (InterpError, ValueError, TypeError, KeyError, IndexError, ZeroDivisionError):
+            return []
+        cands = [c for c in cands if np.array_equal(got, _reference(x, lengths, *c))]
+    return cands
