@@ -13,6 +13,7 @@ from .normalize import normalize
 from .op_graph import fusable
 from .recognize import families
 from .recognize.common import shape_of
+from .recognize.pool_adaptive import recognize_adaptive_pool
 from .recognize.scatter import recognize_scatter
 from .recognize.split import split_ops
 from .semantic import Semantics
@@ -42,12 +43,12 @@ def recognize_ops(func: PrimFunc) -> tuple:
     several outputs need ops of their own (unless they are the pieces of one split, see
     :mod:`.recognize.split`), or when the ops could not be one fused kernel of TVM (see
     :func:`.op_graph.fusable`). Read after :func:`.normalize.normalize`."""
-    func = normalize(func)
+    original, func = func, normalize(func)
     if func is None:
         return ()
     sem = Semantics(func)
-    if sem.opaque:
-        return recognize_scatter(func)
+    if sem.opaque:  # read by running it: the function as written (normalize can drop a T.where)
+        return recognize_scatter(func) or recognize_adaptive_pool(original)
     dec = Decomposer(sem, families.ALL)
     outputs = sem.outputs()
     if not outputs:

@@ -1,6 +1,6 @@
 """Pooling: max and average (pool_size, strides, dilation, padding, ceil_mode,
 count_include_pad, layout incl. packed ``NCHW{k}c``) and adaptive average pooling with an
-even split.
+even split (uneven splits: :mod:`.pool_adaptive`).
 
 A pool reduces a (padded) read ``x[..., o * stride + r * dilation - before, ...]`` over its
 window variables; every other dimension passes through (the same index in the read and
@@ -27,6 +27,8 @@ formula the divisor expression is (``pool_divisor``): with ``count_include_pad``
 bound names the true after-padding, which usually settles ceil_mode.
 """
 from __future__ import annotations
+
+import re
 
 import attrs
 
@@ -187,6 +189,8 @@ def match_max_pool(expr, space: Space, ctx) -> "Match | None":
 
 def match_avg_pool(expr, space: Space, ctx) -> "Match | None":
     e = strip(expr)
+    if isinstance(e, Reduce) and e.combiner == "sum":
+        return _adaptive_identity(e, space, ctx)
     if not isinstance(e, Div) or not isinstance(strip(e.a), Reduce) or strip(e.a).combiner != "sum":
         return None
     red = strip(e.a)
@@ -211,8 +215,33 @@ def match_avg_pool(expr, space: Space, ctx) -> "Match | None":
                  (("data", w.padded.load, space),))
 
 
+def _adaptive_identity(red: Reduce, space: Space, ctx) -> "Match | None":
+    """An adaptive average pool to the input's own size: TVM sums one-element windows
+    ``x[..., o + r]`` and drops the division by one. An avg_pool of one-element windows
+    whose divisor TVM folds to one (ceil_mode) has the very same loops: as in
+    :mod:`opinfo.copy_tags`, the compute tag (block name) tells them apart."""
+    if float_of(red.init) != 0.0 or _TAGS[True] not in _tags(ctx) or _TAGS[False] in _tags(ctx):
+        return None
+    w = _window(red, space, ctx, lambda v, dtype: False)
+    if w is None or w.padded.conds:
+        return None
+    layout, axes = _layout(w, space), _axes(w, space)
+    if layout is None or axes is None or any(a.kernel != 1 or a.size != a.out for a in axes):
+        return None
+    return _adaptive(None, w, axes, layout, space)
+
+
+_TAGS = {True: "adaptive_pool_sum", False: "pool_sum"}
+
+
+def _tags(ctx) -> set:
+    """The function's block names without TVM's ``_<n>`` suffixes."""
+    return {re.sub(r"_\d+$", "", b.name) for b in ctx.sem.func.blocks()}
+
+
 def _adaptive(e, w, axes, layout, space):
-    """An even adaptive average pool: window = stride = input / output, constant divisor."""
+    """An even adaptive average pool: window = stride = input / output, constant divisor
+    (none when ``e`` is None: windows of one element)."""
     if w.padded.pad_value is not None:
         return None
     for a in axes:
@@ -221,7 +250,7 @@ def _adaptive(e, w, axes, layout, space):
     n = 1
     for a in axes:
         n *= a.kernel
-    if float_of(e.b) != float(n):
+    if (float(n) if e is None else float_of(e.b)) != float(n):
         return None
     attrs = {"output_size": [a.out for a in axes], "layout": layout, "out_layout": layout}
     return Match(f"nn.adaptive_avg_pool{len(axes)}d", attrs, (("data", w.padded.load, space),))

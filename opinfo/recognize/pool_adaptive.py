@@ -1,0 +1,101 @@
+"""Adaptive average pooling whose output size does not divide the input
+(``nn.adaptive_avg_pool1d/2d/3d``: output_size, layout), recognised from what it computes.
+
+Output position ``o`` of a pooled axis averages the input from ``floor(o * in / out)`` to
+``ceil((o + 1) * in / out)``. When ``out`` does not divide ``in`` those windows differ in
+length, and TVM lowers the reduction over such an axis as an inner loop whose extent
+depends on ``o``, in a nested block: the semantic layer cannot read that (it is opaque),
+so the function is run (:func:`tir.interp.interpret`) on random data and compared with a
+numpy reference for each layout of the data's rank (the output size is the output's
+extents on the layout's spatial axes, the other axes must be unchanged). It is named only
+when exactly one layout agrees, and only when some axis is uneven: with every axis even,
+``avg_pool`` with window = stride computes the same numbers, and TVM writes that case as
+ordinary reductions (:mod:`.pool`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tir.expr import Var
+from tir.interp import interpret
+from tir.interp_data import np_dtype
+
+from ..affine import const_of
+from ..info import OpInfo, Operand
+
+MAX_ELEMENTS = 1 << 16
+"""Larger inputs are not run."""
+LAYOUTS = {3: ("NCW", "NWC"), 4: ("NCHW", "NHWC"), 5: ("NCDHW", "NDHWC")}
+
+
+def _shapes(bufs) -> "list | None":
+    """Concrete shapes: a symbolic extent (the batch) bound to 2."""
+    out = []
+    for b in bufs:
+        dims = []
+        for s in b.shape:
+            c = const_of(s)
+            if c is None and not isinstance(s, Var):
+                return None
+            dims.append(c if c is not None else 2)
+        out.append(tuple(dims))
+    return out
+
+
+def reference(x: np.ndarray, axes: list, sizes: list) -> np.ndarray:
+    """Adaptive average pooling of ``x`` over ``axes`` to ``sizes`` (TVM's windows)."""
+    out = x.astype(float)
+    for axis, size in zip(axes, sizes):
+        n = out.shape[axis]
+        parts = []
+        for o in range(size):
+            start, end = (o * n) // size, -((-(o + 1) * n) // size)
+            parts.append(np.take(out, range(start, end), axis=axis).mean(axis=axis, keepdims=True))
+        out = np.concatenate(parts, axis=axis)
+    return out
+
+
+def _layouts(in_shape, out_shape) -> list:
+    """(layout, pooled axes) whose other axes are unchanged and some pooled axis is uneven."""
+    found = []
+    for layout in LAYOUTS.get(len(in_shape), ()):
+        axes = [d for d, ch in enumerate(layout) if ch in "DHW"]
+        same = all(in_shape[d] == out_shape[d] for d in range(len(in_shape)) if d not in axes)
+        uneven = any(out_shape[d] and in_shape[d] % out_shape[d] for d in axes)
+        if same and uneven and all(0 < out_shape[d] for d in axes):
+            found.append((layout, axes))
+    return found
+
+
+def recognize_adaptive_pool(func) -> tuple:
+    """``(OpInfo,)`` for an uneven adaptive average pool, else ()."""
+    bufs = list(func.buffers)
+    if len(bufs) != 2 or len(func.params) != 2:
+        return ()
+    x, y = bufs
+    if not x.dtype.is_float or y.dtype != x.dtype or len(x.shape) != len(y.shape):
+        return ()
+    shapes = _shapes(bufs)
+    if shapes is None or int(np.prod(shapes[0])) > MAX_ELEMENTS:
+        return ()
+    candidates = _layouts(*shapes)
+    if not candidates:
+        return ()
+    rng = np.random.default_rng(31)
+    data = rng.standard_normal(shapes[0]).astype(np_dtype(x.dtype))
+    out = np.zeros(shapes[1], np_dtype(y.dtype))
+    try:
+        interpret(func, data.copy(), out)
+    except Exception:  # anything the interpreter cannot run is not claimed
+        return ()
+    rtol = 1e-2 if x.dtype.bits <= 16 else 1e-5
+    agree = [(layout, axes) for layout, axes in candidates
+             if np.allclose(out.astype(float), reference(data, axes, [shapes[1][d] for d in axes]),
+                            rtol=rtol, atol=rtol * 1e-1)]
+    if len(agree) != 1:
+        return ()
+    layout, axes = agree[0]
+    sizes = [shapes[1][d] for d in axes]
+    attrs = {"output_size": sizes, "layout": layout, "out_layout": layout}
+    return (OpInfo(f"nn.adaptive_avg_pool{len(axes)}d", attrs, (Operand("data", x.name, 0),),
+                   Operand("output", y.name, 1)),)
