@@ -316,7 +316,7 @@ def _ops():
     return [
         Case("repeat(axis=1)", lambda: repeat(1), ((("repeat", {"repeats": 2, "axis": 1}),),)),
         Case("repeat(axis=2)", lambda: repeat(2), ((("repeat", {"repeats": 2, "axis": 2}),),)),
-        Case("repeat(axis=None)", repeat_flat),
+        Case("repeat(axis=None)", repeat_flat, ((("repeat", {"repeats": 2, "axis": None}),),)),
         Case("nn.pixel_shuffle", pixel_shuffle, ((("nn.pixel_shuffle", {"upscale_factor": 2}),),)),
         Case("one_hot", one_hot,
              ((("one_hot", {"depth": 4, "axis": -1, "on_value": 1.0, "off_value": 0.0}),),)),
@@ -329,7 +329,7 @@ def _ops():
         Case("nn.prelu(axis=1) (known)", lambda: prelu(1), ((("nn.prelu", {"axis": 1}),),)),
         Case("nn.prelu(axis=2) (known)", lambda: prelu(2), ((("nn.prelu", {"axis": 2}),),)),
         Case("take(2-d indices)", take_2d_indices, ((("take", {"axis": 0}),),)),
-        Case("reverse_sequence", reverse_sequence),
+        Case("reverse_sequence", reverse_sequence, ((("reverse_sequence", {"seq_axis": 1, "batch_axis": 0}),),)),
         Case("permute_dims(axes=[0,1]) (plain copy) == broadcast_to", plain_copy,
              ((("broadcast_to", {"shape": [3, 4]}),), (("permute_dims", {"axes": [0, 1]}),))),
         Case("strided_slice(stride -1, whole axis)", reversing_slice),
