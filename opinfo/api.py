@@ -14,7 +14,7 @@ from .op_graph import fusable
 from .recognize import families
 from .recognize.common import shape_of
 from .recognize.pool_adaptive import recognize_adaptive_pool
-from .recognize.scatter import recognize_scatter
+from .recognize.scatter_nd import recognize_scatters
 from .recognize.split import split_ops
 from .semantic import Semantics
 from .packed_ops import recognize_packed
@@ -48,7 +48,7 @@ def recognize_ops(func: PrimFunc) -> tuple:
         return ()
     sem = Semantics(func)
     if sem.opaque:  # read by running it: the function as written (normalize can drop a T.where)
-        return recognize_scatter(func) or recognize_adaptive_pool(original)
+        return recognize_scatters(func) or recognize_adaptive_pool(original)
     dec = Decomposer(sem, families.ALL)
     outputs = sem.outputs()
     if not outputs:
