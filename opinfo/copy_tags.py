@@ -37,7 +37,9 @@ def order_preserving(op, in_shape, out_shape) -> bool:
     if in_shape is None or out_shape is None:
         return False
     if op.name == "broadcast_to":
-        return [d for d in in_shape if d != 1] == [d for d in out_shape if d != 1]
+        # a symbolic input extent read whole may be the output's constant one (n == 5)
+        kept_in, kept_out = [d for d in in_shape if d != 1], [d for d in out_shape if d != 1]
+        return len(kept_in) == len(kept_out) and all(a == b or isinstance(a, str) for a, b in zip(kept_in, kept_out))
     if op.name == "tile":
         reps = _ints(a.get("repeats", ()))
         return reps is not None and all(r == 1 for r in reps)
@@ -50,8 +52,17 @@ def order_preserving(op, in_shape, out_shape) -> bool:
     return False
 
 
+TAKE_OR_GATHER = "take|gather_elements"
+"""A one-block function ``out[i] = x[idx[i]]``: 1-D take and gather_elements(axis=0) lower
+to the same loop, told apart by its tag (T_take or T_gather)."""
+GATHER_TAGS = {"T_take": "take", "T_gather": "gather_elements"}
+
+
 def settle(op, in_shape, out_shape, block_names):
     """``op``, a reshape, or None (see the module doc)."""
+    if op.name == TAKE_OR_GATHER:
+        named = {GATHER_TAGS.get(re.sub(r"_\d+$", "", b)) for b in block_names}
+        return attrs.evolve(op, name=named.pop()) if len(named) == 1 and None not in named else None
     if not order_preserving(op, in_shape, out_shape):
         return op
     tags = {TAGS.get(re.sub(r"_\d+$", "", b)) for b in block_names}

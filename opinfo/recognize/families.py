@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from tir.expr import BufferLoad
 
-from . import (bool_xor, conv, conv_transpose, gather_nd, groupnorm, layernorm, matmul, movement, movement_extra,
-               norm, outer, pool, prelu, reduce, resize, softmax, std, trilu)
+from . import (bool_xor, conv, conv_transpose, gather_nd, groupnorm, layernorm, matmul, movement, movement_dynamic,
+               movement_extra, norm, outer, pool, prelu, reduce, resize, softmax, std, trilu)
 
 ALL: list = [
-    movement.match_movement,
+    movement.match_movement, movement_dynamic.match_dynamic_movement,
     movement_extra.match_repeat, movement_extra.match_pixel_shuffle, movement_extra.match_gather_elements,
     trilu.match_trilu, movement_extra.match_one_hot, prelu.match_prelu,
     matmul.match_matmul, outer.match_outer,

@@ -13,6 +13,9 @@ from ..bounded import bounded_form, recombine
 from ..probe import NotEvaluable, evaluate
 from ..semantic import Inlined
 from .common import Match, Space, strip
+from .extent import always_equal, sym
+from . import symbolic
+from ..copy_tags import TAKE_OR_GATHER
 
 MAX_GRID = 60000
 
@@ -90,6 +93,9 @@ def _affine_copy(load, space) -> "Match | None":
                 for d, (j, a, b) in enumerate(t))
     if plain and used == sorted(used):
         return _broadcast_family(load, space, t)
+    if used == sorted(used) and _broadcast_whole(load, space, t):
+        m = _broadcast_family(load, space, t)
+        return m if m is not None and m.name == "broadcast_to" else None
     if plain and len(t) == space.rank and all(j is not None for j, _, _ in t):
         axes = [0] * space.rank
         for d, (j, _, _) in enumerate(t):
@@ -104,7 +110,21 @@ def _same_extent(a, b) -> bool:
     """Whether two extents are equal (constants, or the same symbolic expression): a
     dimension read whole, not sliced."""
     ca, cb = const_of(a), const_of(b)
-    return ca == cb if ca is not None or cb is not None else (a is b or a == b)
+    if ca is not None or cb is not None:
+        return ca == cb
+    return a is b or a == b or always_equal(sym(a), sym(b))
+
+
+def _broadcast_whole(load, space, t) -> bool:
+    """Each input dimension is read whole by an output one, or at 0 when it has extent 1,
+    where an input extent that is symbolic against a constant output extent is taken as
+    that extent: broadcast_to over a symbolic dimension assumes it (TVM reads ``x[v]``
+    unless the dimension is 1). Only a growing broadcast_to is named on this ground."""
+    ine = _in_ext(load)
+    return all(j is None and b == 0 and ine[d] == 1 or (a, b) == (1, 0) and j is not None
+               and (_same_extent(load.buffer.shape[d], space.extents[j])
+                    or ine[d] is None and const_of(space.extents[j]) is not None)
+               for d, (j, a, b) in enumerate(t))
 
 
 def _broadcast_family(load, space, t):
@@ -130,9 +150,10 @@ def _broadcast_family(load, space, t):
 
 def _slice_or_flip(load, space, t):
     ine, oute = _in_ext(load), _ext(space)
-    if None in ine or None in oute:
-        return None
-    changed = [d for d, (j, a, b) in enumerate(t) if (a, b) != (1, 0) or ine[d] != oute[d]]
+    changed = [d for d, (j, a, b) in enumerate(t)
+               if (a, b) != (1, 0) or not _same_extent(load.buffer.shape[d], space.extents[d])]
+    if any(ine[d] is None or oute[d] is None for d in changed):
+        return None  # a symbolic dimension is only ever read whole
     # TVM writes flip's index ``n - 1 - v`` (a strided_slice with stride -1 writes ``v * -1 + b``)
     flips = [d for d in changed if t[d][1] == -1 and t[d][2] == ine[d] - 1 and oute[d] == ine[d]
              and isinstance(load.indices[d], Sub)]
@@ -152,23 +173,27 @@ def _mod_copy(load, space) -> "Match | None":
     if tile is not None:
         return tile
     if _reshape_ok(load, space):
-        oute = _ext(space)
-        return Match("reshape", {"shape": oute}, _data(load, space))
+        shape = [c if c is not None else symbolic.extent_text(e) for c, e in zip(_ext(space), space.extents)]
+        return Match("reshape", {"shape": shape}, _data(load, space))
     return None
 
 
 def _tile(load, space):
+    """``x[v % n, ..]`` over the trailing output axes (``n`` the data's extent, maybe
+    symbolic): repeats are the whole ratios of the extents, constant leading axes new."""
     R, r = space.rank, len(load.indices)
-    ine, oute = _in_ext(load), _ext(space)
-    if r > R or None in ine or None in oute:
+    if r > R:
         return None
+    ine = [sym(e) for e in load.buffer.shape]
+    oute = [sym(e) for e in space.extents]
+    reps = [const_of(e) for e in space.extents[:R - r]]
     for d, idx in enumerate(load.indices):
         o = space.indices[R - r + d]
-        if not (isinstance(idx, FloorMod) and idx.a is o and const_of(idx.b) == ine[d]):
+        if not (isinstance(idx, FloorMod) and idx.a is o and always_equal(sym(idx.b), ine[d])):
             return None
-        if oute[R - r + d] % ine[d]:
-            return None
-    reps = oute[:R - r] + [oute[R - r + d] // ine[d] for d in range(r)]
+        reps.append(symbolic.ratio(oute[R - r + d], ine[d]))
+    if None in reps:
+        return None
     return Match("tile", {"repeats": reps}, _data(load, space))
 
 
@@ -187,15 +212,25 @@ def grid_over(vars_, exts) -> "dict | None":
 
 def _reshape_ok(load, space) -> bool:
     ine, oute = _in_ext(load), _ext(space)
+    if None in ine and None not in oute:
+        return _reshape_into_constant(load, space)
+    if None in ine:
+        return symbolic.symbolic_reshape(load, space)
     if None in ine or None in oute or int(np.prod(ine)) != int(np.prod(oute)):
         return False
-    if _same_linear_index(load, space, ine, oute):
+    return _row_major_copy(load.indices, space, ine, oute)
+
+
+def _row_major_copy(indices, space, ine, oute) -> bool:
+    """Whether reading ``indices`` of a box of ``ine`` over the output box ``oute`` visits
+    the data in row-major order: proved on the index forms, else checked on every point."""
+    if _same_linear_index(indices, space, ine, oute):
         return True
     env = _grid(space)
     if env is None:
         return False
     try:
-        got = [evaluate(i, env) for i in load.indices]
+        got = [evaluate(i, env) for i in indices]
     except NotEvaluable:
         return False
     lin_in = np.zeros_like(env[space.indices[0]]) if space.rank else np.zeros(1)
@@ -205,11 +240,29 @@ def _reshape_ok(load, space) -> bool:
     return bool(np.array_equal(lin_in, lin_out))
 
 
-def _same_linear_index(load, space, ine, oute) -> bool:
+def _reshape_into_constant(load, space) -> bool:
+    """A reshape of data with a symbolic extent into a constant shape: the element counts
+    must agree, which fixes the symbol (``n * 3 == 27``); the copy is then proved in
+    row-major order with that value."""
+    numel_in = 1
+    for e in load.buffer.shape:
+        numel_in = numel_in * sym(e)
+    numel_out = int(np.prod(_ext(space)))
+    fixed = symbolic.solve_single(numel_in, numel_out)
+    if fixed is None:
+        return False
+    names = symbolic.symbol_vars(load.buffer.shape)
+    values = {names[s]: v for s, v in fixed.items() if s in names}
+    ine = [const_of(e) for e in symbolic.instantiate(load.buffer.shape, values)]
+    indices = symbolic.instantiate(load.indices, values)
+    return None not in ine and _row_major_copy(indices, space, ine, _ext(space))
+
+
+def _same_linear_index(indices, space, ine, oute) -> bool:
     """Whether the row-major position read equals the one written, proved on the index
     forms simplified with the loop ranges (no evaluation: any grid size)."""
     ranges = {v: (0, n - 1) for v, n in zip(space.indices, oute)}
-    read = [bounded_form(i, ranges) for i in load.indices]
+    read = [bounded_form(i, ranges) for i in indices]
     if None in read:
         return False
     written = [bounded_form(v, ranges) for v in space.indices]  # a unit loop's var is 0
@@ -235,9 +288,14 @@ def _take(load, space, ctx):
     order = list(load.indices[:d]) + list(ind.indices) + list(load.indices[d + 1:])
     if len(order) != space.rank or not all(i is o for i, o in zip(order, space.indices)):
         return None
+    name = "take"
     if len(load.indices) == 1 and len(ind.indices) == 1:
-        return None  # 1-D data and indices: gather_elements(axis=0) computes exactly the same
-    return Match("take", {"axis": d}, (("data", load, space), ("indices", ind, space)))
+        # 1-D data and indices: gather_elements(axis=0) computes exactly the same; a
+        # function of this one block is named by its compute tag (copy_tags.settle)
+        if len(ctx.sem.stages) != 1:
+            return None
+        name = TAKE_OR_GATHER
+    return Match(name, {"axis": d}, (("data", load, space), ("indices", ind, space)))
 
 
 def _index_load(e, ctx):
@@ -337,6 +395,8 @@ def _concat(e, space, loads):
     rank = space.rank
     if any(len(l.indices) != rank for l in loads):
         return None
+    if any(None in _in_ext(l) for l in loads) or None in _ext(space):
+        return None  # movement_dynamic.match_dynamic_movement
     axes = {d for l in loads for d, (j, a, b) in enumerate(_terms(l, space) or [(None, 0, 1)] * rank)
             if (j, a, b) != (d, 1, 0)}
     ext = [_in_ext(l) for l in loads]

@@ -12,7 +12,9 @@ from tir.expr import EQ, BufferLoad, Cast, FloorDiv, Var
 from ..affine import const_of, float_of
 from ..probe import NotEvaluable, evaluate
 from .common import Match, Space, int_list, is_param_load, strip
-from .movement import _branches, _pure_space, grid_over
+from .extent import always_equal, sym
+from ..semantic import Inlined
+from .movement import _branches, _pure_space, _reshape_ok, grid_over
 
 
 def _param_load(e, ctx):
@@ -49,22 +51,41 @@ def _single_axis(load, space, whole) -> "int | None":
 # ------------------------------------------------------------------ repeat
 def match_repeat(expr, space: Space, ctx) -> "Match | None":
     """``topi.repeat``: ``x[..., v // r, ...]`` along one axis, the others read whole."""
+    if isinstance(expr, Inlined):
+        return _flat_repeat(expr, space, ctx)
     load = _param_load(expr, ctx)
     if load is None or not _pure_space(space) or len(load.indices) != space.rank:
         return None
-    ine, oute = int_list(load.buffer.shape), int_list(space.extents)
-    if ine is None or oute is None:
-        return None
-    axis = _single_axis(load, space, lambda d: ine[d] == oute[d])
+    ine, oute = [sym(e) for e in load.buffer.shape], [sym(e) for e in space.extents]
+    axis = _single_axis(load, space, lambda d: always_equal(ine[d], oute[d]))
     if axis is None:
         return None
     idx, v = _uncast(load.indices[axis]), space.indices[axis]
     if not (isinstance(idx, FloorDiv) and _uncast(idx.a) is v):
         return None
     r = const_of(idx.b)
-    if r is None or r < 2 or oute[axis] != r * ine[axis]:
+    if r is None or r < 2 or not always_equal(oute[axis], r * ine[axis]):
         return None
     return Match("repeat", {"repeats": r, "axis": axis}, (("data", load, space),))
+
+
+def _flat_repeat(inl, space, ctx) -> "Match | None":
+    """repeat with axis None: ``flat[v // r]`` where ``flat`` is a parameter reshaped to 1-D
+    in row-major order (the flattening block Relax's legalization always writes first, even
+    for 1-D data; repeat along a given axis reads the data directly)."""
+    stages = ctx.sem.producers.get(id(inl.buffer), [])
+    if space.rank != 1 or len(inl.indices) != 1 or len(inl.buffer.shape) != 1 or len(stages) != 1:
+        return None
+    idx, v = _uncast(inl.indices[0]), space.indices[0]
+    r = const_of(idx.b) if isinstance(idx, FloorDiv) and _uncast(idx.a) is v else None
+    if r is None or r < 2 or not always_equal(sym(space.extents[0]), r * sym(inl.buffer.shape[0])):
+        return None
+    stage = stages[0]
+    data = _param_load(ctx.sem.meaning(stage), ctx)
+    flat = Space(tuple(stage.indices), tuple(inl.buffer.shape))
+    if data is None or not _pure_space(flat) or not _reshape_ok(data, flat):
+        return None
+    return Match("repeat", {"repeats": r, "axis": None}, (("data", strip(inl), space),))
 
 
 # ------------------------------------------------------------------ pixel_shuffle
