@@ -166,7 +166,7 @@ def itertools_accumulate(xs):
 def test_flatten_of_a_symbolic_batch():
     body = one_block("reshape", x_of("n", 3, 4), "T_reshape", ["n * T.int64(12)"], "T_reshape",
                      "x[v_ax0 // T.int64(12) % n, v_ax0 % T.int64(12) // T.int64(4), v_ax0 % T.int64(4)]")
-    assert ops_of(body) == [("reshape", {"shape": ["12*n"]})]
+    assert ops_of(body) == [("reshape", {"shape": ["n * 12"]})]
     # the last two indices swapped: not row-major
     assert ops_of(body.replace("v_ax0 % T.int64(12) // T.int64(4), v_ax0 % T.int64(4)]",
                                "v_ax0 % T.int64(4), v_ax0 % T.int64(12) // T.int64(4)]")) == []

@@ -135,7 +135,7 @@ def _broadcast_family(load, space, t):
     grows = any(oute[j] != 1 for j in range(R) if j not in used) or \
         any(j is None and oute[R - r + d] != 1 for d, (j, _, _) in enumerate(t) if R - r + d >= 0)
     if aligned and (grows or (R == r and all(j == d for d, (j, _, _) in enumerate(t)))):
-        return Match("broadcast_to", {"shape": [s if s is not None else str(x) for s, x in
+        return Match("broadcast_to", {"shape": [s if s is not None else symbolic.extent_text(x) for s, x in
                                                 zip(oute, space.extents)]}, _data(load, space))
     if any(oute[j] != 1 for j in range(R) if j not in used):
         return None

@@ -7,6 +7,8 @@ integer attributes gets them only when the symbol cancels (``(2 * n) / n``, ``(n
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import sympy
 
@@ -56,11 +58,9 @@ def sym_terms(load, space) -> "list | None":
 
 
 def extent_text(e) -> str:
-    """A symbolic extent as text over its variables' names (``12*n``)."""
-    s = sym(e)
-    if s is None:
-        return str(e)
-    return str(s.subs({d: sympy.Symbol(d.name) for d in s.free_symbols}))
+    """A symbolic extent as Relax prints it in a shape (``n * 3 * 4``: TVMScript's text with
+    the integer constants bare)."""
+    return re.sub(r"T\.int(?:32|64)\((-?\d+)\)", r"\1", str(e))
 
 
 def ratio(big, small) -> "int | None":
