@@ -293,3 +293,19 @@ def test_concat_along_a_symbolic_axis():
     # the switch one row late, or the second input read from its start too late
     assert ops_of(body.replace("T.int64(0) <= v_ax0 - n,", "T.int64(1) <= v_ax0 - n,")) == []
     assert ops_of(body.replace("y[v_ax0 - n, v_ax1]", "y[v_ax0 - n - T.int64(1), v_ax1]")) == []
+
+
+def test_reshape_keeping_a_symbolic_leading_axis():
+    """(n, 3, 4) -> (n * 2, 6) and -> (n, 12): the leading extents never weigh a position."""
+    halves = one_block("reshape", x_of("n", 3, 4), "T_reshape", ["n * T.int64(2)", 6], "T_reshape",
+                       "x[(v_ax0 * T.int64(6) + v_ax1) // T.int64(12) % n, (v_ax0 * T.int64(6) + v_ax1) % T.int64(12)"
+                       " // T.int64(4), (v_ax0 * T.int64(6) + v_ax1) % T.int64(4)]")
+    assert ops_of(halves) == [("reshape", {"shape": ["n * 2", 6]})]
+    rows = one_block("reshape", x_of("n", 3, 4), "T_reshape", ["n", 12], "T_reshape",
+                     "x[v_ax0, v_ax1 // T.int64(4), v_ax1 % T.int64(4)]")
+    assert ops_of(rows) == [("reshape", {"shape": ["n", 12]})]
+    # the last index not carried through the row (6 is not a multiple of 4), or rows read
+    # from the wrong half
+    assert ops_of(halves.replace("(v_ax0 * T.int64(6) + v_ax1) % T.int64(4)]", "v_ax1 % T.int64(4)]")) == []
+    assert ops_of(halves.replace("(v_ax0 * T.int64(6) + v_ax1) // T.int64(12) % n",
+                                 "(v_ax0 * T.int64(6) + v_ax1 + T.int64(6)) // T.int64(12) % n")) == []

@@ -179,7 +179,6 @@ def _le(a, b) -> bool:
     return d is not None and d >= 0
 
 
-
 # ---------------------------------------------------------------- reshape over a symbolic batch
 def symbolic_reshape(load, space) -> bool:
     """Whether ``load`` copies its data in row-major order into an output whose leading
@@ -226,8 +225,9 @@ def symbolic_reshape(load, space) -> bool:
         indices.append(substitute(e, {q: IntImm(q.dtype, 0)}))
     # q weighs c times the trailing output extents in the position written, as in the one
     # read; the rest is checked per point
-    return q_coeff == c * int(sympy.Mul(*oute[1:])) and _rest_in_order(indices, weights, [r] + list(space.indices[1:]),
-                                           [c] + [int(e) for e in oute[1:]])
+    if q_coeff != c * int(sympy.Mul(*oute[1:])):
+        return False
+    return _rest_in_order(indices, weights, [r, *space.indices[1:]], [c] + [int(e) for e in oute[1:]])
 
 
 def _has(atom, var) -> bool:
