@@ -309,3 +309,24 @@ def test_reshape_keeping_a_symbolic_leading_axis():
     assert ops_of(halves.replace("(v_ax0 * T.int64(6) + v_ax1) % T.int64(4)]", "v_ax1 % T.int64(4)]")) == []
     assert ops_of(halves.replace("(v_ax0 * T.int64(6) + v_ax1) // T.int64(12) % n",
                                  "(v_ax0 * T.int64(6) + v_ax1 + T.int64(6)) // T.int64(12) % n")) == []
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 3), st.integers(0, 3), st.integers(0, 2), st.integers(-1, 1))
+def test_pad_widths_of_a_symbolic_axis(before, after, cols, slip):
+    """Any widths on the symbolic axis (and a constant one) are read back; a guard off by
+    ``slip`` rows at either end is not a pad."""
+    lo, hi = before + (slip if slip < 0 else 0), before + (slip if slip > 0 else 0)
+    guard = f"T.int64({lo}) <= v_ax0 and v_ax0 < n + T.int64({hi}) and v_ax1 < T.int64(3)"
+    idx = f"v_ax0 - T.int64({before})" if before else "v_ax0"
+    body = one_block("pad", x_of("n", 3), "PadInput", [f"n + T.int64({before + after})", 3 + cols], "PadInput",
+                     f"T.if_then_else({guard}, x[{idx}, v_ax1], T.float32(1.0))")
+    got = ops_of(body)
+    widths = [before, after, 0, cols]
+    if slip == 0 and any(widths):
+        assert got == [("nn.pad", {"pad_width": widths, "pad_value": 1.0, "pad_mode": "constant"})]
+    elif (slip < 0 and before == 0 or slip > 0 and after == 0) and any(widths):
+        # a bound past the loop's own range says nothing: still the pad
+        assert got == [("nn.pad", {"pad_width": widths, "pad_value": 1.0, "pad_mode": "constant"})]
+    else:
+        assert got == []
