@@ -16,30 +16,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from tir.expr import Var
-from tir.interp import interpret
 from tir.interp_data import np_dtype
 
-from ..affine import const_of
 from ..info import OpInfo, Operand
+from .running import concrete_shapes, run
 
 MAX_ELEMENTS = 1 << 16
 """Larger inputs are not run."""
 LAYOUTS = {3: ("NCW", "NWC"), 4: ("NCHW", "NHWC"), 5: ("NCDHW", "NDHWC")}
-
-
-def _shapes(bufs) -> "list | None":
-    """Concrete shapes: a symbolic extent (the batch) bound to 2."""
-    out = []
-    for b in bufs:
-        dims = []
-        for s in b.shape:
-            c = const_of(s)
-            if c is None and not isinstance(s, Var):
-                return None
-            dims.append(c if c is not None else 2)
-        out.append(tuple(dims))
-    return out
 
 
 def reference(x: np.ndarray, axes: list, sizes: list) -> np.ndarray:
@@ -75,7 +59,7 @@ def recognize_adaptive_pool(func) -> tuple:
     x, y = bufs
     if not x.dtype.is_float or y.dtype != x.dtype or len(x.shape) != len(y.shape):
         return ()
-    shapes = _shapes(bufs)
+    shapes = concrete_shapes(bufs, 2)
     if shapes is None or int(np.prod(shapes[0])) > MAX_ELEMENTS:
         return ()
     candidates = _layouts(*shapes)
@@ -83,10 +67,8 @@ def recognize_adaptive_pool(func) -> tuple:
         return ()
     rng = np.random.default_rng(31)
     data = rng.standard_normal(shapes[0]).astype(np_dtype(x.dtype))
-    out = np.zeros(shapes[1], np_dtype(y.dtype))
-    try:
-        interpret(func, data.copy(), out)
-    except Exception:  # anything the interpreter cannot run is not claimed
+    out = run(func, [data, np.zeros(shapes[1], np_dtype(y.dtype))])
+    if out is None:
         return ()
     rtol = 1e-2 if x.dtype.bits <= 16 else 1e-5
     agree = [(layout, axes) for layout, axes in candidates

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tir.expr import Var
-from tir.interp import interpret
 from tir.interp_data import np_dtype
 
 from ..affine import const_of
 from ..info import OpInfo, Operand
+from .running import concrete_shapes, run
 
 TRIALS = 3
 """Runs per candidate axis."""
@@ -35,20 +34,10 @@ REDUCTIONS = {
 
 
 def _shapes(bufs) -> "list | None":
-    """Concrete shapes: constants kept, each symbolic extent bound to one value larger than
-    every constant extent (so data can hold the indices' positions)."""
+    """Concrete shapes: each symbolic extent bound to one value larger than every constant
+    extent (so data can hold the indices' positions)."""
     consts = [const_of(s) for b in bufs for s in b.shape]
-    size = max([c for c in consts if c is not None] + [2]) + 1
-    out = []
-    for b in bufs:
-        dims = []
-        for s in b.shape:
-            c = const_of(s)
-            if c is None and not isinstance(s, Var):
-                return None
-            dims.append(c if c is not None else size)
-        out.append(tuple(dims))
-    return out
+    return concrete_shapes(bufs, max([c for c in consts if c is not None] + [2]) + 1)
 
 
 def _signature_ok(bufs) -> bool:
@@ -76,12 +65,7 @@ def reference(data, ind, upd, axis, reduction):
 
 
 def _run(func, arrays) -> "np.ndarray | None":
-    args = [a.copy() for a in arrays]
-    try:
-        interpret(func, *args)
-    except Exception:  # an invalid index for this function's own axis, or anything it cannot run
-        return None
-    return args[3]
+    return run(func, arrays, 3)
 
 
 def _inputs(rng, shapes, dtypes, axis):

@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tir.interp import interpret
 from tir.interp_data import np_dtype
 
 from ..affine import const_of
 from ..info import OpInfo, Operand
-from .scatter import _agrees, _shapes, recognize_scatter
+from .scatter import _agrees, _run, _shapes, recognize_scatter
 
 TRIALS = 3
 """Runs per kind of indices (distinct, then with duplicates)..."""
@@ -116,15 +115,6 @@ def _indices(rng, shapes, idt, duplicates) -> "np.ndarray | None":
     tuples = np.stack(np.unravel_index(flat, ds[:depth]), axis=-1) if count else \
         np.zeros((0, depth), np.int64)
     return tuples.reshape(is_).astype(idt)
-
-
-def _run(func, arrays) -> "np.ndarray | None":
-    args = [a.copy() for a in arrays]
-    try:
-        interpret(func, *args)
-    except Exception:  # anything it cannot run on these inputs
-        return None
-    return args[3]
 
 
 def _reading(func, bufs) -> "str | None":
