@@ -48,7 +48,7 @@ def recognize_ops(func: PrimFunc) -> tuple:
         return ()
     sem = Semantics(func)
     if sem.opaque:  # read by running it: the function as written (normalize can drop a T.where)
-        return recognize_scatters(func) or recognize_adaptive_pool(original)
+        return recognize_scatters(original) or recognize_adaptive_pool(original)
     dec = Decomposer(sem, families.ALL)
     outputs = sem.outputs()
     if not outputs:
