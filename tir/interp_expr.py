@@ -14,6 +14,7 @@ import numpy as np
 from . import expr as E
 from . import interp_intrin as intrin
 from .interp_data import InterpError, np_dtype, round_bfloat16
+from .intrinsics import CALL_STATEMENTS
 
 
 @attrs.define
@@ -176,7 +177,7 @@ def _cast(e, ctx, mask):
 
 
 def _call(e, ctx, mask):
-    if e.op in ("call_packed", "call_cpacked", "call_extern"):
+    if e.op in CALL_STATEMENTS:
         name = e.args[0].value if e.args and isinstance(e.args[0], E.StringImm) else "?"
         raise InterpError(f"{ctx.where}: T.{e.op}({name!r}) calls a function of the TVM runtime; cannot execute")
     if e.op == "if_then_else":

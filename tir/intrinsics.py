@@ -23,3 +23,6 @@ RUNTIME_CALLS = {"call_packed": "int32", "call_cpacked": "int32", "tvm_stack_mak
 """Calls into TVM's runtime that TVM writes into opaque blocks (``T.call_packed(
 "tvm.contrib.sort.argsort", T.tvm_stack_make_array(...), ...)``), with their result dtype:
 read, printed back and analysed as opaque; never executed here."""
+
+CALL_STATEMENTS = frozenset(("call_packed", "call_cpacked", "call_extern"))
+"""Calls of a named outside function, written as statements of their own (not T.evaluate)."""

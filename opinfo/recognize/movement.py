@@ -346,7 +346,9 @@ def _guard_ok(cond, space, terms, ine) -> bool:
     return bool(np.array_equal(got, want))
 
 
-def _select_chain(e, space, ctx):
+def chain_loads(e, ctx) -> "list | None":
+    """The parameter loads a chain of selects (``c1 ? x : c2 ? y : z``) chooses from, in
+    parameter order; None unless every branch is such a load and there are two or more."""
     loads, node = [], e
     while _branches(node) is not None:
         _, t, node = _branches(node)
@@ -354,7 +356,13 @@ def _select_chain(e, space, ctx):
     loads.append(node)
     if len(loads) < 2 or not all(isinstance(l, BufferLoad) and ctx.is_param(l.buffer) for l in loads):
         return None
-    order = sorted(loads, key=lambda l: next(i for i, p in enumerate(ctx.sem.params) if p is l.buffer))
+    return sorted(loads, key=lambda l: next(i for i, p in enumerate(ctx.sem.params) if p is l.buffer))
+
+
+def _select_chain(e, space, ctx):
+    order = chain_loads(e, ctx)
+    if order is None:
+        return None
     return _concat(e, space, order) or _stack(e, space, order)
 
 

@@ -13,7 +13,7 @@ from ..affine import float_of
 from . import symbolic
 from .common import Match, Space, strip
 from .extent import always_equal, sym
-from .movement import _branches, _data, _ext, _in_ext, _pure_space
+from .movement import _branches, _data, _ext, _in_ext, _pure_space, chain_loads
 
 
 def match_dynamic_movement(expr, space: Space, ctx) -> "Match | None":
@@ -30,15 +30,8 @@ def match_dynamic_movement(expr, space: Space, ctx) -> "Match | None":
     value = float_of(f)
     if value is not None and isinstance(t, BufferLoad) and ctx.is_param(t.buffer):
         return _pad(cond, t, value, space)
-    loads, node = [], e
-    while _branches(node) is not None:
-        _, t, node = _branches(node)
-        loads.append(t)
-    loads.append(node)
-    if len(loads) < 2 or not all(isinstance(l, BufferLoad) and ctx.is_param(l.buffer) for l in loads):
-        return None
-    order = sorted(loads, key=lambda l: next(i for i, p in enumerate(ctx.sem.params) if p is l.buffer))
-    return _concat(e, space, order)
+    order = chain_loads(e, ctx)
+    return _concat(e, space, order) if order is not None else None
 
 
 def _symbolic_loads(e) -> bool:

@@ -121,7 +121,11 @@ def recognize_scatter(func) -> tuple:
     if got is None:
         return ()
     axis, reduction = got
+    return scatter_op("scatter_elements", {"axis": axis, "reduction": reduction}, bufs)
+
+
+def scatter_op(name: str, attrs: dict, bufs) -> tuple:
+    """``(OpInfo,)`` of a scatter over parameters (data, indices, updates, output)."""
     roles = ("data", "indices", "updates")
     operands = tuple(Operand(role, b.name, k) for k, (role, b) in enumerate(zip(roles, bufs)))
-    return (OpInfo("scatter_elements", {"axis": axis, "reduction": reduction}, operands,
-                   Operand("output", bufs[3].name, 3)),)
+    return (OpInfo(name, attrs, operands, Operand("output", bufs[3].name, 3)),)

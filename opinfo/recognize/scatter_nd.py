@@ -26,8 +26,7 @@ import numpy as np
 from tir.interp_data import np_dtype
 
 from ..affine import const_of
-from ..info import OpInfo, Operand
-from .scatter import _agrees, _run, _shapes, recognize_scatter
+from .scatter import _agrees, _run, _shapes, recognize_scatter, scatter_op
 
 TRIALS = 3
 """Runs per kind of indices (distinct, then with duplicates)..."""
@@ -160,10 +159,7 @@ def recognize_scatter_nd(func) -> tuple:
     reduction = _reading(func, bufs)
     if reduction is None:
         return ()
-    roles = ("data", "indices", "updates")
-    operands = tuple(Operand(role, b.name, k) for k, (role, b) in enumerate(zip(roles, bufs)))
-    return (OpInfo("scatter_nd", {"reduction": reduction}, operands,
-                   Operand("output", bufs[3].name, 3)),)
+    return scatter_op("scatter_nd", {"reduction": reduction}, bufs)
 
 
 def recognize_scatters(func) -> tuple:

@@ -6,6 +6,7 @@ import json
 from .. import stmt as S
 from ..buffer import Buffer
 from ..expr import Add, Call, IntImm, Var
+from ..intrinsics import CALL_STATEMENTS
 from ..functor import post_order_visit
 from ..stmt import ForKind, IterKind
 
@@ -95,7 +96,7 @@ class StmtPrinter:
     def _Evaluate(self, s, ind):
         text = self.p.expr(s.value)
         # a runtime call is a statement on its own, as TVM prints it
-        bare = isinstance(s.value, Call) and s.value.op in ("call_packed", "call_cpacked", "call_extern")
+        bare = isinstance(s.value, Call) and s.value.op in CALL_STATEMENTS
         self.line(ind, text if bare and text.startswith("T.call_") else f"T.evaluate({text})")
 
     def _LetStmt(self, s, ind):
