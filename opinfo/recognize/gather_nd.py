@@ -17,7 +17,7 @@ from tir.expr import BufferLoad, Cast, Var
 
 from ..affine import const_of
 from .common import Match, Space, strip
-from .movement import _pure_space
+from .movement_index import pure_space
 
 
 def _plain(e):
@@ -72,7 +72,7 @@ def _indices_ok(loads, space: Space, K: int) -> bool:
 
 def match_gather_nd(expr, space: Space, ctx) -> "Match | None":
     load = strip(expr)
-    if not (isinstance(load, BufferLoad) and ctx.is_param(load.buffer)) or not _pure_space(space):
+    if not (isinstance(load, BufferLoad) and ctx.is_param(load.buffer)) or not pure_space(space):
         return None
     got = _split(load, space, ctx)
     if got is None:

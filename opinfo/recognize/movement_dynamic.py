@@ -13,17 +13,18 @@ from ..affine import float_of
 from . import symbolic
 from .common import Match, Space, strip
 from .extent import always_equal, sym
-from .movement import _branches, _data, _ext, _in_ext, _pure_space, chain_loads
+from .movement_index import branches, const_extents, data_operand, load_extents, pure_space
+from .movement_select import chain_loads
 
 
 def match_dynamic_movement(expr, space: Space, ctx) -> "Match | None":
     """One of the ops above, when some extent is symbolic."""
     e = strip(expr)
-    if not _pure_space(space) or None not in _ext(space) and not _symbolic_loads(e):
+    if not pure_space(space) or None not in const_extents(space) and not _symbolic_loads(e):
         return None
     if isinstance(e, BufferLoad) and ctx.is_param(e.buffer):
         return _flip(e, space)
-    br = _branches(e)
+    br = branches(e)
     if br is None:
         return None
     cond, t, f = br
@@ -36,9 +37,9 @@ def match_dynamic_movement(expr, space: Space, ctx) -> "Match | None":
 
 def _symbolic_loads(e) -> bool:
     """Whether ``e`` (a load or a select over loads) reads a buffer of symbolic extent."""
-    br = _branches(e)
+    br = branches(e)
     parts = [e] if br is None else [br[1], br[2]]
-    return any(isinstance(p, BufferLoad) and None in _in_ext(p) or _branches(p) is not None and _symbolic_loads(p)
+    return any(isinstance(p, BufferLoad) and None in load_extents(p) or branches(p) is not None and _symbolic_loads(p)
                for p in parts)
 
 
@@ -58,7 +59,7 @@ def _flip(load, space) -> "Match | None":
         if a != -1 or not always_equal(off, ine[d] - 1) or not isinstance(load.indices[d], Sub):
             return None
         axes.append(d)
-    return Match("flip", {"axis": axes[0]}, _data(load, space)) if len(axes) == 1 else None
+    return Match("flip", {"axis": axes[0]}, data_operand(load, space)) if len(axes) == 1 else None
 
 
 def _pad(cond, load, value, space):
@@ -104,8 +105,8 @@ def _concat(e, space, loads):
     if not always_equal(offsets[-1], oute[axis]):
         return None
     node, k = e, len(loads) - 1
-    while _branches(node) is not None:
-        cond, t, node = _branches(node)
+    while branches(node) is not None:
+        cond, t, node = branches(node)
         got = symbolic.bounds(cond, space)
         if k < 1 or t is not loads[k] or got is None or set(got) != {axis}:
             return None

@@ -14,7 +14,8 @@ from ..probe import NotEvaluable, evaluate
 from .common import Match, Space, int_list, is_param_load, strip
 from .extent import always_equal, sym
 from ..semantic import Inlined
-from .movement import _branches, _pure_space, _reshape_ok, grid_over
+from .movement_index import branches, grid_over, pure_space
+from .movement_reshape import reshape_ok
 
 
 def _param_load(e, ctx):
@@ -54,7 +55,7 @@ def match_repeat(expr, space: Space, ctx) -> "Match | None":
     if isinstance(expr, Inlined):
         return _flat_repeat(expr, space, ctx)
     load = _param_load(expr, ctx)
-    if load is None or not _pure_space(space) or len(load.indices) != space.rank:
+    if load is None or not pure_space(space) or len(load.indices) != space.rank:
         return None
     ine, oute = [sym(e) for e in load.buffer.shape], [sym(e) for e in space.extents]
     axis = _single_axis(load, space, lambda d: always_equal(ine[d], oute[d]))
@@ -83,7 +84,7 @@ def _flat_repeat(inl, space, ctx) -> "Match | None":
     stage = stages[0]
     data = _param_load(ctx.sem.meaning(stage), ctx)
     flat = Space(tuple(stage.indices), tuple(inl.buffer.shape))
-    if data is None or not _pure_space(flat) or not _reshape_ok(data, flat):
+    if data is None or not pure_space(flat) or not reshape_ok(data, flat):
         return None
     return Match("repeat", {"repeats": r, "axis": None}, (("data", strip(inl), space),))
 
@@ -94,7 +95,7 @@ def match_pixel_shuffle(expr, space: Space, ctx) -> "Match | None":
     three axes (channel, height, width), leading axes read whole."""
     load = _param_load(expr, ctx)
     R = space.rank
-    if load is None or not _pure_space(space) or R < 3 or len(load.indices) != R:
+    if load is None or not pure_space(space) or R < 3 or len(load.indices) != R:
         return None
     ine, oute = int_list(load.buffer.shape), int_list(space.extents)
     if ine is None or oute is None:
@@ -126,7 +127,7 @@ def match_gather_elements(expr, space: Space, ctx) -> "Match | None":
     the output position, the data at the output position but along ``axis``."""
     load = _param_load(expr, ctx)
     R = space.rank
-    if load is None or not _pure_space(space) or R < 2 or len(load.indices) != R:
+    if load is None or not pure_space(space) or R < 2 or len(load.indices) != R:
         return None
     axis = _single_axis(load, space, lambda d: True)
     if axis is None:
@@ -148,9 +149,9 @@ def match_one_hot(expr, space: Space, ctx) -> "Match | None":
     """``topi.one_hot``: ``Select(indices[i.. without axis] == v_axis, on, off)`` with constant
     on and off values; the output adds the depth axis to the indices' shape."""
     e = strip(expr)
-    br = _branches(e)
+    br = branches(e)
     R = space.rank
-    if br is None or R < 1 or not _pure_space(space):
+    if br is None or R < 1 or not pure_space(space):
         return None
     cond, on, off = br
     on_v, off_v = float_of(on), float_of(off)

@@ -19,7 +19,7 @@ from ..affine import ONE, affine
 from ..info import Operand, OpInfo
 from .common import Space, strip
 from .extent import always_equal, sym, sym_int
-from .movement import _pure_space
+from .movement_index import pure_space
 
 _TAG = re.compile(r"^(T_split_sections|T_split)(_\d+)?$")
 
@@ -96,7 +96,7 @@ def _pieces(sem, outputs):
         idx = tuple(stage.indices)
         if len(idx) != len(expr.indices) or len(idx) != len(stage.buffer.shape):
             return None
-        if not _pure_space(Space(idx, tuple(stage.buffer.shape))):
+        if not pure_space(Space(idx, tuple(stage.buffer.shape))):
             return None
         offs = []
         for i, v in zip(expr.indices, idx):

@@ -19,6 +19,7 @@ from ..affine import ONE, affine, const_of
 from ..bounded import bounded_form
 from ..probe import NotEvaluable, evaluate
 from .extent import always_equal, sym, sym_int
+from .movement_index import grid_over
 
 
 def mentions(node, variables) -> bool:
@@ -238,7 +239,6 @@ def _has(atom, var) -> bool:
 def _rest_in_order(indices, weights, variables, extents) -> bool:
     """Whether the row-major position read (``indices`` weighted) is the row-major position
     of ``variables`` in ``extents``, at every point."""
-    from .movement import grid_over
     env = grid_over(variables, extents)
     if env is None:
         return False

@@ -14,7 +14,7 @@ from tir.expr import GE, GT, LE, LT, BufferLoad
 
 from ..affine import ONE, _add, affine, float_of
 from .common import Match, Space, strip
-from .movement import _branches, _pure_space
+from .movement_index import branches, pure_space
 
 
 def _nonneg_form(cond) -> "dict | None":
@@ -45,9 +45,9 @@ def _reading(form: dict, row, col) -> "tuple | None":
 
 def match_trilu(expr, space: Space, ctx) -> "Match | None":
     """``Select(half-plane over the last two axes, x[out indices], 0)``."""
-    br = _branches(strip(expr))
+    br = branches(strip(expr))
     R = space.rank
-    if br is None or R < 2 or not _pure_space(space):
+    if br is None or R < 2 or not pure_space(space):
         return None
     cond, t, f = br
     if float_of(f) != 0 or not isinstance(t, BufferLoad) or not ctx.is_param(t.buffer):

@@ -1,0 +1,80 @@
+"""Whether a copy is a reshape: the data read in row-major order into the output box,
+proved on the index forms, else checked at every output point; a symbolic extent of the
+data is fixed by the element counts or handled by :func:`.symbolic.symbolic_reshape`."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..affine import _add, const_of
+from ..bounded import bounded_form, recombine
+from ..probe import NotEvaluable, evaluate
+from .extent import sym
+from .movement_index import const_extents, const_grid, load_extents
+from . import symbolic
+
+def reshape_ok(load, space) -> bool:
+    """Whether ``load`` copies its data into the output box in row-major order."""
+    ine, oute = load_extents(load), const_extents(space)
+    if None in ine and None not in oute:
+        return _reshape_into_constant(load, space)
+    if None in ine:
+        return symbolic.symbolic_reshape(load, space)
+    if None in ine or None in oute or int(np.prod(ine)) != int(np.prod(oute)):
+        return False
+    return _row_major_copy(load.indices, space, ine, oute)
+
+
+def _row_major_copy(indices, space, ine, oute) -> bool:
+    """Whether reading ``indices`` of a box of ``ine`` over the output box ``oute`` visits
+    the data in row-major order: proved on the index forms, else checked on every point."""
+    if _same_linear_index(indices, space, ine, oute):
+        return True
+    env = const_grid(space)
+    if env is None:
+        return False
+    try:
+        got = [evaluate(i, env) for i in indices]
+    except NotEvaluable:
+        return False
+    lin_in = np.zeros_like(env[space.indices[0]]) if space.rank else np.zeros(1)
+    for g, n in zip(got, ine):
+        lin_in = lin_in * n + np.broadcast_to(g, lin_in.shape)
+    lin_out = np.arange(lin_in.size, dtype=float)
+    return bool(np.array_equal(lin_in, lin_out))
+
+
+def _reshape_into_constant(load, space) -> bool:
+    """A reshape of data with a symbolic extent into a constant shape: the element counts
+    must agree, which fixes the symbol (``n * 3 == 27``); the copy is then proved in
+    row-major order with that value."""
+    numel_in = 1
+    for e in load.buffer.shape:
+        numel_in = numel_in * sym(e)
+    numel_out = int(np.prod(const_extents(space)))
+    fixed = symbolic.solve_single(numel_in, numel_out)
+    if fixed is None:
+        return False
+    names = symbolic.symbol_vars(load.buffer.shape)
+    values = {names[s]: v for s, v in fixed.items() if s in names}
+    ine = [const_of(e) for e in symbolic.instantiate(load.buffer.shape, values)]
+    indices = symbolic.instantiate(load.indices, values)
+    return None not in ine and _row_major_copy(indices, space, ine, const_extents(space))
+
+
+def _same_linear_index(indices, space, ine, oute) -> bool:
+    """Whether the row-major position read equals the one written, proved on the index
+    forms simplified with the loop ranges (no evaluation: any grid size)."""
+    ranges = {v: (0, n - 1) for v, n in zip(space.indices, oute)}
+    read = [bounded_form(i, ranges) for i in indices]
+    if None in read:
+        return False
+    written = [bounded_form(v, ranges) for v in space.indices]  # a unit loop's var is 0
+    return recombine(_row_major(read, ine), ranges) == _row_major(written, oute)
+
+
+def _row_major(forms, extents) -> dict:
+    """The row-major position of the index ``forms`` in a box of ``extents``."""
+    lin: dict = {}
+    for f, n in zip(forms, extents):
+        lin = _add({k: c * n for k, c in lin.items()}, f)
+    return lin

@@ -1,0 +1,144 @@
+"""Data movement written as a select over loads of constant extent: nn.pad (a load
+guarded by the bounds of the data, else the pad value), concat and stack (a chain of selects
+choosing among the data by one output axis)."""
+from __future__ import annotations
+
+import numpy as np
+
+from tir.expr import BufferLoad, Var
+from tir.functor import pre_order_visit
+
+from ..affine import const_of, float_of
+from ..probe import NotEvaluable, evaluate
+from .common import Match, Space
+from .movement_index import affine_terms, branches, const_extents, const_grid, load_extents
+
+
+def match_select_movement(e, space: Space, ctx) -> "Match | None":
+    """nn.pad, concat or stack, ``e`` a select (or if_then_else) over parameter loads."""
+    return _pad(e, space, ctx) or _select_chain(e, space, ctx)
+
+
+def _pad(e, space, ctx):
+    cond, t, f = branches(e)
+    value = float_of(f)
+    if value is None or not isinstance(t, BufferLoad) or not ctx.is_param(t.buffer):
+        return None
+    terms = affine_terms(t, space)
+    ine, oute = load_extents(t), const_extents(space)
+    if terms is None or None in ine or None in oute or len(terms) != space.rank:
+        return None
+    if any(j != d or a != 1 or b > 0 for d, (j, a, b) in enumerate(terms)):
+        return None
+    width = []
+    for d, (_, _, b) in enumerate(terms):
+        width += [-b, oute[d] - ine[d] + b]
+    if min(width) < 0 or not any(width) or not _guard_ok(cond, space, terms, ine):
+        return None
+    return Match("nn.pad", {"pad_width": width, "pad_value": value, "pad_mode": "constant"}, (("data", t, space),))
+
+
+def _guard_ok(cond, space, terms, ine) -> bool:
+    env = const_grid(space)
+    if env is None:
+        return False
+    try:
+        got = np.broadcast_to(evaluate(cond, env), env[space.indices[0]].shape) != 0
+    except NotEvaluable:
+        return False
+    want = np.ones_like(got)
+    for d, (_, _, b) in enumerate(terms):
+        x = env[space.indices[d]] + b
+        want &= (x >= 0) & (x < ine[d])
+    return bool(np.array_equal(got, want))
+
+
+def chain_loads(e, ctx) -> "list | None":
+    """The parameter loads a chain of selects (``c1 ? x : c2 ? y : z``) chooses from, in
+    parameter order; None unless every branch is such a load and there are two or more."""
+    loads, node = [], e
+    while branches(node) is not None:
+        _, t, node = branches(node)
+        loads.append(t)
+    loads.append(node)
+    if len(loads) < 2 or not all(isinstance(l, BufferLoad) and ctx.is_param(l.buffer) for l in loads):
+        return None
+    return sorted(loads, key=lambda l: next(i for i, p in enumerate(ctx.sem.params) if p is l.buffer))
+
+
+def _select_chain(e, space, ctx):
+    order = chain_loads(e, ctx)
+    if order is None:
+        return None
+    return _concat(e, space, order) or _stack(e, space, order)
+
+
+def _cond_vars(e) -> set:
+    out = set()
+
+    def visit(n):
+        if isinstance(n, BufferLoad):
+            return False
+        if isinstance(n, Var):
+            out.add(id(n))
+        return True
+
+    pre_order_visit(e, visit)
+    return out
+
+
+def _which(e, space, loads, axis):
+    """Which load each output position along ``axis`` selects (the choice must depend on
+    that axis only)."""
+    av = space.indices[axis]
+    n = const_of(space.extents[axis])
+    if n is None or _cond_vars(e) - {id(av)}:
+        return None, None
+    env = {v: np.zeros(1) for v in space.indices}
+    env[av] = np.arange(n, dtype=float)
+    for k, l in enumerate(loads):
+        env[l] = np.full(1, float(k))
+    try:
+        got = evaluate(e, env)
+    except NotEvaluable:
+        return None, None
+    return env, np.broadcast_to(got, env[av].shape)
+
+
+def _concat(e, space, loads):
+    rank = space.rank
+    if any(len(l.indices) != rank for l in loads):
+        return None
+    if any(None in load_extents(l) for l in loads) or None in const_extents(space):
+        return None  # movement_dynamic.match_dynamic_movement
+    axes = {d for l in loads for d, (j, a, b) in enumerate(affine_terms(l, space) or [(None, 0, 1)] * rank)
+            if (j, a, b) != (d, 1, 0)}
+    ext = [load_extents(l) for l in loads]
+    axis = next(iter(axes)) if len(axes) == 1 else (0 if not axes else None)
+    if axis is None:
+        return None
+    offsets = np.cumsum([0] + [x[axis] for x in ext])
+    for l, off in zip(loads, offsets):
+        t = affine_terms(l, space)
+        if t is None or any((j, a, b) != (d, 1, -off if d == axis else 0) for d, (j, a, b) in enumerate(t)):
+            return None
+    env, got = _which(e, space, loads, axis)
+    if got is None:
+        return None
+    want = np.searchsorted(offsets[1:], env[space.indices[axis]], side="right")
+    if not np.array_equal(got, want):
+        return None
+    return Match("concat", {"axis": axis}, tuple(("data", l, space) for l in loads))
+
+
+def _stack(e, space, loads):
+    rank = space.rank
+    if any(len(l.indices) != rank - 1 for l in loads):
+        return None
+    for axis in range(rank):
+        rest = [v for d, v in enumerate(space.indices) if d != axis]
+        if all(all(i is v for i, v in zip(l.indices, rest)) for l in loads):
+            env, got = _which(e, space, loads, axis)
+            if got is not None and np.array_equal(got, env[space.indices[axis]]):
+                return Match("stack", {"axis": axis}, tuple(("data", l, space) for l in loads))
+    return None
