@@ -59,7 +59,7 @@ def _affine_impl(e) -> "dict | None":
         a, b = _affine(e.a), _affine(e.b)
         if a is None or b is None:
             return None
-        return _add(a, b, 1 if isinstance(e, Add) else -1)
+        return _fold_divmod(_add(a, b, 1 if isinstance(e, Add) else -1))
     if isinstance(e, Mul):
         return _mul(_affine(e.a), _affine(e.b))
     if isinstance(e, (FloorDiv, FloorMod)):
@@ -68,6 +68,24 @@ def _affine_impl(e) -> "dict | None":
             return None
         return _div_atom(e, inner, d)
     return None
+
+
+def _fold_divmod(form: dict) -> dict:
+    """``c * d * (x // d) + c * (x % d)`` folded back to ``c * x`` (a split loop fused again
+    writes its variable that way)."""
+    mods = [k for k in form if isinstance(k, FloorMod)]
+    for m in mods:
+        d = const_of(m.b)
+        div = next((k for k in form if isinstance(k, FloorDiv) and const_of(k.b) == d
+                    and _affine(k.a) == _affine(m.a)), None)
+        c = form.get(m)
+        if div is None or c is None or form.get(div) != c * d:
+            continue
+        inner = _affine(m.a)
+        if inner is None:
+            continue
+        form = _add({k: v for k, v in form.items() if k is not m and k is not div}, inner, c)
+    return form
 
 
 def _mul(a, b):

@@ -243,3 +243,55 @@ def test_copy_through_global_intermediate_is_kept():
     as_global = _attrs.evolve(shared, scope="global")
     renamed = tir.substitute(cached, {shared: as_global})
     assert len(list(normalize(renamed).blocks())) == len(list(cached.blocks()))
+
+
+SPLIT_THEN_FUSED = '''
+@T.prim_func(private=True)
+def tir_atanh(x: T.Buffer((T.int64(5),), "float32"), compute: T.Buffer((T.int64(5),), "float32")):
+    for i0_0_i0_1_fused in range(T.int64(6)):
+        with T.sblock("compute"):
+            v_i0 = T.axis.spatial(T.int64(5), i0_0_i0_1_fused)
+            T.where(i0_0_i0_1_fused // T.int64(2) * T.int64(2) + i0_0_i0_1_fused % T.int64(2) < T.int64(5))
+            T.reads(x[v_i0])
+            T.writes(compute[v_i0])
+            compute[v_i0] = T.atanh(x[v_i0])
+'''
+
+FUSED_WITH_SYMBOLIC = '''
+@T.prim_func(private=True)
+def tir_rsqrt(var_x: T.handle, var_compute: T.handle):
+    n = T.int64()
+    x = T.match_buffer(var_x, (n, T.int64(5), T.int64(2)))
+    compute = T.match_buffer(var_compute, (n, T.int64(5), T.int64(2)))
+    for i0_i1_0_fused, i1_1, i2 in T.grid(n * T.int64(3), T.int64(2), T.int64(2)):
+        with T.sblock("compute"):
+            v_i0 = T.axis.spatial(n, i0_i1_0_fused // T.int64(3))
+            v_i1 = T.axis.spatial(T.int64(5), i0_i1_0_fused % T.int64(3) * T.int64(2) + i1_1)
+            v_i2 = T.axis.spatial(T.int64(2), i2)
+            T.where(i0_i1_0_fused % T.int64(3) * T.int64(2) + i1_1 < T.int64(5))
+            T.reads(x[v_i0, v_i1, v_i2])
+            T.writes(compute[v_i0, v_i1, v_i2])
+            compute[v_i0, v_i1, v_i2] = T.rsqrt(x[v_i0, v_i1, v_i2])
+'''
+
+
+@pytest.mark.parametrize("text, op", [(SPLIT_THEN_FUSED, "atanh"), (FUSED_WITH_SYMBOLIC, "rsqrt")])
+def test_split_predicate_after_fuse(text, op):
+    """TVM's split-then-fuse predicate ``f // 2 * 2 + f % 2 < 5`` is ``f < 5``; a loop fused
+    with a symbolic one and split keeps ``f % 3`` in [0, 3) whatever ``n`` is."""
+    func = tir.parse(text)
+    assert normalize(func) is not None
+    assert [o.name for o in opinfo.analyze(func).ops] == [op]
+
+
+@given(st.integers(2, 9), st.integers(-3, 3).filter(bool), st.integers(-5, 5))
+def test_affine_folds_divmod_pairs(d, c, k):
+    """``c * d * (x // d) + c * (x % d) + k`` has the affine form ``c * x + k``."""
+    from tir.expr import Add, FloorDiv, FloorMod, Mul, Var, const
+    from opinfo.affine import ONE, affine
+    from tir import dtype as dt
+
+    x = Var("x", dt.int64)
+    e = Add(Add(Mul(FloorDiv(x, const(d, "int64")), const(c * d, "int64")),
+                Mul(FloorMod(x, const(d, "int64")), const(c, "int64"))), const(k, "int64"))
+    assert affine(e) == ({x: c, ONE: k} if k else {x: c})

@@ -418,3 +418,24 @@ def test_data_of_a_name_that_is_not_a_buffer_is_refused():
     bad = PACKED.replace("T.tvm_stack_make_array(x.data", "T.tvm_stack_make_array(T.int64.data")
     with pytest.raises(tir.ParseError, match="unexpected 'T.int64.data'"):
         tir.parse(bad)
+
+
+def test_buffer_named_only_by_an_annotation():
+    """TVM declares ``T_reshape = T.Buffer(...)`` inside a block whose
+    ``layout_free_placeholders`` names a buffer inlined away; it reads and prints back."""
+    text = '''
+@T.prim_func(private=True)
+def f(x: T.Buffer((T.int64(4),), "float32"), y: T.Buffer((T.int64(4),), "float32")):
+    for i in range(T.int64(4)):
+        with T.sblock("copy"):
+            v_i = T.axis.spatial(T.int64(4), i)
+            T.reads(x[v_i])
+            T.writes(y[v_i])
+            T_reshape = T.Buffer((T.int64(2), T.int64(2)))
+            T.sblock_attr({"layout_free_placeholders": [T_reshape]})
+            y[v_i] = x[v_i]
+'''
+    func = tir.parse(text)
+    printed = tir.to_script(func)
+    assert 'T_reshape = T.Buffer((T.int64(2), T.int64(2)), "float32")' in printed
+    assert tir.to_script(tir.parse(printed)) == printed

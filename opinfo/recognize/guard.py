@@ -68,6 +68,8 @@ def _atom_range(atom, dom) -> "tuple | None":
     inner = affine(atom.a)
     r = value_range(inner, dom) if inner is not None else None
     k = const_of(atom.b)
+    if isinstance(atom, FloorMod) and r is None and k and k > 0 and inner is not None and _nonneg(inner, dom):
+        return 0, k - 1  # e.g. a loop fused with a symbolic one, then split
     if r is None or not k:
         return None
     if isinstance(atom, FloorDiv):
@@ -75,6 +77,23 @@ def _atom_range(atom, dom) -> "tuple | None":
     if isinstance(atom, FloorMod) and 0 <= r[0] and r[1] < k:
         return r
     return (0, k - 1) if isinstance(atom, FloorMod) else None
+
+
+def _nonneg(form: dict, dom: dict) -> bool:
+    """Whether an affine form is >= 0 on the domain, whatever the (symbolic) extents are:
+    loop variables start at 0, so non-negative combinations of them and of their floor
+    divisions and remainders by positive constants are."""
+    for atom, c in form.items():
+        if c < 0:
+            return False
+        if atom is ONE or (isinstance(atom, Var) and atom in dom):
+            continue
+        if not isinstance(atom, (FloorDiv, FloorMod)) or not (const_of(atom.b) or 0) > 0:
+            return False
+        inner = affine(atom.a)
+        if inner is None or not _nonneg(inner, dom):
+            return False
+    return True
 
 
 def _bounds(conds, forms) -> "tuple | None":

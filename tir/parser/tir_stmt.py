@@ -9,6 +9,7 @@ from ..expr import IntImm, PrimExpr, Var
 from ..errors import ParseError
 from ..stmt import BufferStore, Evaluate, IfThenElse, LetStmt, seq
 from . import block as blk
+from .buffers import buffer_from_call
 from .context import describe, dotted, error
 from .expr import _BINOPS, BITOPS, binary, bitwise, boolean, expr, indices, prim, to_prim
 from .frames import FuncFrame
@@ -125,7 +126,7 @@ def _special_call(value) -> bool:
     name = blk.callee(value)
     if name is None:
         return False
-    if name.startswith("T.axis.") or name in blk.ALLOC_NAMES or name == "T.match_buffer":
+    if name.startswith("T.axis.") or name in blk.ALLOC_NAMES or name in ("T.match_buffer", "T.Buffer"):
         return True
     return name in _SYMBOLIC and not value.args
 
@@ -147,6 +148,11 @@ def _assign(ctx, node: ast.Assign):
         return blk.match_buffer(ctx, node, value)
     if name in _SYMBOLIC:
         return declare_symbolic(ctx, node, value, name)
+    if name == "T.Buffer" and isinstance(target, ast.Name):
+        # A buffer named only by an annotation (TVM prints ``T_reshape = T.Buffer(...)`` in
+        # a block whose ``layout_free_placeholders`` refers to a buffer inlined away).
+        ctx.define(target.id, buffer_from_call(ctx, value, target.id, value.args))
+        return None
     raise error(node, f"unsupported assignment {describe(node)!r}")
 
 

@@ -34,6 +34,16 @@ def literal(p, value) -> str:
     return p.expr(value)
 
 
+def _annotation_buffers(value) -> list:
+    if isinstance(value, Buffer):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [b for v in value for b in _annotation_buffers(v)]
+    if hasattr(value, "items"):
+        return [b for v in value.values() for b in _annotation_buffers(v)]
+    return []
+
+
 def span_text(p, lo, ext) -> str:
     """The end ``lo + ext`` of a range, written so the reader recovers ``ext`` exactly."""
     if isinstance(lo, IntImm) and isinstance(ext, IntImm) and lo.dtype == ext.dtype:
@@ -181,6 +191,9 @@ class StmtPrinter:
         self.line(ind, f"T.reads({self.regions(b.reads)})")
         self.line(ind, f"T.writes({self.regions(b.writes)})")
         if b.annotations:
+            for buf in _annotation_buffers(b.annotations):
+                if id(buf) not in self.p.namer.names:  # declared nowhere else: name it here
+                    self.line(ind, f"{self.p.namer(buf)} = {self.p.buffer_call('T.Buffer', buf)}")
             self.line(ind, f"{self.p.dialect.block_attr}({literal(self.p, b.annotations)})")
         self.allocs(b.alloc_buffers, ind)
         for m in b.match_buffers:

@@ -717,6 +717,102 @@ def schedule(mod, rng):
     return changed
 
 
+EXTENDED = [t for t in os.environ.get("OPINFO_SCHEDULE", "").split(",") if t]
+"""Further loop transformations for robustness corpora (not in the sample corpus), chosen with
+the environment variable OPINFO_SCHEDULE, a comma list of: fuse, compute_at, decompose,
+annotate, inline, cache, rfactor, blockize. Every case is then scheduled."""
+
+
+def _blocks(sch):
+    root = sch.get_sblock("root") if hasattr(sch, "get_sblock") else sch.get_block("root")
+    return list(sch.get_child_blocks(root))
+
+
+def _try(fn, *args, **kw):
+    try:
+        fn(*args, **kw)
+        return True
+    except Exception:
+        return False
+
+
+def schedule_extended(mod, rng, kinds):
+    """Apply the transformations named in ``kinds`` at random; True when anything changed."""
+    from tvm import s_tir
+    changed = False
+    for gv, f in list(mod.functions.items()):
+        if not isinstance(f, tirx.PrimFunc):
+            continue
+        sch = s_tir.Schedule(f)
+        if "inline" in kinds:
+            for blk in _blocks(sch)[:-1]:
+                if rng.random() < 0.5:
+                    changed |= _try(sch.compute_inline, blk)
+        if "compute_at" in kinds:
+            for blk in _blocks(sch)[:-1]:
+                if rng.random() < 0.7:
+                    try:
+                        consumers = sch.get_consumers(blk)
+                        if len(consumers) == 1:
+                            loops = sch.get_loops(consumers[0])
+                            if loops:
+                                loop = loops[rng.randint(0, len(loops) - 1)]
+                                sch.compute_at(blk, loop, preserve_unit_loops=rng.random() < 0.5)
+                                changed = True
+                    except Exception:
+                        pass
+        if "rfactor" in kinds:
+            for blk in _blocks(sch):
+                try:
+                    loops = sch.get_loops(blk)
+                    block = sch.get(blk)
+                    kinds_ = [int(iv.iter_type) for iv in block.iter_vars]
+                    if 2 in kinds_ and loops and rng.random() < 0.7:
+                        changed |= _try(sch.rfactor, loops[-1], 0)
+                except Exception:
+                    pass
+        if "cache" in kinds and rng.random() < 0.7:
+            blk = _blocks(sch)[-1]
+            if rng.random() < 0.5:
+                changed |= _try(sch.cache_write, blk, 0, "local")
+            else:
+                changed |= _try(sch.cache_read, blk, 0, "shared")
+        for blk in _blocks(sch):
+            try:
+                loops = sch.get_loops(blk)
+            except Exception:
+                continue
+            exts = [int(sch.get(l).extent) if isinstance(sch.get(l).extent, tirx.IntImm) else 0 for l in loops]
+            cand = [i for i, e in enumerate(exts) if e >= 4]
+            if cand and rng.random() < 0.8:
+                i = rng.choice(cand)
+                fac = rng.choice([d for d in (2, 3, 4) if exts[i] % d == 0] or [2])
+                changed |= _try(sch.split, loops[i], [None, fac])
+            if "fuse" in kinds and rng.random() < 0.7:
+                loops = sch.get_loops(blk)
+                if len(loops) >= 2:
+                    i = rng.randint(0, len(loops) - 2)
+                    changed |= _try(sch.fuse, loops[i], loops[i + 1])
+            if "decompose" in kinds:
+                loops = sch.get_loops(blk)
+                if loops and rng.random() < 0.8:
+                    changed |= _try(sch.decompose_reduction, blk, loops[rng.randint(0, len(loops) - 1)])
+            if "annotate" in kinds:
+                loops = sch.get_loops(blk)
+                if loops:
+                    changed |= _try(sch.parallel, loops[0])
+                    if len(loops) > 1 and rng.random() < 0.5:
+                        changed |= _try(sch.vectorize, loops[-1])
+                    elif len(loops) > 1:
+                        changed |= _try(sch.unroll, loops[-1])
+            if "blockize" in kinds and rng.random() < 0.5:
+                loops = sch.get_loops(blk)
+                if len(loops) >= 2:
+                    changed |= _try(sch.blockize, loops[-1])
+        mod[gv] = sch.mod["main"]
+    return changed
+
+
 def to_old_dialect(text):
     return (text.replace("from tvm.script import tirx as T", "from tvm.script import tir as T")
             .replace("T.sblock_alloc_buffer(", "T.alloc_buffer(").replace("T.sblock_attr(", "T.block_attr(")
@@ -750,7 +846,9 @@ def main(out_dir, seed, per_op, only=None):
                     # such as sort, are not single-op cases).
                     print("SKIP", cid, f"{len(kinds)} PrimFuncs", file=sys.stderr)
                     continue
-                if variant == "scheduled" and not schedule(lmod, rng):
+                if EXTENDED:
+                    variant = "scheduled" if schedule_extended(lmod, rng, EXTENDED) else "plain"
+                elif variant == "scheduled" and not schedule(lmod, rng):
                     variant = "plain"
                 text = lmod.script()
             except Exception as e:
