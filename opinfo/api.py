@@ -19,6 +19,7 @@ from .recognize.split import split_ops
 from .semantic import Semantics
 from .packed_ops import recognize_packed
 from . import copy_tags
+from .tags import tags
 from .attention import recognize_attention
 from .reverse_sequence import recognize_reverse_sequence
 
@@ -35,7 +36,7 @@ FOREIGN_TAGS = frozenset({"T_einsum"})
 
 
 def _foreign(func: PrimFunc) -> bool:
-    return any(b.name in FOREIGN_TAGS for b in func.blocks())
+    return any(t in FOREIGN_TAGS for t in tags(func))
 
 
 def recognize_ops(func: PrimFunc) -> tuple:
@@ -71,8 +72,9 @@ def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
     bufs = {b.name: b for b in func.buffers}
     data = bufs.get(op.operands[0].buffer)
     out = bufs.get(op.output.buffer) if op.output is not None else None
+    read = normalize(func) or func  # without cache copies, whose blocks are named after buffers
     settled = copy_tags.settle(op, shape_of(data) if data is not None else None,
-                               shape_of(out) if out is not None else None, [b.name for b in func.blocks()])
+                               shape_of(out) if out is not None else None, [b.name for b in read.blocks()])
     return (settled,) if settled is not None else ()
 
 

@@ -10,9 +10,10 @@ abstains when the tag names another op or is unknown.
 """
 from __future__ import annotations
 
-import re
 
 import attrs
+
+from .tags import tag
 
 RESHAPES = frozenset({"reshape", "squeeze", "expand_dims", "flatten"})
 TAGS = {"T_reshape": "reshape", "T_squeeze": "squeeze", "T_expand_dims": "expand_dims", "expand_dims": "expand_dims",
@@ -61,11 +62,11 @@ GATHER_TAGS = {"T_take": "take", "T_gather": "gather_elements"}
 def settle(op, in_shape, out_shape, block_names):
     """``op``, a reshape, or None (see the module doc)."""
     if op.name == TAKE_OR_GATHER:
-        named = {GATHER_TAGS.get(re.sub(r"_\d+$", "", b)) for b in block_names}
+        named = {GATHER_TAGS.get(tag(b)) for b in block_names}
         return attrs.evolve(op, name=named.pop()) if len(named) == 1 and None not in named else None
     if not order_preserving(op, in_shape, out_shape):
         return op
-    tags = {TAGS.get(re.sub(r"_\d+$", "", b)) for b in block_names}
+    tags = {TAGS.get(tag(b)) for b in block_names}
     if len(tags) != 1 or None in tags:
         return None
     (tag_op,) = tags
@@ -96,6 +97,6 @@ def identity_attrs(tag_op, shape, block_names) -> "dict | None":
     if tag_op == "broadcast_to":
         return {"shape": list(shape)}
     if tag_op == "split" and rank == 1 and len(block_names) == 1:
-        form = re.sub(r"_\d+$", "", block_names[0])
+        form = tag(block_names[0])
         return {"axis": 0, "indices_or_sections": 1 if form == "T_split_sections" else []}
     return None

@@ -155,7 +155,9 @@ def decompose_nest(loop: For, rng: random.Random) -> "For | SeqStmt | None":
     fresh = {lp.loop_var: Var(lp.loop_var.name + "_init", lp.loop_var.dtype) for lp in below}
     init_loops = [attrs.evolve(lp, loop_var=fresh[lp.loop_var]) for lp in below]
     init = _rebuild(init_loops, _init_block(realize, fresh))
-    update = BlockRealize(realize.iter_values, realize.predicate, attrs.evolve(block, init=None))
+    # TVM renames the reduction block ``NAME_update`` (compute tags are read through it)
+    update = BlockRealize(realize.iter_values, realize.predicate,
+                          attrs.evolve(block, init=None, name=block.name + "_update"))
     rest = _rebuild(loops[pos:], update)
     return _rebuild(loops[:pos], SeqStmt((init, rest)))
 

@@ -8,11 +8,11 @@ or a xor inlined into another op's block, is not named.
 """
 from __future__ import annotations
 
-import re
 
 from tir.expr import BufferLoad, Call
 
 from ..semantic import Inlined
+from ..tags import tag
 from .common import Match, Space, aligned, strip
 
 TAGS = {"T_logical_xor": "logical_xor", "T_bitwise_xor": "bitwise_xor"}
@@ -34,7 +34,7 @@ def _tag_op(expr, ctx) -> "str | None":
     own = stages[0].expr
     if not (isinstance(own, Call) and own.op == "bitwise_xor"):
         return None
-    return TAGS.get(re.sub(r"_\d+$", "", stages[0].block.name))
+    return TAGS.get(tag(stages[0].block.name))
 
 
 def _operand_ok(e, space: Space, ctx) -> bool:

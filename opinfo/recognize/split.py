@@ -17,11 +17,12 @@ from tir.expr import BufferLoad
 
 from ..affine import ONE, affine
 from ..info import Operand, OpInfo
+from ..tags import tag
 from .common import Space, strip
 from .extent import always_equal, sym, sym_int
 from .movement_index import pure_space
 
-_TAG = re.compile(r"^(T_split_sections|T_split)(_\d+)?$")
+_TAG = re.compile(r"^(T_split_sections|T_split)$")
 
 
 def split_ops(sem, outputs) -> tuple:
@@ -82,7 +83,7 @@ def _pieces(sem, outputs):
     output copies one parameter ``data`` shifted by offsets free of the loop variables."""
     data, pieces, forms = None, [], set()
     for stage in outputs:
-        m = _TAG.match(stage.block.name)
+        m = _TAG.match(tag(stage.block.name))
         if m is None:
             return None
         forms.add(m.group(1))

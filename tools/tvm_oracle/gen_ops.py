@@ -850,6 +850,8 @@ def main(out_dir, seed, per_op, only=None):
                     variant = "scheduled" if schedule_extended(lmod, rng, EXTENDED) else "plain"
                 elif variant == "scheduled" and not schedule(lmod, rng):
                     variant = "plain"
+                if variant == "scheduled":
+                    kinds = kinds_of(lmod)  # TVM's answer on the function as printed
                 text = lmod.script()
             except Exception as e:
                 print("SKIP", cid, type(e).__name__, str(e).splitlines()[0][:150] if str(e) else "", file=sys.stderr)

@@ -1,0 +1,24 @@
+"""Compute tags: the block names TVM's compute definitions give (``T_squeeze``,
+``adaptive_pool_sum``, ``T_einsum``), read back through the renaming done by printing
+(``_1`` for a repeated name) and by schedule primitives: ``decompose_reduction`` names its
+blocks ``<tag>_init`` and ``<tag>_update``, ``rfactor`` ``<tag>_rf``, ``blockize``
+``<tag>_o``. Cache copies (``<buffer>_local``) are removed by :func:`.normalize.normalize`
+before tags are read."""
+from __future__ import annotations
+
+import re
+
+_SUFFIX = re.compile(r"(_\d+|_init|_update|_rf|_o)$")
+
+
+def tag(block_name: str) -> str:
+    """The compute tag a block name was made from."""
+    prev = None
+    while prev != block_name:
+        prev, block_name = block_name, _SUFFIX.sub("", block_name)
+    return block_name
+
+
+def tags(func) -> list:
+    """The compute tags of ``func``'s blocks, in program order."""
+    return [tag(b.name) for b in func.blocks()]
