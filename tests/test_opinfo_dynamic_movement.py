@@ -3,7 +3,9 @@
 (several outputs), identity copies named by their compute tag, 1-D take vs gather_elements
 by tag, and repeat with axis None (a flattening block first)."""
 import math
+from pathlib import Path
 
+import numpy as np
 import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,6 +13,7 @@ from hypothesis import strategies as st
 import opinfo
 import tir
 from opinfo.recognize.extent import always_equal
+from tir.interp import interpret
 
 HEAD = '''# from typing import TypeVar
 # from tvm.script import ir as I
@@ -330,3 +333,72 @@ def test_pad_widths_of_a_symbolic_axis(before, after, cols, slip):
         assert got == [("nn.pad", {"pad_width": widths, "pad_value": 1.0, "pad_mode": "constant"})]
     else:
         assert got == []
+
+
+# ---------------------------------------------------------------------------- strided_slice of a symbolic axis
+SLICES = Path(__file__).parent / "fixtures" / "strided_slice_symbolic.py"
+SLICED = {  # PrimFunc of the fixture -> the attributes read back (None: abstains)
+    "brief": {"axes": [0, 1, 2, 3], "begin": [3, 1, 0, 2], "end": [4, 4, 1, 3], "strides": [1, 1, 1, 1]},
+    "neg_begin_stride2": {"axes": [0], "begin": [-12], "end": [1], "strides": [2]},
+    "neg_stride_neg_end": {"axes": [0], "begin": [7], "end": [-4], "strides": [-1]},
+    "neg_stride_neg_both": {"axes": [0, 1], "begin": [-6, 2], "end": [-11, 3], "strides": [-1, 1]},
+    # ends 1, 2 and 3 take the same rows by stride 3; TVM wrote T.min(1, n) in the extent
+    "stride3_end_written": {"axes": [0, 1], "begin": [0, 3], "end": [1, 6], "strides": [3, 1]},
+    # the extent simplified to T.max(T.min(10, n), 0): the end is read from the count alone
+    "neg_stride_simplified": {"axes": [0], "begin": [-1], "end": [-11], "strides": [-1]},
+    "empty": None,  # begin 6, end 1: no element for any n, so any end would do
+    "end_simplified_away": None,  # ends -2 and -3 take the same rows, and neither is written
+    # axis 2 was listed whole (begin 0, end 3): invisible, reported as the constant reader does
+    "whole_axis_listed": {"axes": [0], "begin": [1], "end": [4], "strides": [2]},
+}
+
+
+def slice_funcs(text=None) -> dict:
+    mod = tir.parse(SLICES.read_text() if text is None else text)
+    return dict(mod.prim_funcs())
+
+
+def test_strided_slice_bounds_read_from_tvm_clamps():
+    for name, func in slice_funcs().items():
+        ops = [(o.name, o.to_json()["attrs"]) for o in opinfo.analyze(func).ops]
+        assert ops == ([] if SLICED[name] is None else [("strided_slice", SLICED[name])]), name
+
+
+def test_strided_slice_read_back_computes_what_tvm_lowered():
+    """The interpreter runs TVM's function for many ``n``; numpy slices with the attributes read."""
+    rng = np.random.default_rng(0)
+    for name, func in slice_funcs().items():
+        attrs = SLICED[name]
+        if attrs is None:
+            continue
+        rest = [int(e.value) for e in func.buffer_map[func.params[0]].shape[1:]]
+        for n in range(1, 16):
+            x = rng.standard_normal((n, *rest)).astype("float32")
+            index = [slice(None)] * x.ndim
+            for a, b, e, s in zip(attrs["axes"], attrs["begin"], attrs["end"], attrs["strides"]):
+                index[a] = slice(b, e, s)
+            want = x[tuple(index)]
+            got = np.zeros(want.shape, "float32")
+            if want.size:
+                interpret(func, x, got)
+            assert np.array_equal(got, want), (name, n)
+
+
+def test_strided_slice_bounds_that_disagree_abstain():
+    text = SLICES.read_text()
+    # the read starts at row 2 while the extent counts from row 3
+    moved = text.replace("x[T.min(T.int64(3), n) + v_ax0,", "x[T.min(T.int64(2), n) + v_ax0,")
+    assert ops_of_func(slice_funcs(moved)["brief"]) == []
+    # among the equivalent ends 1, 2, 3 the one written is read
+    written = text.replace("(T.min(T.int64(1), n) + T.int64(2) - T.min(T.int64(0), n)) // T.int64(3)",
+                           "(T.min(T.int64(2), n) + T.int64(2) - T.min(T.int64(0), n)) // T.int64(3)")
+    assert ops_of_func(slice_funcs(written)["stride3_end_written"]) == [
+        ("strided_slice", {"axes": [0, 1], "begin": [0, 3], "end": [2, 6], "strides": [3, 1]})]
+    # an extent one row longer than the clamped rows allow (no end gives that count)
+    long = text.replace("T.min(T.int64(4), n) - T.min(T.int64(3), n)",
+                        "T.min(T.int64(4), n) - T.min(T.int64(3), n) + T.int64(1)")
+    assert ops_of_func(slice_funcs(long)["brief"]) == []
+
+
+def ops_of_func(func) -> list:
+    return [(o.name, o.to_json()["attrs"]) for o in opinfo.analyze(func).ops]

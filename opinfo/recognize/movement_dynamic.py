@@ -2,7 +2,8 @@
 readers of :mod:`.movement` do not take: flip along the symbolic axis (``x[n - 1 - v]``),
 nn.pad of a symbolic axis (extent ``n + 2``, guard ``v < n``) and concat along it
 (``y[v - n]`` chosen by ``v >= n``). Offsets, extents and guards are read with sympy
-(:mod:`.symbolic`); attributes are reported only when the symbol cancels out of them."""
+(:mod:`.symbolic`); attributes are reported only when the symbol cancels out of them.
+strided_slice with TVM's clamped bounds (``T.min(3, n) + v``) is read by :mod:`.movement_slice`."""
 from __future__ import annotations
 
 import sympy
@@ -15,6 +16,7 @@ from .common import Match, Space, strip
 from .extent import always_equal, sym
 from .movement_index import branches, const_extents, data_operand, load_extents, pure_space
 from .movement_select import chain_loads
+from .movement_slice import match_symbolic_slice
 
 
 def match_dynamic_movement(expr, space: Space, ctx) -> "Match | None":
@@ -23,7 +25,7 @@ def match_dynamic_movement(expr, space: Space, ctx) -> "Match | None":
     if not pure_space(space) or None not in const_extents(space) and not _symbolic_loads(e):
         return None
     if isinstance(e, BufferLoad) and ctx.is_param(e.buffer):
-        return _flip(e, space)
+        return _flip(e, space) or match_symbolic_slice(e, space)
     br = branches(e)
     if br is None:
         return None
