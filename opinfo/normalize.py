@@ -4,6 +4,8 @@
 predicate cannot be shown to be implied by its block's domain (a predicate that drops
 elements would change the op; the semantic layer ignores predicates):
 
+* blocks that share loops after ``compute_at``/``reverse_compute_at`` get loops of their
+  own (see :mod:`.distribute`);
 * ``T.where`` predicates of non-divisible splits are dropped (see :mod:`.predicates`);
 * the separate init block of ``decompose_reduction`` (spatial iterators only, no reads,
   stores of constants) is put back as the ``init`` of the reduction block that next
@@ -32,6 +34,7 @@ from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, SeqStmt
 from tir.buffer import BufferRegion
 
 from .affine import affine, const_of
+from .distribute import distribute
 from .predicates import drop_predicates
 
 EMPTY = SeqStmt(())
@@ -239,7 +242,7 @@ def drop_cache_copies(func: PrimFunc) -> PrimFunc:
 
 def normalize(func: PrimFunc) -> "PrimFunc | None":
     """The function the recognizers should read (see the module docstring), or None."""
-    func = drop_predicates(func)
+    func = drop_predicates(distribute(func))
     if func is None:
         return None
     return drop_cache_copies(merge_inits(func))

@@ -1,0 +1,145 @@
+"""Undo ``compute_at`` / ``reverse_compute_at``: blocks that share loops get loops of their own.
+
+After ``compute_at`` a producer block sits inside its consumer's loops and computes, for
+each of their iterations, the region the consumer reads next (its bindings mix the shared
+loops with its own, often under a ``T.where``); ``reverse_compute_at`` does the same with a
+consumer under its producer's loops. What a block computes is fixed by its iteration
+variables and its body, so each such block is moved to a nest of its own over its whole
+iteration domain, in program order: the values of every element that is read do not
+change, the recognizers see TVM's unscheduled form. A spatial block alone in its nest whose
+loops run more iterations than it has elements (computed at a consumer's loops, the
+consumer then moved on) is given its own loops the same way.
+
+Only when it is sound: every block of the nest is the only writer of what it writes (no
+block computes a piece of a buffer that another completes), and no block under a
+reduction's own loops reads what the reduction writes (it would read partial results). Nests holding anything but loops and blocks are left as they are;
+so are nested blocks (a block inside another block's body).
+"""
+from __future__ import annotations
+
+import attrs
+
+from tir.expr import Add, BufferLoad, IntImm, Var
+from tir.function import PrimFunc
+from tir.functor import post_order_visit, transform
+from tir.stmt import BlockRealize, BufferStore, For, ForKind, IterKind, SeqStmt
+
+from .affine import const_of
+
+
+def _realizes(stmt, loops=()) -> "list | None":
+    """[(BlockRealize, enclosing loops)] of a nest made of loops, sequences and blocks."""
+    if isinstance(stmt, BlockRealize):
+        return [(stmt, loops)]
+    if isinstance(stmt, For):
+        return _realizes(stmt.body, loops + (stmt,))
+    if isinstance(stmt, SeqStmt):
+        found = []
+        for s in stmt.seq:
+            part = _realizes(s, loops)
+            if part is None:
+                return None
+            found.extend(part)
+        return found
+    return None
+
+
+def _loop_vars(expr) -> set:
+    found = set()
+    post_order_visit(expr, lambda n: found.add(id(n)) if isinstance(n, Var) else None)
+    return found
+
+
+def _loaded(block) -> set:
+    """Ids of the buffers a block loads (its body, not only its declared reads)."""
+    found = {id(r.buffer) for r in block.reads}
+    post_order_visit(block.body, lambda n: found.add(id(n.buffer)) if isinstance(n, BufferLoad) else None)
+    return found
+
+
+def _stored(block) -> dict:
+    """The buffers a block stores to (its body and init, not only its declared writes)."""
+    found = {id(w.buffer): w.buffer for w in block.writes}
+    for part in (block.body, block.init):
+        if part is not None:
+            post_order_visit(part, lambda n: found.setdefault(id(n.buffer), n.buffer)
+                             if isinstance(n, BufferStore) else None)
+    return found
+
+
+def _own_reduction(realize: BlockRealize, others: list) -> bool:
+    """No other block under the loops a reduction variable is bound to reads what the
+    reduction writes (it would read partial results; producers computed there are fine)."""
+    written = set(_stored(realize.block))
+    for other, loops in others:
+        if not _loaded(other.block) & written:
+            continue
+        inside = {id(lp.loop_var) for lp in loops}
+        for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+            if iv.kind != IterKind.SPATIAL and _loop_vars(value) & inside:
+                return False
+    return True
+
+
+def _own_nest(realize: BlockRealize) -> For:
+    """``realize``'s block under fresh loops over its iteration domain (bound one to one)."""
+    loops, values = [], []
+    for iv in realize.block.iter_vars:
+        var = Var(iv.var.name.removeprefix("v_"), iv.var.dtype)
+        loops.append((var, iv.dom.extent))
+        lo = iv.dom.min
+        values.append(var if const_of(lo) == 0 else Add(var, lo))
+    body = BlockRealize(values, IntImm(realize.predicate.dtype, 1), realize.block)
+    for var, extent in reversed(loops):
+        body = For(var, IntImm(var.dtype, 0), extent, ForKind.SERIAL, body)
+    return body
+
+
+def _redundant(realize: BlockRealize, loops: tuple) -> bool:
+    """A spatial block whose loops run more iterations than it has elements: it was
+    computed at a consumer's loops and recomputes overlapping regions (a pad block under a
+    pool's window loops), though it is alone in its nest."""
+    if any(iv.kind != IterKind.SPATIAL for iv in realize.block.iter_vars) or realize.block.init is not None:
+        return False
+    sizes = [const_of(lp.extent) for lp in loops] + [const_of(iv.dom.extent) for iv in realize.block.iter_vars]
+    if None in sizes:
+        return False
+    runs = elements = 1
+    for x in sizes[:len(loops)]:
+        runs *= x
+    for x in sizes[len(loops):]:
+        elements *= x
+    return runs > elements
+
+
+def _distributed(stmt, writers: dict) -> "list | None":
+    found = _realizes(stmt)
+    if found is None or not found or (len(found) == 1 and not _redundant(*found[0])):
+        return None
+    for k, (realize, _) in enumerate(found):
+        if any(writers.get(b, 0) != 1 for b in _stored(realize.block)):
+            return None
+        if not _own_reduction(realize, found[:k] + found[k + 1:]):
+            return None
+    return [_own_nest(r) for r, _ in found]
+
+
+def distribute(func: PrimFunc) -> PrimFunc:
+    """``func`` with every block that shares loops with another in a nest of its own."""
+    root = func.root_block
+    if root is None:
+        return func
+    writers: dict = {}
+    for b in func.blocks():
+        for key in _stored(b):
+            writers[key] = writers.get(key, 0) + 1
+    stmts = list(root.body.seq) if isinstance(root.body, SeqStmt) else [root.body]
+    out, changed = [], False
+    for s in stmts:
+        parts = _distributed(s, writers)
+        changed |= parts is not None
+        out.extend(parts if parts is not None else [s])
+    if not changed:
+        return func
+    new_root = attrs.evolve(root, body=SeqStmt(tuple(out)) if len(out) > 1 else out[0])
+    return transform(func, lambda n: None, lambda n: new_root if n is root else None)
