@@ -17,7 +17,7 @@ ALL: list = [
     pool.match_avg_pool,
     norm.match_batch_norm,
     softmax.match_softmax, layernorm.match_layer_norm, groupnorm.match_group_norm,
-    resize.match_resize2d,
+    resize.match_resize2d, resize.match_resize3d,
     std.match_std, reduce.match_variance, reduce.match_mean, reduce.match_reduce, reduce.match_arg,
     bool_xor.match_bool_xor, gather_nd.match_gather_nd,
     movement.match_intermediate_movement,

@@ -1,21 +1,22 @@
-"""``image.resize2d`` (size, layout, method, coordinate_transformation_mode, rounding_method,
-and for cubic cubic_alpha and cubic_exclude).
+"""``image.resize2d`` and ``image.resize3d`` (size, layout, method,
+coordinate_transformation_mode, rounding_method, and for cubic cubic_alpha and cubic_exclude).
 
 A resize reads the data at positions computed from the output coordinate through float
-arithmetic, rounding and clamping; linear interpolation reads four neighbours, cubic
-sixteen. The recognizer evaluates the expression over every output (H, W) position with
-hashed data and compares it with numpy references of TVM's formulas (:mod:`.resize_ref`)
-for each candidate layout, method, coordinate transformation and rounding. Several
-candidates can compute the same function on a given shape (``round`` and
+arithmetic, rounding and clamping; linear interpolation reads two neighbours along each
+spatial axis, cubic four. The recognizer evaluates the expression over every output
+spatial position with hashed data and compares it with numpy references of TVM's formulas
+(:mod:`.resize_ref`) for each candidate layout, method, coordinate transformation and
+rounding. Several candidates can compute the same function on a given shape (``round`` and
 ``round_prefer_ceil`` when no position falls on .5; any rounding for linear and cubic):
-the first in Relax's default-first order is reported, which lowers back to the same
-computation.
+:mod:`.resize_form` chooses by the writing, else the first in default-first order.
 """
 from __future__ import annotations
 
+import attrs
 import numpy as np
 
 from tir.expr import BufferLoad
+from tir.topi.resize import RESIZE2D, RESIZE3D, Flavour
 
 from ..affine import affine
 from . import resize_ref as ref
@@ -26,40 +27,72 @@ from .resize_form import written_like
 MAX_POSITIONS = 200_000
 
 
-def _grid(extents: list, hw: tuple) -> np.ndarray:
-    """Output positions: every (H, W) pair, the other dimensions at both corners and at
-    random values (different for every pair)."""
-    h, w = hw
-    ys, xs = np.meshgrid(np.arange(extents[h]), np.arange(extents[w]), indexing="ij")
+@attrs.frozen
+class Spec:
+    """One resize op as the recognizer reads it."""
+
+    flavour: Flavour
+    """The op name, its plain layouts and where TVM computes it differently."""
+    blocked: str
+    """The layout with a split channel, ``{}`` for the inner channel count."""
+    interp_rounding: str
+    """The rounding reported for linear and cubic (which ignore it): Relax's default."""
+
+    @property
+    def op(self) -> str:
+        return self.flavour.op
+
+    def layouts(self, extents: list) -> list:
+        """(layout, spatial axes) candidates for an output of these extents."""
+        spatial = len(self.flavour.layouts[0]) - 2
+        if len(extents) == spatial + 3:
+            return [(self.blocked.format(extents[-1]), tuple(range(2, 2 + spatial)))]
+        if len(extents) != spatial + 2:
+            return []
+        return [(lay, tuple(lay.index(c) for c in "DHW"[3 - spatial:])) for lay in self.flavour.layouts]
+
+
+SPEC2D = Spec(RESIZE2D, "NCHW{}c", "round")
+SPEC3D = Spec(RESIZE3D, "NCDHW{}c", "")
+
+
+def match_resize2d(expr, space: Space, ctx) -> "Match | None":
+    """resize2d of one parameter: the first matching candidate in default-first order,
+    when exactly one layout fits."""
+    return claim(expr, space, ctx, lambda check: _find(SPEC2D, check), _wanted)
+
+
+def match_resize3d(expr, space: Space, ctx) -> "Match | None":
+    """resize3d of one parameter, as :func:`match_resize2d`."""
+    return claim(expr, space, ctx, lambda check: _find(SPEC3D, check), _wanted)
+
+
+def _grid(extents: list, axes: tuple) -> np.ndarray:
+    """Output positions: every combination of spatial coordinates, the other dimensions at
+    both corners and at random values (different for every combination)."""
+    grids = np.meshgrid(*[np.arange(extents[a]) for a in axes], indexing="ij")
+    count = grids[0].size
     rng = np.random.default_rng(7)
     rows = []
     for kind in ("first", "last", "random", "random"):
-        p = np.zeros((ys.size, len(extents)), dtype=np.int64)
+        p = np.zeros((count, len(extents)), dtype=np.int64)
         for d, e in enumerate(extents):
-            p[:, d] = 0 if kind == "first" else e - 1 if kind == "last" else rng.integers(0, e, ys.size)
-        p[:, h], p[:, w] = ys.ravel(), xs.ravel()
+            p[:, d] = 0 if kind == "first" else e - 1 if kind == "last" else rng.integers(0, e, count)
+        for a, g in zip(axes, grids):
+            p[:, a] = g.ravel()
         rows.append(p)
     return np.unique(np.concatenate(rows), axis=0)
 
 
-def _pixel(check: Check, x, hw, in_hw, scale):
-    """``pixel(ys, xs)``: the data at clamped source rows and columns, other axes as the
-    sample positions'."""
-    def pixel(ys, xs):
+def _pixel(check: Check, x, axes, in_sizes, scale):
+    """``pixel(coords)``: the data at clamped source coordinates of the spatial axes, the
+    other axes as the sample positions'."""
+    def pixel(coords):
         idx = [check.pts[:, d].astype(float) for d in range(len(check.extents))]
-        idx[hw[0]] = np.clip(ys, 0, in_hw[0] - 1)
-        idx[hw[1]] = np.clip(xs, 0, in_hw[1] - 1)
+        for a, c, size in zip(axes, coords, in_sizes):
+            idx[a] = np.clip(c, 0, size - 1)
         return check.values(x, idx, scale)
     return pixel
-
-
-def _layouts(rank: int, extents: list) -> list:
-    """(layout, (H axis, W axis)) candidates for a data rank."""
-    if rank == 4:
-        return [("NCHW", (2, 3)), ("NHWC", (1, 2))]
-    if rank == 5:
-        return [(f"NCHW{extents[4]}c", (2, 3))]
-    return []
 
 
 def _data_load(expr, ctx) -> "BufferLoad | None":
@@ -74,26 +107,21 @@ def _data_load(expr, ctx) -> "BufferLoad | None":
     return loads[0]
 
 
-def _candidates(n_loads: int, consts) -> list:
+def _candidates(spec: Spec, n_loads: int, spatial: int, consts) -> list:
     """(attributes, reference) pairs for the number of distinct data reads, defaults first."""
+    fl, rnd = spec.flavour, spec.interp_rounding
     if n_loads == 1:
         return [({"method": "nearest_neighbor", "coordinate_transformation_mode": m, "rounding_method": r},
-                 lambda *a, m=m, r=r: ref.nearest(*a, m, r)) for m in ref.MODES for r in ref.ROUNDINGS]
-    if n_loads == 4:
-        return [({"method": "linear", "coordinate_transformation_mode": m, "rounding_method": "round"},
-                 lambda *a, m=m: ref.linear(*a, m)) for m in ref.MODES]
-    if n_loads != 16:
+                 lambda *a, m=m, r=r: ref.nearest_nd(*a, fl, m, r)) for m in ref.MODES for r in ref.ROUNDINGS]
+    if n_loads == 2 ** spatial:
+        return [({"method": "linear", "coordinate_transformation_mode": m, "rounding_method": rnd},
+                 lambda *a, m=m: ref.linear_nd(*a, fl, m)) for m in ref.MODES]
+    if n_loads != 4 ** spatial:
         return []
     alphas = [-0.75, -0.5] + [c for c in consts if c < 0 and c not in (-0.75, -0.5)]
-    return [({"method": "cubic", "coordinate_transformation_mode": m, "rounding_method": "round",
-              "cubic_alpha": a, "cubic_exclude": e}, lambda *args, m=m, a=a, e=e: ref.cubic(*args, m, a, e))
+    return [({"method": "cubic", "coordinate_transformation_mode": m, "rounding_method": rnd,
+              "cubic_alpha": a, "cubic_exclude": e}, lambda *args, m=m, a=a, e=e: ref.cubic_nd(*args, fl, m, a, e))
             for m in ref.MODES for a in alphas for e in (0, 1)]
-
-
-def match_resize2d(expr, space: Space, ctx) -> "Match | None":
-    """resize2d of one parameter: the first matching candidate in default-first order,
-    when exactly one layout fits."""
-    return claim(expr, space, ctx, _find, _wanted)
 
 
 def _wanted(expr, ctx) -> bool:
@@ -102,7 +130,7 @@ def _wanted(expr, ctx) -> bool:
     return load is not None and expr.dtype.is_float
 
 
-def _find(check: Check) -> "Match | None":
+def _find(spec: Spec, check: Check) -> "Match | None":
     load = _data_load(check.expr, check.ctx)
     if len(load.indices) != len(check.extents):
         return None
@@ -110,43 +138,45 @@ def _find(check: Check) -> "Match | None":
     n_loads = _count_loads(check.expr)
     in_shape = check.shape_of(x)
     found = []
-    for layout, hw in _layouts(len(check.extents), check.extents):
-        if _others_equal(in_shape, check.extents, hw) and _others_copied(load, check.space, hw):
-            got = _matching(check, x, hw, in_shape, n_loads)
-            found += [(layout, hw, got)] if got else []
+    for layout, axes in spec.layouts(check.extents):
+        if _fits(load, check.space, in_shape, check.extents, axes):
+            got = _matching(spec, check, x, axes, in_shape, n_loads)
+            found += [(layout, axes, got)] if got else []
     if len(found) != 1:
         return None
-    layout, hw, passing = found[0]
-    size = [check.extents[hw[0]], check.extents[hw[1]]]
-    chosen = written_like(check.expr, x, size, layout, passing)
+    layout, axes, passing = found[0]
+    size = [check.extents[a] for a in axes]
+    chosen = written_like(spec.flavour, check.expr, x, size, layout, passing)
     if chosen is None:
         return None
-    attrs = {"size": size, "layout": layout, **chosen}
-    return Match("image.resize2d", attrs, (("data", load, check.space),))
+    attrs_ = {"size": size, "layout": layout, **chosen}
+    return Match(spec.op, attrs_, (("data", load, check.space),))
 
 
-def _matching(check: Check, x, hw, in_shape, n_loads) -> list:
-    """The attributes of every candidate equal to the expression over all (H, W)."""
-    out_hw = (check.extents[hw[0]], check.extents[hw[1]])
-    if out_hw[0] * out_hw[1] * 4 > MAX_POSITIONS:
+def _matching(spec: Spec, check: Check, x, axes, in_shape, n_loads) -> list:
+    """The attributes of every candidate equal to the expression over all spatial positions."""
+    out_sizes = tuple(check.extents[a] for a in axes)
+    if int(np.prod(out_sizes)) * 4 > MAX_POSITIONS:
         return []
-    check.use_points(_grid(check.extents, hw))
+    check.use_points(_grid(check.extents, axes))
     data = Operand(x, None, True)
-    in_hw = (in_shape[hw[0]], in_shape[hw[1]])
-    oy, ox = check.pts[:, hw[0]].astype(float), check.pts[:, hw[1]].astype(float)
-    return [attrs for attrs, reference in _candidates(n_loads, float_consts(check.expr))
-            if check.matches(data, lambda s, r=reference: r(_pixel(check, x, hw, in_hw, s), oy, ox, in_hw, out_hw))]
+    in_sizes = tuple(in_shape[a] for a in axes)
+    outs = [check.pts[:, a].astype(float) for a in axes]
+    consts = float_consts(check.expr)
+    return [attrs_ for attrs_, reference in _candidates(spec, n_loads, len(axes), consts)
+            if check.matches(data, lambda s, r=reference: r(_pixel(check, x, axes, in_sizes, s), outs, in_sizes,
+                                                            out_sizes))]
 
 
-def _others_equal(in_shape, out_shape, hw) -> bool:
-    return all(a == b for d, (a, b) in enumerate(zip(in_shape, out_shape)) if d not in hw)
-
-
-def _others_copied(load, space: Space, hw) -> bool:
-    """The axes other than H and W are read at the output's own coordinate (TVM computes
-    the H and W indices even when a size is unchanged)."""
-    return all(load.indices[d] is space.indices[d] or load.indices[d] == space.indices[d]
-               for d in range(len(space.indices)) if d not in hw)
+def _fits(load, space: Space, in_shape, out_shape, axes) -> bool:
+    """The axes other than the spatial ones keep their size and are read at the output's own
+    coordinate; the spatial ones are not (TVM computes their indices even when a size is
+    unchanged), which keeps a 2-D resize of a blocked layout and a 3-D resize apart."""
+    for d, (index, own) in enumerate(zip(load.indices, space.indices)):
+        copied = index is own or index == own
+        if (d in axes) == copied or d not in axes and in_shape[d] != out_shape[d]:
+            return False
+    return True
 
 
 def _count_loads(expr) -> int:

@@ -1,4 +1,4 @@
-"""Choosing among resize attributes that compute the same function on a given shape.
+"""Choosing among resize attributes (2-D and 3-D) that compute the same function on a given shape.
 
 ``half_pixel`` with ``round`` and ``asymmetric`` read the same pixels when upscaling by
 two, as do several roundings when no position falls on .5. The numbers cannot tell them
@@ -24,9 +24,6 @@ from tir.functor import pre_order_visit
 from ..semantic import Semantics
 from .common import strip
 
-_TOPI_LAYOUTS = ("NCHW", "NHWC")
-
-
 def fingerprint(expr) -> Counter:
     """How often each intrinsic, float constant and integer division (floor or truncating: TVM
     0.27 prints the asymmetric upscaling's as ``T.Div``) occurs in ``expr``."""
@@ -51,12 +48,12 @@ def _typed(n: FloatImm) -> float:
     return float(np.float32(n.value)) if bits == 32 else float(np.float16(n.value)) if bits == 16 else n.value
 
 
-def _lowered(x, out_dtype, size, layout, attrs) -> "Counter | None":
+def _lowered(op: str, x, shape, out_dtype, size, layout, attrs) -> "Counter | None":
     kwargs = {k: v for k, v in attrs.items() if k != "cubic_exclude" or v}
     if out_dtype != x.dtype:
         kwargs["out_dtype"] = str(out_dtype)
     try:
-        func = tir.topi.lower("image.resize2d", [(x.shape, str(x.dtype))], size=size, layout=layout, **kwargs)
+        func = tir.topi.lower(op, [(shape, str(x.dtype))], size=size, layout=layout, **kwargs)
     except ValueError:
         return None
     sem = Semantics(func)
@@ -73,17 +70,20 @@ def _plain(attrs: dict) -> tuple:
     return tuple(sorted({**attrs, "coordinate_transformation_mode": mode, "rounding_method": rounding}.items()))
 
 
-def written_like(expr, x, size, layout, passing: list) -> "dict | None":
+def written_like(flavour, expr, x, size, layout, passing: list) -> "dict | None":
     """The candidate of ``passing`` (equivalent attribute sets, default-first) written as
-    ``expr`` is. None when none is written alike, when candidates that are not aliases of
-    one another are (TVM's simplifier folds a scale of one away: an unchanged axis reads
-    alike in every mode), or when the layout cannot be lowered to compare."""
+    ``expr`` is, ``flavour`` (:class:`tir.topi.resize.Flavour`) naming the op. None when none
+    is written alike, when candidates that are not aliases of one another are (TVM's
+    simplifier folds a scale of one away: an unchanged axis reads alike in every mode). A
+    blocked layout (``NCHW4c``) is compared with its plain layout, which TVM writes with the
+    same intrinsics and constants."""
     if len(passing) == 1:
         return passing[0]
-    if layout not in _TOPI_LAYOUTS:
-        return None
+    plain, shape = layout, list(x.shape)
+    if layout not in flavour.layouts:
+        plain, shape = flavour.layouts[0], shape[:-1]
     want = fingerprint(expr)
-    alike = [a for a in passing if _lowered(x, expr.dtype, size, layout, a) == want]
+    alike = [a for a in passing if _lowered(flavour.op, x, shape, expr.dtype, size, plain, a) == want]
     if not alike or len({_plain(a) for a in alike}) > 1:
         return None
     return alike[0]

@@ -1,18 +1,25 @@
-"""numpy references of TVM's ``image.resize2d`` formulas (topi/image/resize.py semantics).
+"""numpy references of TVM's ``image.resize2d`` and ``image.resize3d`` formulas (topi/image/
+resize.py semantics), for any number of spatial axes.
 
-Each reference takes ``pixel(ys, xs)``, the data read at (clamped) source rows and columns
-for every sample position, the output coordinates ``oy, ox`` of those positions, and the
-input and output (H, W) sizes; it returns the resized values, or None when the candidate
-is undefined for these sizes (align_corners to one pixel).
+Each ``*_nd`` reference takes ``pixel(coords)``, the data read at (clamped) source coordinates, one
+array per spatial axis (outermost first) for every sample position, the output coordinates
+``outs`` of those positions and the input and output sizes of the spatial axes; it returns
+the resized values, or None when the candidate is undefined for these sizes (align_corners
+to one pixel). ``flavour`` (:class:`tir.topi.resize.Flavour`) says where TVM's 2-D and 3-D
+computations differ. :func:`nearest`, :func:`linear` and :func:`cubic` are the 2-D ones
+with ``pixel(ys, xs)``.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from tir.topi.resize import RESIZE2D, int_div
+
 MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn")
 """Coordinate transformation modes, Relax's default first."""
 ROUNDINGS = ("round", "floor", "", "ceil", "round_prefer_floor", "round_prefer_ceil")
-"""Nearest-neighbour roundings, Relax's default first."""
+"""Nearest-neighbour roundings: an explicit rounding before ``""``, which computes as one of
+them (round for align_corners, floor otherwise)."""
 
 
 def _f32(x: float) -> float:
@@ -36,14 +43,6 @@ def source(out: np.ndarray, size_in: int, size_out: int, mode: str) -> "np.ndarr
     return (out + 0.5) * scale
 
 
-def _int_div(size_in: int, size_out: int) -> bool:
-    """TVM reads asymmetric nearest upscaling by an integer factor with integer division
-    (when rounding down)."""
-    if size_out % size_in:
-        return False
-    return size_out / size_in <= 1 / (1e-5 * size_in + 1e-5)
-
-
 def _rounded(x: np.ndarray, rounding: str) -> np.ndarray:
     if rounding == "round":
         return np.rint(x)
@@ -56,9 +55,9 @@ def _rounded(x: np.ndarray, rounding: str) -> np.ndarray:
     return np.ceil(x - 1e-5)
 
 
-def nearest_index(out, size_in, size_out, mode, rounding) -> "np.ndarray | None":
+def nearest_index(out, size_in, size_out, mode, rounding, flavour) -> "np.ndarray | None":
     """The source index nearest_neighbor reads for output coordinates ``out``."""
-    if mode == "asymmetric" and rounding in ("floor", "") and _int_div(size_in, size_out):
+    if flavour.int_div and mode == "asymmetric" and rounding in ("floor", "") and int_div(size_in, size_out):
         return out // (size_out // size_in)
     src = source(out, size_in, size_out, mode)
     if src is None:
@@ -66,21 +65,34 @@ def nearest_index(out, size_in, size_out, mode, rounding) -> "np.ndarray | None"
     return _rounded(src, rounding or ("round" if mode == "align_corners" else "floor"))
 
 
-def nearest(pixel, oy, ox, in_hw, out_hw, mode, rounding):
-    ys = nearest_index(oy, in_hw[0], out_hw[0], mode, rounding)
-    xs = nearest_index(ox, in_hw[1], out_hw[1], mode, rounding)
-    return None if ys is None or xs is None else pixel(ys, xs)
+def _sources(outs, ins, out_sizes, mode) -> "list | None":
+    srcs = [source(o, si, so, mode) for o, si, so in zip(outs, ins, out_sizes)]
+    return None if any(s is None for s in srcs) else srcs
 
 
-def linear(pixel, oy, ox, in_hw, out_hw, mode):
-    sy, sx = source(oy, in_hw[0], out_hw[0], mode), source(ox, in_hw[1], out_hw[1], mode)
-    if sy is None or sx is None:
+def _combine(pixel, picks: list, chosen: tuple = ()) -> np.ndarray:
+    """The neighbours of ``picks`` (per axis, outermost first: (coordinates, weights))
+    weighted and summed."""
+    if len(chosen) == len(picks):
+        return pixel(list(chosen))
+    coords, weights = picks[len(chosen)]
+    return sum(_combine(pixel, picks, chosen + (c,)) * w for c, w in zip(coords, weights))
+
+
+def nearest_nd(pixel, outs, ins, out_sizes, flavour, mode, rounding):
+    idx = [nearest_index(o, si, so, mode, rounding, flavour) for o, si, so in zip(outs, ins, out_sizes)]
+    return None if any(i is None for i in idx) else pixel(idx)
+
+
+def linear_nd(pixel, outs, ins, out_sizes, flavour, mode):
+    srcs = _sources(outs, ins, out_sizes, mode)
+    if srcs is None:
         return None
-    y0, x0 = np.floor(sy), np.floor(sx)
-    ty, tx = sy - y0, sx - x0
-    top = pixel(y0, x0) * (1.0 - tx) + pixel(y0, x0 + 1) * tx
-    bottom = pixel(y0 + 1, x0) * (1.0 - tx) + pixel(y0 + 1, x0 + 1) * tx
-    return top * (1.0 - ty) + bottom * ty
+    picks = []
+    for s in srcs:
+        base = np.floor(s)
+        picks.append(([base, base + 1], [1.0 - (s - base), s - base]))
+    return _combine(pixel, picks)
 
 
 def cubic_weights(t: np.ndarray, alpha: float) -> list:
@@ -102,11 +114,27 @@ def _cubic_axis(src: np.ndarray, size: int, alpha: float, exclude: int) -> tuple
     return [base + i - 1 for i in range(4)], weights
 
 
-def cubic(pixel, oy, ox, in_hw, out_hw, mode, alpha, exclude):
-    sy, sx = source(oy, in_hw[0], out_hw[0], mode), source(ox, in_hw[1], out_hw[1], mode)
-    if sy is None or sx is None:
+def cubic_nd(pixel, outs, ins, out_sizes, flavour, mode, alpha, exclude):
+    srcs = _sources(outs, ins, out_sizes, mode)
+    if srcs is None:
         return None
-    ys, wy = _cubic_axis(sy, in_hw[0], alpha, exclude)
-    xs, wx = _cubic_axis(sx, in_hw[1], alpha, exclude)
-    rows = [sum(pixel(y, x) * w for x, w in zip(xs, wx)) for y in ys]
-    return sum(r * w for r, w in zip(rows, wy))
+    with np.errstate(all="ignore"):
+        picks = [_cubic_axis(s, si, alpha, exclude) for s, si in zip(srcs, ins)]
+        if exclude and flavour.depth_weights_from_width and len(picks) == 3:
+            picks[0] = (picks[0][0], _cubic_axis(srcs[2], ins[1], alpha, 1)[1])
+        return _combine(pixel, picks)
+
+
+def nearest(pixel, oy, ox, in_hw, out_hw, mode, rounding):
+    """resize2d's nearest_neighbor, ``pixel(ys, xs)`` reading rows and columns."""
+    return nearest_nd(lambda c: pixel(*c), [oy, ox], in_hw, out_hw, RESIZE2D, mode, rounding)
+
+
+def linear(pixel, oy, ox, in_hw, out_hw, mode):
+    """resize2d's linear, ``pixel(ys, xs)`` reading rows and columns."""
+    return linear_nd(lambda c: pixel(*c), [oy, ox], in_hw, out_hw, RESIZE2D, mode)
+
+
+def cubic(pixel, oy, ox, in_hw, out_hw, mode, alpha, exclude):
+    """resize2d's cubic, ``pixel(ys, xs)`` reading rows and columns."""
+    return cubic_nd(lambda c: pixel(*c), [oy, ox], in_hw, out_hw, RESIZE2D, mode, alpha, exclude)

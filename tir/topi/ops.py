@@ -245,16 +245,22 @@ def flip(b: Builder, x, *, axis=0):
     return tf.flip(b, x, axis)
 
 
-def image_resize2d(b: Builder, x, *, size=None, roi=None, layout="NCHW", method="linear",
-                   coordinate_transformation_mode="half_pixel", rounding_method="round", cubic_alpha=-0.75,
-                   cubic_exclude=0, extrapolation_value=0.0, out_dtype=None):
-    if size is None:
-        from .common import OpError
-        raise OpError("image.resize2d", "size", "is required (the output [height, width])")
-    return rs.resize2d(b, x, size=size, layout=layout, method=method,
-                       coordinate_transformation_mode=coordinate_transformation_mode,
-                       rounding_method=rounding_method, cubic_alpha=cubic_alpha, cubic_exclude=cubic_exclude,
-                       out_dtype=out_dtype)
+def _image_resize(flavour, default_layout, default_rounding, spatial):
+    op = flavour.op
+
+    def lower_resize(b: Builder, x, *, size=None, roi=None, layout=default_layout, method="linear",
+                     coordinate_transformation_mode="half_pixel", rounding_method=default_rounding,
+                     cubic_alpha=-0.75, cubic_exclude=0, extrapolation_value=0.0, out_dtype=None):
+        if size is None:
+            from .common import OpError
+            raise OpError(op, "size", f"is required (the output [{spatial}])")
+        return rs.resize(b, x, flavour, size=size, layout=layout, method=method,
+                         coordinate_transformation_mode=coordinate_transformation_mode,
+                         rounding_method=rounding_method, cubic_alpha=cubic_alpha, cubic_exclude=cubic_exclude,
+                         out_dtype=out_dtype)
+
+    lower_resize.__name__ = op.replace(".", "_")
+    return lower_resize
 
 
 def layout_transform(b: Builder, x, *, src_layout=None, dst_layout=None, index_map=None, inverse=None,
@@ -286,7 +292,9 @@ def op_table() -> dict:
         "nn.batch_norm": nn_batch_norm,
         "permute_dims": permute_dims, "reshape": reshape, "expand_dims": expand_dims, "squeeze": squeeze,
         "concat": concat, "stack": stack, "strided_slice": strided_slice, "nn.pad": nn_pad, "take": take,
-        "image.resize2d": image_resize2d, "layout_transform": layout_transform,
+        "image.resize2d": _image_resize(rs.RESIZE2D, "NCHW", "round", "height, width"),
+        "image.resize3d": _image_resize(rs.RESIZE3D, "NCDHW", "", "depth, height, width"),
+        "layout_transform": layout_transform,
         "broadcast_to": broadcast_to, "tile": tile, "flip": flip,
         "variance": variance, "argmax": _arg("argmax"), "argmin": _arg("argmin"),
     }

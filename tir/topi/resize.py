@@ -1,15 +1,40 @@
-"""``image.resize2d``: one ``resize`` block; nearest_neighbor reads the clamped rounded source
-position, linear interpolates the four neighbours, cubic the sixteen (Keys' kernel)."""
+"""``image.resize2d`` and ``image.resize3d``: one ``resize`` block over the spatial axes of the
+layout; nearest_neighbor reads the clamped rounded source position, linear interpolates the
+two neighbours along each axis, cubic the four (Keys' kernel), innermost axis first."""
 from __future__ import annotations
+
+import math
+
+import attrs
 
 from .. import dtype as dt
 from ..buffer import Buffer
 from ..builder import Builder
-from ..expr import GT, LT, Call, Cast, FloorDiv, Max, Min, Or, PrimExpr, const
+from ..expr import GT, LT, Call, Cast, FloatImm, FloorDiv, Max, Min, Or, PrimExpr, const
 from .common import OpError, index, ints, static
 
 _MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn")
 _ROUNDING = ("", "round", "floor", "ceil", "round_prefer_floor", "round_prefer_ceil")
+
+
+@attrs.frozen
+class Flavour:
+    """What differs between TVM's 2-D and 3-D resize computations."""
+
+    op: str
+    """The Relax op name (for errors)."""
+    layouts: tuple
+    """Accepted layouts; the spatial axes are their D, H and W letters."""
+    int_div: bool
+    """Whether an asymmetric nearest upscaling by an integer factor reads with integer division
+    (TVM's 2-D resize does, its 3-D resize does not)."""
+    depth_weights_from_width: bool
+    """TVM's 3-D cubic with ``cubic_exclude`` weighs depth with the width weights, masked by
+    the width neighbours against the height (topi's resize3d as written)."""
+
+
+RESIZE2D = Flavour("image.resize2d", ("NCHW", "NHWC"), int_div=True, depth_weights_from_width=False)
+RESIZE3D = Flavour("image.resize3d", ("NCDHW", "NDHWC"), int_div=False, depth_weights_from_width=True)
 
 
 def _source(v, in_size: int, out_size: int, mode: str, fdt) -> PrimExpr:
@@ -32,9 +57,9 @@ def _source(v, in_size: int, out_size: int, mode: str, fdt) -> PrimExpr:
     return (x + const(0.5, fdt)) * scale - const(0.5, fdt)
 
 
-def _int_div(in_size: int, out_size: int) -> bool:
-    """TVM reads an asymmetric nearest upscaling by an integer factor with integer division
-    (when rounding down)."""
+def int_div(in_size: int, out_size: int) -> bool:
+    """Whether TVM's 2-D resize reads an asymmetric nearest upscaling from ``in_size`` to
+    ``out_size`` with integer division (when rounding down)."""
     return out_size % in_size == 0 and out_size / in_size <= 1 / (1e-5 * in_size + 1e-5)
 
 
@@ -89,65 +114,111 @@ def _cubic_axis(src: PrimExpr, size: int, alpha: float, exclude: int, fdt) -> tu
     return [_clamp(base + index(i - 1), size) for i in range(4)], weights
 
 
-def resize2d(b: Builder, x: Buffer, *, size, layout="NCHW", method="linear",
-             coordinate_transformation_mode="half_pixel", rounding_method="round", cubic_alpha=-0.75,
-             cubic_exclude=0, out_dtype=None) -> Buffer:
-    """Resize the H and W axes of ``layout`` (NCHW or NHWC) to ``size``."""
-    op = "image.resize2d"
-    if layout not in ("NCHW", "NHWC"):
-        raise OpError(op, "layout", f"expected 'NCHW' or 'NHWC', got {layout!r}")
+def _linear_axis(src: PrimExpr, size: int, fdt) -> tuple:
+    """(clamped neighbour indices, weights) along one axis, as TVM's linear resize."""
+    fl = Call(fdt, "floor", (src,))
+    base = Cast(dt.int64, fl)
+    t = src - fl
+    return [_clamp(base, size), _clamp(base + index(1), size)], [const(1.0, fdt) - t, t]
+
+
+def _combine(at, picks: list, chosen: tuple = ()) -> PrimExpr:
+    """The neighbours of ``picks`` (per spatial axis, outermost first: (indices, weights))
+    weighted along the innermost axis first, as TVM nests its interpolations."""
+    if len(chosen) == len(picks):
+        return at(chosen)
+    indices, weights = picks[len(chosen)]
+    return _sum([_combine(at, picks, chosen + (i,)) * w for i, w in zip(indices, weights)])
+
+
+@attrs.frozen
+class _Attrs:
+    """The checked attributes of one resize."""
+
+    axes: tuple
+    in_sizes: tuple
+    out_sizes: tuple
+    method: str
+    mode: str
+    rounding: str
+    alpha: float
+    exclude: int
+
+
+def _checked(fl: Flavour, x: Buffer, size, layout, method, mode, rounding, alpha, exclude) -> _Attrs:
+    op = fl.op
+    if layout not in fl.layouts:
+        raise OpError(op, "layout", f"expected one of {fl.layouts}, got {layout!r}")
     if method not in ("nearest_neighbor", "linear", "cubic"):
         raise OpError(op, "method", f"expected 'nearest_neighbor', 'linear' or 'cubic', got {method!r}")
-    if coordinate_transformation_mode not in _MODES:
+    if mode not in _MODES:
         raise OpError(op, "coordinate_transformation_mode", f"expected one of {_MODES}")
-    if rounding_method not in _ROUNDING:
+    if rounding not in _ROUNDING:
         raise OpError(op, "rounding_method", f"expected one of {_ROUNDING}")
-    oh, ow = ints(size, 2, op, "size")
-    if oh < 1 or ow < 1:
+    letters = "DHW"[3 - (len(layout) - 2):]
+    out_sizes = tuple(ints(size, len(letters), op, "size"))
+    if min(out_sizes) < 1:
         raise OpError(op, "size", f"must be positive, got {size!r}")
-    hax, wax = layout.index("H"), layout.index("W")
-    ih, iw = static(x.shape[hax], op, "data H"), static(x.shape[wax], op, "data W")
+    axes = tuple(layout.index(c) for c in letters)
+    in_sizes = tuple(static(x.shape[a], op, f"data {c}") for a, c in zip(axes, letters))
+    return _Attrs(axes, in_sizes, out_sizes, method, mode, rounding, alpha, exclude)
+
+
+def resize(b: Builder, x: Buffer, fl: Flavour, *, size, layout, method, coordinate_transformation_mode,
+           rounding_method, cubic_alpha=-0.75, cubic_exclude=0, out_dtype=None) -> Buffer:
+    """Resize the spatial axes of ``layout`` to ``size`` as TVM's ``fl`` resize computes it."""
+    a = _checked(fl, x, size, layout, method, coordinate_transformation_mode, rounding_method, cubic_alpha,
+                 cubic_exclude)
     fdt = x.dtype if x.dtype.is_float else dt.float32
     odt = dt.dtype(out_dtype) if out_dtype else x.dtype
     shape = list(x.shape)
-    shape[hax], shape[wax] = index(oh), index(ow)
-    mode = coordinate_transformation_mode
+    for ax, s in zip(a.axes, a.out_sizes):
+        shape[ax] = index(s)
 
-    def at(i, yy, xx):
-        idx = list(i)
-        idx[hax], idx[wax] = yy, xx
-        return Cast(fdt, x[tuple(idx)]) if x.dtype != fdt else x[tuple(idx)]
+    def body(*i):
+        def at(spatial):
+            idx = list(i)
+            for ax, s in zip(a.axes, spatial):
+                idx[ax] = s
+            v = x[tuple(idx)]
+            return Cast(fdt, v) if x.dtype != fdt else v
 
-    def closest(v, size_in, size_out):
-        if mode == "asymmetric" and rounding_method in ("floor", "") and _int_div(size_in, size_out):
-            factor = size_out // size_in
-            return _clamp(FloorDiv(v, index(factor)) if factor > 1 else v, size_in)
-        return _clamp(Cast(dt.int64, _round(_source(v, size_in, size_out, mode, fdt), rounding_method, mode)), size_in)
-
-    def nearest(*i):
-        ys, xs = closest(i[hax], ih, oh), closest(i[wax], iw, ow)
-        v = at(i, ys, xs)
+        v = _value(fl, a, [i[ax] for ax in a.axes], at, fdt)
         return Cast(odt, v) if v.dtype != odt else v
 
-    def linear(*i):
-        sy, sx = _source(i[hax], ih, oh, mode, fdt), _source(i[wax], iw, ow, mode, fdt)
-        fy, fx = Call(fdt, "floor", (sy,)), Call(fdt, "floor", (sx,))
-        y0, x0 = Cast(dt.int64, fy), Cast(dt.int64, fx)
-        ty, tx = sy - fy, sx - fx
-        y_lo, y_hi = _clamp(y0, ih), _clamp(y0 + index(1), ih)
-        x_lo, x_hi = _clamp(x0, iw), _clamp(x0 + index(1), iw)
-        one = const(1.0, fdt)
-        top = at(i, y_lo, x_lo) * (one - tx) + at(i, y_lo, x_hi) * tx
-        bottom = at(i, y_hi, x_lo) * (one - tx) + at(i, y_hi, x_hi) * tx
-        v = top * (one - ty) + bottom * ty
-        return Cast(odt, v) if v.dtype != odt else v
-
-    def cubic(*i):
-        ys, wy = _cubic_axis(_source(i[hax], ih, oh, mode, fdt), ih, cubic_alpha, cubic_exclude, fdt)
-        xs, wx = _cubic_axis(_source(i[wax], iw, ow, mode, fdt), iw, cubic_alpha, cubic_exclude, fdt)
-        rows = [_sum([at(i, yy, xx) * w for xx, w in zip(xs, wx)]) for yy in ys]
-        v = _sum([r * w for r, w in zip(rows, wy)])
-        return Cast(odt, v) if v.dtype != odt else v
-
-    body = {"nearest_neighbor": nearest, "linear": linear, "cubic": cubic}[method]
     return b.compute("resize", shape, body, dtype=odt)
+
+
+def _value(fl: Flavour, a: _Attrs, out: list, at, fdt) -> PrimExpr:
+    """The resized value at output spatial coordinates ``out``."""
+    sizes = list(zip(out, a.in_sizes, a.out_sizes))
+    if a.method == "nearest_neighbor":
+        return at(tuple(_closest(fl, a, v, si, so, fdt) for v, si, so in sizes))
+    srcs = [_source(v, si, so, a.mode, fdt) for v, si, so in sizes]
+    if a.method == "linear":
+        return _combine(at, [_linear_axis(s, si, fdt) for s, si in zip(srcs, a.in_sizes)])
+    picks = [_cubic_axis(s, si, a.alpha, a.exclude, fdt) for s, si in zip(srcs, a.in_sizes)]
+    if a.exclude and fl.depth_weights_from_width and len(picks) == 3:
+        picks[0] = (picks[0][0], _cubic_axis(srcs[2], a.in_sizes[1], a.alpha, 1, fdt)[1])
+    return _combine(at, picks)
+
+
+def _closest(fl: Flavour, a: _Attrs, v, size_in: int, size_out: int, fdt) -> PrimExpr:
+    """The source index nearest_neighbor reads along one axis."""
+    if fl.int_div and a.mode == "asymmetric" and a.rounding in ("floor", "") and int_div(size_in, size_out):
+        factor = size_out // size_in
+        return _clamp(FloorDiv(v, index(factor)) if factor > 1 else v, size_in)
+    src = _source(v, size_in, size_out, a.mode, fdt)
+    if isinstance(src, FloatImm):  # pytorch_half_pixel to one: TVM folds the index to a constant
+        return index(min(max(_rounded_const(src.value, a.rounding, a.mode), 0), size_in - 1))
+    return _clamp(Cast(dt.int64, _round(src, a.rounding, a.mode)), size_in)
+
+
+def _rounded_const(x: float, method: str, mode: str) -> int:
+    """:func:`_round` of a constant."""
+    method = method or ("round" if mode == "align_corners" else "floor")
+    if method == "round":
+        return round(x)
+    up = method in ("ceil", "round_prefer_floor")
+    shift = {"round_prefer_floor": -0.5, "round_prefer_ceil": 0.5, "floor": 1e-5, "ceil": -1e-5}[method]
+    return math.ceil(x + shift) if up else math.floor(x + shift)
