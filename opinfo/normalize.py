@@ -10,6 +10,7 @@ elements would change the op; the semantic layer ignores predicates):
 * the separate init block of ``decompose_reduction`` (spatial iterators only, no reads,
   stores of constants) is put back as the ``init`` of the reduction block that next
   touches its buffers and stores to them at the same indices, over the same domain;
+* the partial and final blocks of ``rfactor`` are merged back (see :mod:`.rfactor`);
 * a ``cache_read`` copy (an intermediate filled by ``S[v...] = P[v...]`` from a parameter
   of the same shape, over the whole buffer, and written nowhere else) is removed and its
   readers read the parameter;
@@ -36,6 +37,7 @@ from tir.buffer import BufferRegion
 from .affine import affine, const_of
 from .distribute import distribute
 from .predicates import drop_predicates
+from .rfactor import merge_rfactor
 
 EMPTY = SeqStmt(())
 
@@ -245,4 +247,4 @@ def normalize(func: PrimFunc) -> "PrimFunc | None":
     func = drop_predicates(distribute(func))
     if func is None:
         return None
-    return drop_cache_copies(merge_inits(func))
+    return drop_cache_copies(merge_rfactor(merge_inits(func)))

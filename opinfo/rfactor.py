@@ -1,0 +1,160 @@
+"""Undo ``rfactor``: a reduction split into a partial block and a final one is merged back.
+
+``rfactor`` turns ``out[s] = out[s] (+) f(s, r, k)`` into a block computing partial results
+``rf[k, s] = rf[k, s] (+) f(s, r, k)`` (reducing over the other variables ``r``; without
+them a plain ``rf[k, s] = f(s, k)``) and a final block ``out[s] = out[s] (+) rf[k, s]``
+reducing over ``k``. For a commutative, associative combiner ((+), ``*``, ``max``,
+``min``) that is the same reduction over ``(k, r)``, which is what TVM's unscheduled form
+computes. The merge is done only when ``rf`` is an intermediate that the partial block alone
+writes and the final block alone reads, the two combiners are the same operation and
+every ``rf`` index is one variable whose domain matches on both sides, and the partial
+block carries rfactor's name (``<tag>_rf``): the same two blocks are also a fused kernel of
+an elementwise op (or a reduction) followed by a reduction, whose ops must stay apart.
+"""
+from __future__ import annotations
+
+import attrs
+
+from tir.expr import Add, BufferLoad, IntImm, Max, Min, Mul, Var
+from tir.function import PrimFunc
+from tir.functor import post_order_visit, substitute, transform
+from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IterKind, IterVar, SeqStmt
+
+from .affine import affine
+
+COMBINERS = (Add, Mul, Max, Min)
+EMPTY = SeqStmt(())
+
+
+def _split_update(store: BufferStore):
+    """(combiner type, the other operand) of ``B[i] = B[i] (+) other``, either order."""
+    v = store.value
+    if type(v) not in COMBINERS:
+        return None
+    for acc, other in ((v.a, v.b), (v.b, v.a)):
+        if isinstance(acc, BufferLoad) and acc.buffer is store.buffer and tuple(acc.indices) == tuple(store.indices):
+            return type(v), other
+    return None
+
+
+def _plain_vars(indices, block: Block) -> "list | None":
+    ivs = {id(iv.var): iv for iv in block.iter_vars}
+    if not all(isinstance(i, Var) and id(i) in ivs for i in indices) or len({id(i) for i in indices}) != len(indices):
+        return None
+    return [ivs[id(i)] for i in indices]
+
+
+def _final(block: Block):
+    """(combiner, rf load) of a final block ``out[s] = out[s] (+) rf[...]``."""
+    if block.init is None or not isinstance(block.body, BufferStore):
+        return None
+    split = _split_update(block.body)
+    if split is None or not isinstance(split[1], BufferLoad) or split[1].buffer is block.body.buffer:
+        return None
+    if _plain_vars(split[1].indices, block) is None:
+        return None
+    return split
+
+
+def _partial(block: Block, combiner):
+    """(store, contribution) of the partial block writing ``rf`` at its own variables."""
+    store = block.body
+    if not isinstance(store, BufferStore) or _plain_vars(store.indices, block) is None:
+        return None
+    spatial = [iv for iv in block.iter_vars if iv.kind == IterKind.SPATIAL]
+    if {id(i) for i in store.indices} != {id(iv.var) for iv in spatial}:
+        return None
+    if block.init is None:
+        return (store, store.value) if len(spatial) == len(block.iter_vars) else None
+    split = _split_update(store)
+    return (store, split[1]) if split is not None and split[0] is combiner else None
+
+
+def _loads(stmt) -> set:
+    found = set()
+    post_order_visit(stmt, lambda n: found.add(id(n.buffer)) if isinstance(n, BufferLoad) else None)
+    return found
+
+
+def _merge(final: Block, partial: Block, combiner, rf_load) -> "tuple | None":
+    """(merged block, the fresh reduction variables with their extents)."""
+    got = _partial(partial, combiner)
+    if got is None:
+        return None
+    store, contribution = got
+    mapping = {}
+    for mine, theirs in zip(store.indices, rf_load.indices):
+        a = next(iv for iv in partial.iter_vars if iv.var is mine)
+        b = next(iv for iv in final.iter_vars if iv.var is theirs)
+        if affine(a.dom.extent) != affine(b.dom.extent) or affine(a.dom.min) != affine(b.dom.min):
+            return None
+        mapping[mine] = theirs
+    fresh = []
+    for iv in partial.iter_vars:
+        if iv.kind != IterKind.SPATIAL:
+            var = Var(iv.var.name, iv.var.dtype)
+            mapping[iv.var] = var
+            fresh.append(IterVar(var, iv.dom, IterKind.REDUCE))
+    value = final.body.value
+    term = substitute(contribution, mapping)
+    value = combiner(value.a, term) if value.b is rf_load else combiner(term, value.b)
+    reads = tuple(r for r in final.reads if r.buffer is not rf_load.buffer) + tuple(
+        substitute(r, mapping) for r in partial.reads if r.buffer is not store.buffer)
+    block = attrs.evolve(final, iter_vars=final.iter_vars + tuple(fresh), reads=reads,
+                         body=attrs.evolve(final.body, value=value))
+    return block, fresh
+
+
+def merge_rfactor(func: PrimFunc) -> PrimFunc:
+    """``func`` with rfactor'ed reductions merged back (see the module doc)."""
+    root = func.root_block
+    if root is None:
+        return func
+    blocks = list(func.blocks())
+    allocated = {id(b) for b in root.alloc_buffers}
+    replace, drop, dropped_bufs = {}, set(), set()
+    for final in blocks:
+        found = _final(final)
+        if found is None:
+            continue
+        combiner, rf_load = found
+        rf = rf_load.buffer
+        writers = [b for b in blocks if any(w.buffer is rf for w in b.writes) or
+                   (isinstance(b.body, BufferStore) and b.body.buffer is rf)]
+        readers = [b for b in blocks if id(rf) in _loads(b.body) and b not in writers]
+        if id(rf) not in allocated or len(writers) != 1 or readers != [final] or writers[0] is final:
+            continue
+        if not writers[0].name.endswith("_rf"):
+            continue  # an elementwise op or a reduction fused before this one, not a partial
+        merged = _merge(final, writers[0], combiner, rf_load)
+        if merged is not None:
+            replace[id(final)] = merged
+            drop.add(id(writers[0]))
+            dropped_bufs.add(id(rf))
+    if not replace:
+        return func
+
+    def pre(n):
+        if isinstance(n, BlockRealize) and id(n.block) in drop:
+            return EMPTY
+        if isinstance(n, BlockRealize) and id(n.block) in replace:
+            block, fresh = replace[id(n.block)]
+            loops = [Var(iv.var.name.removeprefix("v_"), iv.var.dtype) for iv in fresh]
+            body = BlockRealize(tuple(n.iter_values) + tuple(loops), n.predicate, block)
+            for var, iv in zip(reversed(loops), reversed(fresh)):
+                body = For(var, IntImm(var.dtype, 0), iv.dom.extent, ForKind.SERIAL, body)
+            return body
+        return None
+
+    def post(n):
+        if n is not root and not (isinstance(n, Block) and n.name == "root"):
+            if isinstance(n, For) and n.body is EMPTY:
+                return EMPTY
+            if isinstance(n, SeqStmt):
+                kept = tuple(s for s in n.seq if s is not EMPTY)
+                if len(kept) != len(n.seq):
+                    return EMPTY if not kept else kept[0] if len(kept) == 1 else SeqStmt(kept)
+            return None
+        return attrs.evolve(n, alloc_buffers=tuple(b for b in n.alloc_buffers if id(b) not in dropped_bufs))
+
+    return transform(func, post, pre)
