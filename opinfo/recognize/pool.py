@@ -28,8 +28,6 @@ bound names the true after-padding, which usually settles ceil_mode.
 """
 from __future__ import annotations
 
-import re
-
 import attrs
 
 from tir.expr import Div, FloorDiv, FloorMod, Var, min_value
@@ -37,6 +35,7 @@ from tir.functor import pre_order_visit
 
 from ..affine import const_of, float_of
 from ..semantic import Reduce
+from ..tags import tags
 from .common import Match, Space, strip
 from .guard import guard_sides, same_on_domain
 from .pool_divisor import settle
@@ -235,8 +234,8 @@ _TAGS = {True: "adaptive_pool_sum", False: "pool_sum"}
 
 
 def _tags(ctx) -> set:
-    """The function's block names without TVM's ``_<n>`` suffixes."""
-    return {re.sub(r"_\d+$", "", b.name) for b in ctx.sem.func.blocks()}
+    """The function's compute tags (:mod:`opinfo.tags`)."""
+    return set(tags(ctx.sem.func))
 
 
 def _adaptive(e, w, axes, layout, space):
