@@ -1,6 +1,9 @@
 """Resize readings that only the writing tells apart, adaptive pools with uneven windows
-(TVM's nested blocks: their kind and their op), conv3d_transpose, group_norm with one
-channel, and identity adaptive pools -- in the forms TVM 0.27 prints."""
+(TVM's nested blocks: their kind, their op, and their layout when both layouts fit the
+numbers), conv3d_transpose, group_norm with one channel, and identity adaptive pools -- in
+the forms TVM 0.27 prints."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -190,6 +193,40 @@ def test_layouts_need_an_uneven_axis_and_unchanged_others():
     assert pool_adaptive._layouts((1, 4, 7), (1, 4, 3)) == [("NCW", [2])]
     # NCDHW and NDHWC both fit when the changed axes are shared: numbers cannot choose
     assert len(pool_adaptive._layouts((1, 11, 5, 7, 3), (1, 11, 2, 2, 3))) == 2
+
+
+
+POOL_LAYOUTS = Path(__file__).parent / "fixtures" / "adaptive_pool_layouts.py"
+LAID_OUT = {  # PrimFunc of the fixture -> (op, output_size, layout)
+    "ndhwc_3d": ("nn.adaptive_avg_pool3d", [3, 2, 2], "NDHWC"),
+    "ncdhw_3d": ("nn.adaptive_avg_pool3d", [2, 2, 2], "NCDHW"),
+    "nhwc_2d": ("nn.adaptive_avg_pool2d", [5, 3], "NHWC"),
+    "nchw_2d": ("nn.adaptive_avg_pool2d", [3, 3], "NCHW"),
+    "nwc_1d": ("nn.adaptive_avg_pool1d", [3], "NWC"),
+}
+
+
+def _pool_funcs(text=None) -> dict:
+    return dict(parse(POOL_LAYOUTS.read_text() if text is None else text).prim_funcs())
+
+
+def test_adaptive_layout_both_numbers_explain_is_read_from_the_reduction_variables():
+    for name, func in _pool_funcs().items():
+        op, size, layout = LAID_OUT[name]
+        shapes = [tuple(int(d.value) for d in b.shape) for b in func.buffers]
+        if len(size) > 1:  # the pairs: the other layout fits the shapes and the numbers too
+            assert len(pool_adaptive._layouts(*shapes)) == 2
+        assert _ops(func) == [(op, {"output_size": size, "layout": layout, "out_layout": layout})], name
+
+
+def test_adaptive_layout_abstains_when_the_reduction_variables_do_not_say():
+    text = POOL_LAYOUTS.read_text()
+    # NHWC's one-row window on H read without its reduction variable (of extent 1): the
+    # numbers are unchanged, the loops now point at neither layout
+    loads = "x[v_ax0_1, v_ax1_1 + v_rv0_1, v_ax2_1 * T.int64(7) // T.int64(3) + v_rv1, v_ax3_1]"
+    assert text.count(loads) == 2
+    plain = text.replace(loads, loads.replace("v_ax1_1 + v_rv0_1", "v_ax1_1"))
+    assert _ops(_pool_funcs(plain)["nhwc_2d"]) == []
 
 
 _ONE_WINDOW = """

@@ -8,18 +8,28 @@ depends on ``o``, in a nested block: the semantic layer cannot read that (it is 
 so the function is run (:func:`tir.interp.interpret`) on random data and compared with a
 numpy reference for each layout of the data's rank (the output size is the output's
 extents on the layout's spatial axes, the other axes must be unchanged). It is named only
-when exactly one layout agrees, and only when some axis is uneven: with every axis even,
-``avg_pool`` with window = stride computes the same numbers, and TVM writes that case as
-ordinary reductions (:mod:`.pool`).
+when some axis is uneven: with every axis even, ``avg_pool`` with window = stride computes
+the same numbers, and TVM writes that case as ordinary reductions (:mod:`.pool`).
+
+Both layouts can agree: (n, 12, 12, 11, 4) pooled to (n, 12, 6, 2, 4) is NDHWC, or NCDHW
+with C = 12 and W = 4 pooled to themselves. The loops tell them apart: TVM reads every
+pooled axis through a reduction variable (of extent 1 for a window of one) and the channel
+axis through a spatial one. The layout named is the one whose pooled axes are those the
+reduction variables reach (:func:`reduced_axes`); when the loops do not say, only a layout
+the numbers alone single out is named.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from tir.expr import BufferLoad
+from tir.functor import post_order_visit
 from tir.interp_data import np_dtype
+from tir.stmt import IterKind
 
 from ..info import OpInfo, Operand
 from .running import concrete_shapes, run
+from .symbolic import mentions
 
 MAX_ELEMENTS = 1 << 16
 """Larger inputs are not run."""
@@ -74,6 +84,9 @@ def recognize_adaptive_pool(func) -> tuple:
     agree = [(layout, axes) for layout, axes in candidates
              if np.allclose(out.astype(float), reference(data, axes, [shapes[1][d] for d in axes]),
                             rtol=rtol, atol=rtol * 1e-1)]
+    reached = reduced_axes(func, x)
+    if reached is not None or len(agree) > 1:  # the loops must confirm, and must choose a tie
+        agree = [(layout, axes) for layout, axes in agree if set(axes) == reached]
     if len(agree) != 1:
         return ()
     layout, axes = agree[0]
@@ -81,3 +94,13 @@ def recognize_adaptive_pool(func) -> tuple:
     attrs = {"output_size": sizes, "layout": layout, "out_layout": layout}
     return (OpInfo(f"nn.adaptive_avg_pool{len(axes)}d", attrs, (Operand("data", x.name, 0),),
                    Operand("output", y.name, 1)),)
+
+
+def reduced_axes(func, x) -> "set | None":
+    """The axes of ``x`` that reduction variables reach in its loads, the same in each of
+    them; None when ``x`` is not loaded or its loads disagree."""
+    reduce_vars = [iv.var for b in func.blocks() for iv in b.iter_vars if iv.kind == IterKind.REDUCE]
+    loads = []
+    post_order_visit(func.body, lambda n: loads.append(n) if isinstance(n, BufferLoad) and n.buffer is x else None)
+    reached = {frozenset(d for d, i in enumerate(load.indices) if mentions(i, reduce_vars)) for load in loads}
+    return set(next(iter(reached))) if len(reached) == 1 else None
