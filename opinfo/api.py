@@ -72,7 +72,9 @@ def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
     bufs = {b.name: b for b in func.buffers}
     data = bufs.get(op.operands[0].buffer)
     out = bufs.get(op.output.buffer) if op.output is not None else None
-    read = normalize(func) or func  # without cache copies, whose blocks are named after buffers
+    root = func.root_block
+    cached = root is not None and any(b.scope not in ("global", "") for b in root.alloc_buffers)
+    read = (normalize(func) or func) if cached else func  # cache copies' blocks are named after buffers
     settled = copy_tags.settle(op, shape_of(data) if data is not None else None,
                                shape_of(out) if out is not None else None, [b.name for b in read.blocks()])
     return (settled,) if settled is not None else ()
