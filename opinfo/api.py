@@ -9,7 +9,7 @@ from tir.module import IRModule
 from .decompose import Decomposer
 from .info import FuncInfo
 from .kind import pattern_kind
-from .normalize import normalize
+from .normalize import cache_scope, normalize
 from .op_graph import fusable
 from .recognize import families
 from .recognize.common import shape_of
@@ -73,7 +73,7 @@ def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
     data = bufs.get(op.operands[0].buffer)
     out = bufs.get(op.output.buffer) if op.output is not None else None
     root = func.root_block
-    cached = root is not None and any(b.scope not in ("global", "") for b in root.alloc_buffers)
+    cached = root is not None and any(cache_scope(b) for b in root.alloc_buffers)
     read = (normalize(func) or func) if cached else func  # cache copies' blocks are named after buffers
     settled = copy_tags.settle(op, shape_of(data) if data is not None else None,
                                shape_of(out) if out is not None else None, [b.name for b in read.blocks()])

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import attrs
 
-from tir.expr import Add, BufferLoad, IntImm, Var
+from tir.expr import Add, IntImm, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_visit, transform
-from tir.stmt import BlockRealize, BufferStore, For, ForKind, IterKind, SeqStmt
+from tir.stmt import BlockRealize, For, ForKind, IterKind, SeqStmt
 
 from .affine import const_of
+from .rewrite import loaded, stored
 
 
 def _realizes(stmt, loops=()) -> "list | None":
@@ -50,29 +51,12 @@ def _loop_vars(expr) -> set:
     return found
 
 
-def _loaded(block) -> set:
-    """Ids of the buffers a block loads (its body, not only its declared reads)."""
-    found = {id(r.buffer) for r in block.reads}
-    post_order_visit(block.body, lambda n: found.add(id(n.buffer)) if isinstance(n, BufferLoad) else None)
-    return found
-
-
-def _stored(block) -> dict:
-    """The buffers a block stores to (its body and init, not only its declared writes)."""
-    found = {id(w.buffer): w.buffer for w in block.writes}
-    for part in (block.body, block.init):
-        if part is not None:
-            post_order_visit(part, lambda n: found.setdefault(id(n.buffer), n.buffer)
-                             if isinstance(n, BufferStore) else None)
-    return found
-
-
 def _own_reduction(realize: BlockRealize, others: list) -> bool:
     """No other block under the loops a reduction variable is bound to reads what the
     reduction writes (it would read partial results; producers computed there are fine)."""
-    written = set(_stored(realize.block))
+    written = set(stored(realize.block))
     for other, loops in others:
-        if not _loaded(other.block) & written:
+        if not loaded(other.block) & written:
             continue
         inside = {id(lp.loop_var) for lp in loops}
         for iv, value in zip(realize.block.iter_vars, realize.iter_values):
@@ -117,7 +101,7 @@ def _distributed(stmt, writers: dict) -> "list | None":
     if found is None or not found or (len(found) == 1 and not _redundant(*found[0])):
         return None
     for k, (realize, _) in enumerate(found):
-        if any(writers.get(b, 0) != 1 for b in _stored(realize.block)):
+        if any(writers.get(b, 0) != 1 for b in stored(realize.block)):
             return None
         if not _own_reduction(realize, found[:k] + found[k + 1:]):
             return None
@@ -131,7 +115,7 @@ def distribute(func: PrimFunc) -> PrimFunc:
         return func
     writers: dict = {}
     for b in func.blocks():
-        for key in _stored(b):
+        for key in stored(b):
             writers[key] = writers.get(key, 0) + 1
     stmts = list(root.body.seq) if isinstance(root.body, SeqStmt) else [root.body]
     out, changed = [], False

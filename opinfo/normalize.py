@@ -31,30 +31,14 @@ import attrs
 from tir.expr import BufferLoad, Var
 from tir.function import PrimFunc
 from tir.functor import pre_order_visit, substitute, transform
-from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, SeqStmt
+from tir.stmt import Block, BlockRealize, BufferStore, IterKind, SeqStmt
 from tir.buffer import BufferRegion
 
 from .affine import affine, const_of
 from .distribute import distribute
 from .predicates import drop_predicates
+from .rewrite import EMPTY, prune
 from .rfactor import merge_rfactor
-
-EMPTY = SeqStmt(())
-
-
-def _prune(node):
-    """``node`` without empty statements (loops and sequences left empty by a removal)."""
-    def post(n):
-        if isinstance(n, For) and n.body is EMPTY:
-            return EMPTY
-        if isinstance(n, SeqStmt):
-            kept = tuple(s for s in n.seq if s is not EMPTY)
-            if len(kept) == len(n.seq):
-                return None
-            return EMPTY if not kept else kept[0] if len(kept) == 1 else SeqStmt(kept)
-        return None
-    return transform(node, post)
-
 
 def _touches(block: Block, buf) -> bool:
     return any(r.buffer is buf for r in block.reads + block.writes)
@@ -170,7 +154,7 @@ def merge_inits(func: PrimFunc) -> PrimFunc:
             return merged[id(n)]
         return None
 
-    return _prune(transform(func, lambda n: None, pre))
+    return prune(transform(func, lambda n: None, pre))
 
 
 def _copy_pair(block: Block) -> "tuple | None":
@@ -192,7 +176,7 @@ def _readers(blocks, buf) -> list:
     return [b for b in blocks if any(r.buffer is buf for r in b.reads)]
 
 
-def _cache_scope(buf) -> bool:
+def cache_scope(buf) -> bool:
     """A buffer in a scope that only a cache primitive creates here: a copy into a global
     intermediate may be an op of a fused kernel (an identity broadcast_to), not a cache."""
     return buf.scope not in ("global", "")
@@ -207,8 +191,8 @@ def _cache_copy(block: Block, blocks: list, params: set) -> "tuple | None":
         return None
     dst, src = pair
     if id(src) in params and id(dst) not in params and _writer_count(blocks, dst) == 1:
-        return (dst, src) if _cache_scope(dst) else None
-    if id(src) in params or not _cache_scope(src) or _writer_count(blocks, src) != 1:
+        return (dst, src) if cache_scope(dst) else None
+    if id(src) in params or not cache_scope(src) or _writer_count(blocks, src) != 1:
         return None
     writer = next(b for b in blocks if any(w.buffer is src for w in b.writes))
     others = [b for b in _readers(blocks, src) if b is not block and b is not writer]
@@ -239,7 +223,7 @@ def drop_cache_copies(func: PrimFunc) -> PrimFunc:
             return attrs.evolve(n, alloc_buffers=tuple(b for b in n.alloc_buffers if id(b) not in rename))
         return None
 
-    return _prune(transform(func, post, pre))
+    return prune(transform(func, post, pre))
 
 
 def normalize(func: PrimFunc) -> "PrimFunc | None":

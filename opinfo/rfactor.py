@@ -17,13 +17,13 @@ import attrs
 
 from tir.expr import Add, BufferLoad, IntImm, Max, Min, Mul, Var
 from tir.function import PrimFunc
-from tir.functor import post_order_visit, substitute, transform
-from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IterKind, IterVar, SeqStmt
+from tir.functor import substitute, transform
+from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IterKind, IterVar
 
 from .affine import affine
+from .rewrite import EMPTY, loaded, prune, stored
 
 COMBINERS = (Add, Mul, Max, Min)
-EMPTY = SeqStmt(())
 
 
 def _split_update(store: BufferStore):
@@ -70,12 +70,6 @@ def _partial(block: Block, combiner):
     return (store, split[1]) if split is not None and split[0] is combiner else None
 
 
-def _loads(stmt) -> set:
-    found = set()
-    post_order_visit(stmt, lambda n: found.add(id(n.buffer)) if isinstance(n, BufferLoad) else None)
-    return found
-
-
 def _merge(final: Block, partial: Block, combiner, rf_load) -> "tuple | None":
     """(merged block, the fresh reduction variables with their extents)."""
     got = _partial(partial, combiner)
@@ -119,9 +113,8 @@ def merge_rfactor(func: PrimFunc) -> PrimFunc:
             continue
         combiner, rf_load = found
         rf = rf_load.buffer
-        writers = [b for b in blocks if any(w.buffer is rf for w in b.writes) or
-                   (isinstance(b.body, BufferStore) and b.body.buffer is rf)]
-        readers = [b for b in blocks if id(rf) in _loads(b.body) and b not in writers]
+        writers = [b for b in blocks if id(rf) in stored(b)]
+        readers = [b for b in blocks if id(rf) in loaded(b) and b not in writers]
         if id(rf) not in allocated or len(writers) != 1 or readers != [final] or writers[0] is final:
             continue
         if not writers[0].name.endswith("_rf"):
@@ -147,14 +140,8 @@ def merge_rfactor(func: PrimFunc) -> PrimFunc:
         return None
 
     def post(n):
-        if n is not root and not (isinstance(n, Block) and n.name == "root"):
-            if isinstance(n, For) and n.body is EMPTY:
-                return EMPTY
-            if isinstance(n, SeqStmt):
-                kept = tuple(s for s in n.seq if s is not EMPTY)
-                if len(kept) != len(n.seq):
-                    return EMPTY if not kept else kept[0] if len(kept) == 1 else SeqStmt(kept)
-            return None
-        return attrs.evolve(n, alloc_buffers=tuple(b for b in n.alloc_buffers if id(b) not in dropped_bufs))
+        if isinstance(n, Block) and any(id(b) in dropped_bufs for b in n.alloc_buffers):
+            return attrs.evolve(n, alloc_buffers=tuple(b for b in n.alloc_buffers if id(b) not in dropped_bufs))
+        return None
 
-    return transform(func, post, pre)
+    return prune(transform(func, post, pre))

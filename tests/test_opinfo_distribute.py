@@ -2,9 +2,6 @@
 get loops of their own (:mod:`opinfo.distribute`): same values, recognised as unscheduled."""
 from __future__ import annotations
 
-from pathlib import Path
-
-import numpy as np
 import pytest
 import tir
 from tir.stmt import For, IterKind
@@ -12,20 +9,7 @@ from tir.verifier import verify
 
 import opinfo
 from opinfo.distribute import distribute
-
-FIXTURES = Path(__file__).parent / "fixtures"
-
-
-def _func(name):
-    mod = tir.parse((FIXTURES / f"compute_at_{name}.py").read_text())
-    (_, func), = mod.prim_funcs()
-    return func
-
-
-def _same_values(a, b):
-    rng = np.random.default_rng(0)
-    args = [rng.uniform(-1, 1, [int(s.value) for s in buf.shape]).astype("float32") for buf in a.buffers[:-1]]
-    np.testing.assert_allclose(tir.run(b, *args), tir.run(a, *args), rtol=1e-5, atol=1e-6)
+from fixture_util import assert_same_values, fixture_func
 
 
 def _nests(func) -> list:
@@ -58,11 +42,11 @@ def _loops_over_domains(func) -> bool:
       "data_layout": "NCHW", "kernel_layout": "IOHW"}),
 ])
 def test_compute_at_recognised(name, op, attrs):
-    func = _func(name)
+    func = fixture_func(f"compute_at_{name}")
     flat = distribute(func)
     verify(flat)
     assert len(_nests(flat)) > len(_nests(func))
-    _same_values(func, flat)
+    assert_same_values(func, flat, tol=1e-6)
     (got,) = opinfo.analyze(func).ops
     assert got.name == op
     assert {k: got.to_json()["attrs"][k] for k in attrs} == attrs
@@ -71,11 +55,11 @@ def test_compute_at_recognised(name, op, attrs):
 def test_redundant_pad_block_gets_its_own_loops():
     """A pad block computed at a pool's window loops (alone in its nest, recomputing
     overlapping rows) is run once per element afterwards."""
-    func = _func("nn_avg_pool2d")
+    func = fixture_func("compute_at_nn_avg_pool2d")
     flat = distribute(func)
     verify(flat)
     assert _loops_over_domains(flat)
-    _same_values(func, flat)
+    assert_same_values(func, flat, tol=1e-6)
 
 
 PARTIAL = '''

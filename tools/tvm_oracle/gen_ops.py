@@ -675,6 +675,11 @@ def kinds_of(mod):
     return out
 
 
+def _blocks(sch):
+    root = sch.get_sblock("root") if hasattr(sch, "get_sblock") else sch.get_block("root")
+    return list(sch.get_child_blocks(root))
+
+
 def schedule(mod, rng):
     from tvm import s_tir
     changed = False
@@ -682,8 +687,7 @@ def schedule(mod, rng):
         if not isinstance(f, tirx.PrimFunc):
             continue
         sch = s_tir.Schedule(f)
-        blocks = sch.get_child_blocks(sch.get_sblock("root")) if hasattr(sch, "get_sblock") else sch.get_child_blocks(sch.get_block("root"))
-        for blk in list(blocks):
+        for blk in _blocks(sch):
             bname = sch.get(blk).name_hint
             if ("pad" in bname) and rng.random() < 0.6:
                 try:
@@ -721,11 +725,6 @@ EXTENDED = [t for t in os.environ.get("OPINFO_SCHEDULE", "").split(",") if t]
 """Further loop transformations for robustness corpora (not in the sample corpus), chosen with
 the environment variable OPINFO_SCHEDULE, a comma list of: fuse, compute_at, decompose,
 annotate, inline, cache, rfactor, blockize. Every case is then scheduled."""
-
-
-def _blocks(sch):
-    root = sch.get_sblock("root") if hasattr(sch, "get_sblock") else sch.get_block("root")
-    return list(sch.get_child_blocks(root))
 
 
 def _try(fn, *args, **kw):

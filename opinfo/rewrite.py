@@ -1,0 +1,42 @@
+"""Small pieces the normalizing rewrites share (:mod:`.normalize`, :mod:`.distribute`,
+:mod:`.rfactor`): removing statements, and what a block really loads and stores (its body
+as well as its declared regions: hand-written TVMScript may omit ``T.reads``/``T.writes``)."""
+from __future__ import annotations
+
+from tir.expr import BufferLoad
+from tir.functor import post_order_visit, transform
+from tir.stmt import BufferStore, For, SeqStmt
+
+EMPTY = SeqStmt(())
+"""Put in place of a removed statement; :func:`prune` then drops it."""
+
+
+def prune(node):
+    """``node`` without empty statements (loops and sequences left empty by a removal)."""
+    def post(n):
+        if isinstance(n, For) and n.body is EMPTY:
+            return EMPTY
+        if isinstance(n, SeqStmt):
+            kept = tuple(s for s in n.seq if s is not EMPTY)
+            if len(kept) == len(n.seq):
+                return None
+            return EMPTY if not kept else kept[0] if len(kept) == 1 else SeqStmt(kept)
+        return None
+    return transform(node, post)
+
+
+def stored(block) -> dict:
+    """id -> buffer of what a block stores to (body and init, and its declared writes)."""
+    found = {id(w.buffer): w.buffer for w in block.writes}
+    for part in (block.body, block.init):
+        if part is not None:
+            post_order_visit(part, lambda n: found.setdefault(id(n.buffer), n.buffer)
+                             if isinstance(n, BufferStore) else None)
+    return found
+
+
+def loaded(block) -> set:
+    """Ids of the buffers a block loads (its body, and its declared reads)."""
+    found = {id(r.buffer) for r in block.reads}
+    post_order_visit(block.body, lambda n: found.add(id(n.buffer)) if isinstance(n, BufferLoad) else None)
+    return found
