@@ -176,6 +176,14 @@ def test_uneven_adaptive_pool_2d_kind_follows_tvm_nested_blocks():
                                  {"output_size": [2, 2], "layout": "NCHW", "out_layout": "NCHW"})]
 
 
+def test_windows_like_adaptive_ones_without_its_tag_abstain():
+    # avg_pool with window 3 and stride 2 over 9 elements averages the adaptive windows of
+    # 9 -> 4 ([0, 3), [2, 5), ...): only TVM's adaptive compute tag may name the numbers
+    renamed = _UNEVEN_1D.replace("adaptive_pool_", "pool_")
+    assert "adaptive" not in renamed.replace("adaptive_avg_pool1d", "")
+    assert _ops(renamed) == []
+
+
 @pytest.mark.parametrize("shape,axes,sizes", [((1, 2, 7), [2], [3]), ((1, 5, 4, 2), [1, 2], [2, 3])])
 def test_adaptive_reference_windows(shape, axes, sizes):
     x = np.arange(np.prod(shape), dtype=float).reshape(shape)

@@ -11,6 +11,11 @@ extents on the layout's spatial axes, the other axes must be unchanged). It is n
 when some axis is uneven: with every axis even, ``avg_pool`` with window = stride computes
 the same numbers, and TVM writes that case as ordinary reductions (:mod:`.pool`).
 
+Numbers alone can also match a fixed-window pool: ``avg_pool`` with window 3 and stride 2
+over 9 elements averages [0, 3), [2, 5), [4, 7), [6, 9), which are exactly the adaptive
+windows of 9 -> 4. Such a pool is named only when TVM's compute tag for adaptive pooling
+(``adaptive_pool_sum``/``adaptive_pool_avg``) names one of its blocks.
+
 Both layouts can agree: (n, 12, 12, 11, 4) pooled to (n, 12, 6, 2, 4) is NDHWC, or NCDHW
 with C = 12 and W = 4 pooled to themselves. The loops tell them apart: TVM reads every
 pooled axis through a reduction variable (of extent 1 for a window of one) and the channel
@@ -28,9 +33,11 @@ from tir.interp_data import np_dtype
 from tir.stmt import IterKind
 
 from ..info import OpInfo, Operand
+from ..tags import tags
 from .running import concrete_shapes, run
 from .symbolic import mentions
 
+ADAPTIVE_TAGS = frozenset({"adaptive_pool_sum", "adaptive_pool_avg"})
 MAX_ELEMENTS = 1 << 16
 """Larger inputs are not run."""
 LAYOUTS = {3: ("NCW", "NWC"), 4: ("NCHW", "NHWC"), 5: ("NCDHW", "NDHWC")}
@@ -64,7 +71,7 @@ def _layouts(in_shape, out_shape) -> list:
 def recognize_adaptive_pool(func) -> tuple:
     """``(OpInfo,)`` for an uneven adaptive average pool, else ()."""
     bufs = list(func.buffers)
-    if len(bufs) != 2 or len(func.params) != 2:
+    if len(bufs) != 2 or len(func.params) != 2 or not ADAPTIVE_TAGS.intersection(tags(func)):
         return ()
     x, y = bufs
     if not x.dtype.is_float or y.dtype != x.dtype or len(x.shape) != len(y.shape):
