@@ -35,6 +35,7 @@ from tir.stmt import Block, BlockRealize, BufferStore, IterKind, SeqStmt
 from tir.buffer import BufferRegion
 
 from .affine import affine, const_of
+from .blockize import unblockize
 from .distribute import distribute
 from .predicates import drop_predicates
 from .rewrite import EMPTY, prune
@@ -228,7 +229,7 @@ def drop_cache_copies(func: PrimFunc) -> PrimFunc:
 
 def normalize(func: PrimFunc) -> "PrimFunc | None":
     """The function the recognizers should read (see the module docstring), or None."""
-    func = drop_predicates(distribute(func))
+    func = drop_predicates(distribute(unblockize(func)))
     if func is None:
         return None
     return drop_cache_copies(merge_rfactor(merge_inits(func)))

@@ -1,0 +1,230 @@
+"""Undo TVM's ``blockize``: an outer block around one nested block becomes one block again.
+
+``sch.blockize(loop)`` wraps the loops below ``loop`` and the block under them in an outer
+block ``<tag>_o`` whose iteration variables are bound to the loops above (one per variable
+of the original block: ``v_x_o``, of extent 1 when the whole axis is inside), and gives the
+inner block ``<tag>`` variables of its own bound to the loops below (``v_x_i``); its indices
+mix both (``v_x_o * 4 + v_x_i`` for a split axis). A reduction's init moves to the outer
+block, as a block ``<tag>_init`` without variables of its own.
+
+What the pair computes does not change when the inner block takes both sets of variables
+(with their bindings, under the outer loops and then the inner ones) and the outer block
+goes: the same body runs for the same values, under both predicates. Then
+
+* a pair ``o`` (extent ``E``), ``i`` (extent ``B``, from 0) of one kind that the block only
+  ever uses as ``o * B + i`` becomes one variable of extent ``E * B`` (the bound of a
+  predicate conjunct ``o * B + i < c`` when that is smaller: a non-divisible split), bound
+  to the same sum;
+* an outer variable of extent 1 that the block does not use is dropped (not the block's
+  last reduction variable: a reduction over nothing would stop being one).
+
+Only when it is sound and of blockize's shape: the outer block's body is loops over the
+one nested block, neither allocates or matches buffers, the inner domains and variables do
+not depend on the outer variables, every variable is spatial or a reduction, and an init
+(the outer block's, a block without variables, or the inner block's) sets what is then
+reduced: the outer one only over inner reduction variables, the inner one only under
+outer spatial variables. Anything else is left as it is.
+"""
+from __future__ import annotations
+
+import attrs
+
+from tir.buffer import Range
+from tir.expr import Add, And, IntImm, LT, Mul, Var
+from tir.function import PrimFunc
+from tir.functor import post_order_visit, pre_order_visit, substitute, transform
+from tir.stmt import Block, BlockRealize, For, IterKind, IterVar
+
+from .affine import affine, const_of
+
+KINDS = (IterKind.SPATIAL, IterKind.REDUCE)
+
+
+def _nest(stmt) -> "tuple | None":
+    """(loops, the BlockRealize under them) of a statement made of loops over one block."""
+    loops = []
+    while isinstance(stmt, For):
+        loops.append(stmt)
+        stmt = stmt.body
+    return (loops, stmt) if isinstance(stmt, BlockRealize) else None
+
+
+def _has_block(stmt) -> bool:
+    found = []
+    if stmt is not None:
+        pre_order_visit(stmt, lambda n: found.append(n) if isinstance(n, Block) else not found)
+    return bool(found)
+
+
+def _var_ids(node) -> set:
+    found = set()
+    post_order_visit(node, lambda n: found.add(id(n)) if isinstance(n, Var) else None)
+    return found
+
+
+def _outer_init(block: Block):
+    """The statements of the outer block's init (its ``<tag>_init`` block's body), None
+    without an init; False when the init is of another shape."""
+    init = block.init
+    if init is None or not _has_block(init):
+        return init
+    if not isinstance(init, BlockRealize) or init.block.iter_vars or init.block.init is not None:
+        return False
+    body = init.block.body
+    return False if _has_block(body) or init.block.alloc_buffers or init.block.match_buffers else body
+
+
+def _plain(block: Block) -> bool:
+    return not (block.alloc_buffers or block.match_buffers) and all(iv.kind in KINDS for iv in block.iter_vars)
+
+
+def _inits_fit(outer: Block, inner: Block) -> bool:
+    """One init at most, and one that sets each element before its first update."""
+    if outer.init is not None and inner.init is not None:
+        return False
+    if outer.init is not None:
+        return all(iv.kind == IterKind.REDUCE for iv in inner.iter_vars)
+    if inner.init is not None:
+        return all(iv.kind == IterKind.SPATIAL for iv in outer.iter_vars)
+    return True
+
+
+def _flatten(realize: BlockRealize) -> "For | BlockRealize | None":
+    """The outer block of ``realize`` merged with its nested block, or None."""
+    outer = realize.block
+    nest = _nest(outer.body)
+    if nest is None or not outer.iter_vars or not _plain(outer):
+        return None
+    loops, inner_realize = nest
+    inner = inner_realize.block
+    init = _outer_init(outer)
+    if init is False or not _plain(inner) or _has_block(inner.body) or _has_block(inner.init):
+        return None
+    own = {id(iv.var) for iv in outer.iter_vars}
+    if any(_var_ids(iv.dom) & own for iv in inner.iter_vars) or not _inits_fit(outer, inner):
+        return None
+    bind = {iv.var: v for iv, v in zip(outer.iter_vars, realize.iter_values)}
+    values = tuple(realize.iter_values) + tuple(substitute(v, bind) for v in inner_realize.iter_values)
+    predicate = _conjoin(realize.predicate, substitute(inner_realize.predicate, bind))
+    merged = attrs.evolve(inner, iter_vars=outer.iter_vars + inner.iter_vars,
+                          init=init if init is not None else inner.init)
+    merged, values = _fuse_splits(merged, values, predicate, outer, inner)
+    merged, values = _drop_units(merged, values, outer)
+    body = BlockRealize(values, predicate, merged)
+    for lp in reversed(loops):
+        body = attrs.evolve(lp, min=substitute(lp.min, bind), extent=substitute(lp.extent, bind), body=body)
+    return body
+
+
+def _is_true(pred) -> bool:
+    return isinstance(pred, IntImm) and pred.value == 1
+
+
+def _conjoin(a, b):
+    return b if _is_true(a) else a if _is_true(b) else And(a, b)
+
+
+def _conjuncts(pred) -> list:
+    return _conjuncts(pred.a) + _conjuncts(pred.b) if isinstance(pred, And) else [pred]
+
+
+def _split_of(n, outer_ids: dict, inner_ids: dict) -> "tuple | None":
+    """(o, i) when ``n`` is ``o * B + i`` (either order) for an outer variable ``o`` and an
+    inner one ``i`` of the same kind, ``i`` ranging over [0, B)."""
+    if not isinstance(n, Add):
+        return None
+    for prod, i in ((n.a, n.b), (n.b, n.a)):
+        if not isinstance(prod, Mul) or not isinstance(i, Var) or id(i) not in inner_ids:
+            continue
+        for o, scale in ((prod.a, prod.b), (prod.b, prod.a)):
+            if not isinstance(o, Var) or id(o) not in outer_ids:
+                continue
+            ov, iv = outer_ids[id(o)], inner_ids[id(i)]
+            b = const_of(scale)
+            if ov.kind == iv.kind and b and const_of(iv.dom.min) == 0 and const_of(iv.dom.extent) == b \
+                    and const_of(ov.dom.min) == 0:
+                return ov, iv
+    return None
+
+
+def _candidates(block: Block, outer: Block, inner: Block) -> list:
+    """The (outer, inner) IterVar pairs some ``o * B + i`` in the block names, in order."""
+    outer_ids = {id(iv.var): iv for iv in outer.iter_vars}
+    inner_ids = {id(iv.var): iv for iv in inner.iter_vars}
+    pairs = []
+    post_order_visit(block, lambda n: pairs.append(p) if (p := _split_of(n, outer_ids, inner_ids))
+                     and p not in pairs else None)
+    return pairs
+
+
+def _fused_extent(o: IterVar, b: int, value, predicate):
+    """``E * B``, or the smaller bound a predicate conjunct puts on the fused value."""
+    ext = const_of(o.dom.extent)
+    extent = IntImm(o.dom.extent.dtype, ext * b) if ext is not None else Mul(o.dom.extent, IntImm(o.dom.extent.dtype, b))
+    form = affine(value)
+    for term in _conjuncts(predicate):
+        c = const_of(term.b) if isinstance(term, LT) else None
+        if c is not None and form is not None and affine(term.a) == form and (ext is None or c < ext * b):
+            extent = IntImm(o.dom.extent.dtype, c)
+    return extent
+
+
+def _fuse_splits(block: Block, values: tuple, predicate, outer: Block, inner: Block) -> tuple:
+    """``block`` with every ``o * B + i`` pair it uses only that way made one variable."""
+    for o, i in _candidates(block, outer, inner):
+        b = const_of(i.dom.extent)
+        fused = Var(o.var.name.removesuffix("_o"), o.var.dtype)
+        pair = {id(o.var): o, id(i.var): i}
+
+        def post(n, pair=pair, o=o, fused=fused):
+            hit = _split_of(n, {id(o.var): o}, {k: v for k, v in pair.items() if v is not o})
+            return fused if hit is not None else None
+
+        body_part = attrs.evolve(block, iter_vars=())
+        rewritten = transform(body_part, post)
+        if _var_ids(rewritten) & set(pair):
+            continue  # used otherwise too: keep both
+        ivars = list(block.iter_vars)
+        k, j = ivars.index(o), ivars.index(i)
+        value = Add(Mul(values[k], IntImm(values[k].dtype, b)), values[j])
+        ivars[k] = IterVar(fused, Range(IntImm(o.dom.min.dtype, 0), _fused_extent(o, b, value, predicate)), o.kind)
+        vals = list(values)
+        vals[k] = value
+        del ivars[j], vals[j]
+        block, values = attrs.evolve(rewritten, iter_vars=tuple(ivars)), tuple(vals)
+    return block, values
+
+
+def _drop_units(block: Block, values: tuple, outer: Block) -> tuple:
+    """Unused outer variables of extent 1 dropped, their inner namesake (``v_x_i`` for
+    ``v_x_o``) taking their place."""
+    used = _var_ids(attrs.evolve(block, iter_vars=()))
+    ivars, vals = list(block.iter_vars), list(values)
+    for o in outer.iter_vars:
+        if o not in ivars or id(o.var) in used or const_of(o.dom.extent) != 1:
+            continue
+        k = ivars.index(o)
+        reduces = [iv for iv in ivars if iv.kind == IterKind.REDUCE]
+        if o.kind == IterKind.REDUCE and reduces == [o]:
+            continue
+        name = o.var.name.removesuffix("_o") + "_i"
+        mate = next((j for j, iv in enumerate(ivars) if iv.var.name == name and iv.kind == o.kind
+                     and iv not in outer.iter_vars), None)
+        if mate is not None and mate > k:
+            ivars[k], vals[k] = ivars.pop(mate), vals.pop(mate)
+        else:
+            del ivars[k], vals[k]
+    if len(ivars) == len(block.iter_vars):
+        return block, values
+    return attrs.evolve(block, iter_vars=tuple(ivars)), tuple(vals)
+
+
+def unblockize(func: PrimFunc) -> PrimFunc:
+    """``func`` with every blockized block merged with its outer block (see the module doc);
+    the same object when there is none."""
+    def post(n):
+        if isinstance(n, BlockRealize) and _has_block(n.block.body):
+            return _flatten(n)
+        return None
+
+    return transform(func, post)
