@@ -6,6 +6,7 @@ import numpy as np
 from tir.function import PrimFunc
 from tir.module import IRModule
 
+from .coverage import partial_writes
 from .decompose import Decomposer
 from .info import FuncInfo
 from .kind import pattern_kind
@@ -83,7 +84,7 @@ def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
 def analyze(prim_func: PrimFunc, name: "str | None" = None) -> FuncInfo:
     """Kind and recognized ops of one PrimFunc (``ops`` empty when not certain)."""
     kind = pattern_kind(prim_func)
-    if _foreign(prim_func):
+    if _foreign(prim_func) or partial_writes(prim_func):
         return FuncInfo(name if name is not None else prim_func.name, kind, ())
     try:
         # Recognizers probe candidate formulas on sample data; a candidate that takes the square
