@@ -16,6 +16,8 @@ from . import resize as rs
 from . import norm as nm
 from . import softmax as sm
 from . import transform as tf
+from . import quantize as qz
+from . import indexing as ix
 
 
 # ---------------------------------------------------------------- convolution
@@ -297,6 +299,8 @@ def op_table() -> dict:
         "layout_transform": layout_transform,
         "broadcast_to": broadcast_to, "tile": tile, "flip": flip,
         "variance": variance, "argmax": _arg("argmax"), "argmin": _arg("argmin"),
+        "quantize": qz.quantize, "dequantize": qz.dequantize,
+        "index_tensor": ix.index_tensor,
     }
     for nd, layout in ((1, "NCW"), (2, "NCHW"), (3, "NCDHW")):
         for kind in ("max", "avg"):

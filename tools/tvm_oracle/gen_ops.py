@@ -4,7 +4,7 @@ import numpy as np
 import tvm
 from tvm import relax
 from tvm import tirx
-from gen_models import attrs_of
+from gen_models import attrs_of, jsonable
 
 R = relax.op
 F = "float32"
@@ -641,6 +641,174 @@ def _(rng):
     return [T(rshape(rng, 2))], lambda v: R.zeros_like(v[0])
 
 
+# ---- further ops TVM 0.27 legalizes (creation, quantization, indexing, losses, vision)
+ARG_NAMES = {
+    "full": ["shape", "fill_value"], "ones": ["shape"], "zeros": ["shape"],
+    "eye": ["n", "m", "k"], "hamming_window": ["window_size", "periodic", "alpha", "beta"],
+    "slice_scatter": [None, None, "start", "end", "step"], "image.affine_grid": [None, "size"],
+}
+"""Parameters Relax passes as arguments (PrimValues, shapes), recorded under these names in
+``attrs`` like ``gen_models.attrs_of`` records strided_slice's and clip's (None: a tensor)."""
+
+
+@spec("hamming_window")
+def _(rng):
+    n, per = rng.randint(3, 12), rng.random() < 0.5
+    alpha, beta = rng.choice([(0.54, 0.46), (0.5, 0.5)])
+    return [], lambda v: R.hamming_window(n, per, alpha, beta, F)
+
+
+@spec("eye")
+def _(rng):
+    n = rng.randint(2, 7); m = rng.choice([n, rng.randint(2, 7)]); k = rng.randint(-2, 2)
+    return [], lambda v: R.eye(n, m, k, rng.choice([F, "int32"]))
+
+
+@spec("full")
+def _(rng):
+    fill = rng.choice([0.0, 1.0, -2.5, 3.0])
+    return [], lambda v: R.full(rshape(rng, rng.randint(1, 3)), relax.const(fill, F), F)
+
+
+for _c in ("ones", "zeros"):
+    def _mk(c):
+        def f(rng):
+            return [], lambda v: getattr(R, c)(rshape(rng, rng.randint(1, 3)), rng.choice([F, "int32"]))
+        return f
+    SPECS[_c] = _mk(_c)
+
+
+@spec("bucketize")
+def _(rng):
+    nb = rng.randint(3, 8)
+    return ([T(rshape(rng, rng.randint(1, 3))), T([nb])],
+            lambda v: R.bucketize(v[0], v[1], rng.random() < 0.5, rng.random() < 0.5))
+
+
+@spec("index_tensor")
+def _(rng):
+    s = rshape(rng, rng.randint(2, 3))
+    k = rng.randint(1, len(s) - 1)
+    idx = rshape(rng, rng.randint(1, 2), 2, 5)
+    return [T(s)] + [T(idx, "int64")] * k, lambda v: R.index_tensor(v[0], relax.Tuple(list(v[1:])))
+
+
+@spec("index_put")
+def _(rng):
+    s = rshape(rng, rng.randint(1, 2), 3, 8)
+    m = rng.randint(1, 4)
+    return ([T(s)] + [T([m], "int64")] * len(s) + [T([m])],
+            lambda v: R.index_put(v[0], relax.Tuple(list(v[1:-1])), v[-1], rng.random() < 0.5))
+
+
+@spec("slice_scatter")
+def _(rng):
+    r = rng.randint(1, 3)
+    s = rshape(rng, r, 4, 10)
+    ax = rng.randint(0, r - 1)
+    step = rng.choice([1, 1, 2])
+    start = rng.randint(0, s[ax] - 2)
+    cnt = rng.randint(1, (s[ax] - 1 - start) // step + 1)
+    end = start + step * (cnt - 1) + 1
+    src = list(s); src[ax] = cnt
+    return [T(s), T(src)], lambda v: R.slice_scatter(v[0], v[1], start, end, step, ax)
+
+
+@spec("dynamic_strided_slice")
+def _(rng):
+    r = rng.randint(1, 3)
+    return ([T(rshape(rng, r, 3, 9))] + [T([r], "int64")] * 3,
+            lambda v: R.dynamic_strided_slice(v[0], v[1], v[2], v[3]))
+
+
+def _quant(rng, deq):
+    r = rng.randint(1, 3)
+    s = rshape(rng, r)
+    ax = rng.randint(-1, r - 1)
+    per = rng.random() < 0.5
+    q = [T([s[ax]] if per else [1]), T([s[ax]] if per else [1], "int8")]
+    if deq:
+        return [T(s, "int8")] + q, lambda v: R.dequantize(v[0], v[1], v[2], ax, F)
+    return [T(s)] + q, lambda v: R.quantize(v[0], v[1], v[2], ax, rng.choice(["int8", "uint8"]))
+
+
+SPECS["quantize"] = lambda rng: _quant(rng, False)
+SPECS["dequantize"] = lambda rng: _quant(rng, True)
+
+
+@spec("collapse_sum_like")
+def _(rng):
+    s = rshape(rng, 3)
+    tgt = [1, s[1], 1] if rng.random() < 0.5 else [s[2]]
+    return [T(s), T(tgt)], lambda v: R.collapse_sum_like(v[0], v[1])
+
+
+@spec("meshgrid")
+def _(rng):
+    return ([T([rng.randint(2, 6)]) for _ in range(rng.randint(2, 3))],
+            lambda v: R.meshgrid(relax.Tuple(list(v)), rng.choice(["ij", "xy"])))
+
+
+@spec("image.grid_sample")
+def _(rng):
+    n, c, h, w = rng.randint(1, 2), rng.randint(1, 3), rng.randint(3, 6), rng.randint(3, 6)
+    oh, ow = rng.randint(2, 5), rng.randint(2, 5)
+    method = rng.choice(["bilinear", "nearest", "bicubic"])
+    pm = rng.choice(["zeros", "border", "reflection"])
+    ac = rng.random() < 0.5
+    return ([T([n, c, h, w]), T([n, 2, oh, ow])],
+            lambda v: R.image.grid_sample(v[0], v[1], method, "NCHW", pm, ac))
+
+
+@spec("image.affine_grid")
+def _(rng):
+    n = rng.randint(1, 2)
+    return [T([n, 2, 3])], lambda v: R.image.affine_grid(v[0], (rng.randint(2, 6), rng.randint(2, 6)),
+                                                          rng.random() < 0.5)
+
+
+@spec("nn.nll_loss")
+def _(rng):
+    n, c = rng.randint(2, 5), rng.randint(2, 6)
+    red = rng.choice(["mean", "sum", "none"])
+    ign = rng.choice([-100, -100, 1])
+    return ([T([n, c]), T([n], "int64"), T([c])],
+            lambda v: R.nn.nll_loss(v[0], v[1], v[2], red, ign))
+
+
+@spec("nn.cross_entropy_with_logits")
+def _(rng):
+    s = rshape(rng, rng.randint(1, 2))
+    return [T(s), T(s)], lambda v: R.nn.cross_entropy_with_logits(v[0], v[1])
+
+
+@spec("nn.attention_bias")
+def _(rng):
+    b, s, h, d = rng.randint(1, 2), rng.randint(2, 5), rng.randint(1, 2), rng.choice([4, 8])
+    skv = rng.choice([s, rng.randint(2, 6)])
+    scale = rng.choice([None, round(rng.uniform(0.1, 1.0), 3)])
+    causal = rng.choice([None, None, "TopLeft", "BottomRight"])
+    return ([T([b, s, h, d]), T([b, skv, h, d]), T([b, skv, h, d]), T([b, h, s, skv])],
+            lambda v: R.nn.attention_bias(v[0], v[1], v[2], v[3], scale=scale, causal_mask=causal))
+
+
+@spec("vision.roi_align")
+def _(rng):
+    ps = [rng.randint(1, 3), rng.randint(1, 3)]
+    lay = rng.choice(["NCHW", "NHWC"])
+    shp = [1, 2, 8, 8] if lay == "NCHW" else [1, 8, 8, 2]
+    return ([T(shp), T([rng.randint(1, 3), 5])],
+            lambda v: R.vision.roi_align(v[0], v[1], ps, rng.choice([1.0, 0.5, 0.25]), rng.choice([-1, 1, 2]),
+                                         rng.random() < 0.5, lay, rng.choice(["avg", "max"])))
+
+
+@spec("vision.roi_pool")
+def _(rng):
+    ps = [rng.randint(1, 3), rng.randint(1, 3)]
+    return ([T([1, 2, 8, 8]), T([rng.randint(1, 3), 5])],  # TVM's legalization: NCHW only
+            lambda v: R.vision.roi_pool(v[0], v[1], ps, rng.choice([1.0, 0.5]), "NCHW"))
+
+
 # ----------------------------------------------------------------------------- build one case
 
 def build(name, rng, dynamic):
@@ -660,7 +828,11 @@ def build(name, rng, dynamic):
             gv = bb.emit_output(lv)
         bb.emit_func_output(gv)
     mod = bb.get()
-    _, attrs = attrs_of(mod["main"].body.blocks[0].bindings[0].value)
+    call = mod["main"].body.blocks[0].bindings[0].value
+    name, attrs = attrs_of(call)
+    for k, a in zip(ARG_NAMES.get(name, ()), call.args):
+        if k is not None:
+            attrs[k] = jsonable(a.value.numpy().item() if type(a).__name__ == "GenericConst" else a)
     return mod, attrs, inputs
 
 
