@@ -8,6 +8,14 @@ from ..affine import affine, const_of, float_of
 from ..semantic import ArgReduce, Reduce
 from .common import Match, Space, loads_in, strip
 from .extent import same_extent
+from ..tags import tags
+
+POOL_TAGS = frozenset({"adaptive_pool_sum", "adaptive_pool_avg", "pool_sum", "pool_avg"})
+"""TVM's compute tags of average pooling. A pool whose windows cover whole axes (adaptive
+pooling to 1) averages exactly what a mean does; read from a packed buffer, TVM's
+``transform_layout`` has folded the extent-1 output variables out of the window's index,
+so the pool reader cannot see its window and the mean reader would: the tag says which op
+it was, as in :mod:`opinfo.copy_tags`."""
 
 _INIT = {"sum": 0.0, "prod": 1.0}
 
@@ -90,6 +98,8 @@ def _divided(e) -> "tuple | None":
 
 
 def match_mean(expr, space: Space, ctx) -> "Match | None":
+    if POOL_TAGS.intersection(tags(ctx.sem.func)):
+        return None
     d = _divided(expr)
     if d is None or d[0].combiner != "sum" or not same_extent(d[1], _count(d[0])):
         return None
