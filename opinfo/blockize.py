@@ -30,10 +30,10 @@ from __future__ import annotations
 import attrs
 
 from tir.buffer import Range
-from tir.expr import Add, And, IntImm, LT, Mul, Var
+from tir.expr import GE, GT, LE, Add, And, IntImm, LT, Mul, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_visit, pre_order_visit, substitute, transform
-from tir.stmt import Block, BlockRealize, For, IterKind, IterVar
+from tir.stmt import Block, BlockRealize, For, IterKind, IterVar, Stmt
 
 from .affine import affine, const_of
 
@@ -50,9 +50,10 @@ def _nest(stmt) -> "tuple | None":
 
 
 def _has_block(stmt) -> bool:
+    """Whether a block is inside ``stmt`` (only statements are entered: blocks are there)."""
     found = []
     if stmt is not None:
-        pre_order_visit(stmt, lambda n: found.append(n) if isinstance(n, Block) else not found)
+        pre_order_visit(stmt, lambda n: found.append(n) if isinstance(n, Block) else not found and isinstance(n, Stmt))
     return bool(found)
 
 
@@ -157,6 +158,26 @@ def _candidates(block: Block, outer: Block, inner: Block) -> list:
     return pairs
 
 
+FIRST = {LT: True, GE: True, LE: False, GT: False}
+"""Whether ``o <op> c`` bounds ``o * B + i`` by the first (``c * B``) or the last
+(``c * B + B - 1``) inner value of row ``c``: ``o < c`` is ``o * B + i < c * B``, ``o <= c``
+is ``o * B + i <= c * B + B - 1``."""
+
+
+def _compare(n, o: Var, b: int, fused: Var):
+    """A comparison of ``o`` with a constant made one of the fused variable (TVM writes
+    ``o < 2`` for ``o * 4 + i < 8``), or None."""
+    if type(n) not in FIRST:
+        return None
+    left = n.a is o
+    c = const_of(n.b if left else n.a)
+    if c is None or (n.b if left else n.a) is o or not (left or n.b is o):
+        return None
+    first = FIRST[type(n)] == left
+    bound = IntImm(o.dtype, c * b if first else c * b + b - 1)
+    return type(n)(fused, bound) if left else type(n)(bound, fused)
+
+
 def _fused_extent(o: IterVar, b: int, value, predicate):
     """``E * B``, or the smaller bound a predicate conjunct puts on the fused value."""
     ext = const_of(o.dom.extent)
@@ -176,9 +197,10 @@ def _fuse_splits(block: Block, values: tuple, predicate, outer: Block, inner: Bl
         fused = Var(o.var.name.removesuffix("_o"), o.var.dtype)
         pair = {id(o.var): o, id(i.var): i}
 
-        def post(n, pair=pair, o=o, fused=fused):
-            hit = _split_of(n, {id(o.var): o}, {k: v for k, v in pair.items() if v is not o})
-            return fused if hit is not None else None
+        def post(n, o=o, i=i, b=b, fused=fused):
+            if _split_of(n, {id(o.var): o}, {id(i.var): i}) is not None:
+                return fused
+            return _compare(n, o.var, b, fused)
 
         body_part = attrs.evolve(block, iter_vars=())
         rewritten = transform(body_part, post)
@@ -219,9 +241,27 @@ def _drop_units(block: Block, values: tuple, outer: Block) -> tuple:
     return attrs.evolve(block, iter_vars=tuple(ivars)), tuple(vals)
 
 
+def _any_nested(func: PrimFunc) -> bool:
+    """Whether some block other than the root holds a block (one pass over the function)."""
+    root, found = func.root_block, []
+
+    def visit(n):
+        if found or not isinstance(n, Block) or n is root:
+            return not found and isinstance(n, Stmt)
+        if _has_block(n.body) or _has_block(n.init):
+            found.append(n)
+        return False
+
+    pre_order_visit(func.body, visit)
+    return bool(found)
+
+
 def unblockize(func: PrimFunc) -> PrimFunc:
     """``func`` with every blockized block merged with its outer block (see the module doc);
     the same object when there is none."""
+    if not _any_nested(func):
+        return func
+
     def post(n):
         if isinstance(n, BlockRealize) and _has_block(n.block.body):
             return _flatten(n)
