@@ -5,14 +5,14 @@ from tir.expr import BufferLoad
 
 from . import (bool_xor, conv, conv_transpose, gather_nd, groupnorm, layernorm, matmul, movement, movement_dynamic,
                movement_extra, norm, outer, pool, prelu, reduce, resize, softmax, std, trilu)
-from . import index_tensor, quantize
+from . import index_tensor, quantize, slice_scatter
 
 ALL: list = [
     index_tensor.match_index_tensor,
     movement.match_movement, movement_dynamic.match_dynamic_movement,
     movement_extra.match_repeat, movement_extra.match_pixel_shuffle, movement_extra.match_gather_elements,
     trilu.match_trilu, movement_extra.match_one_hot, prelu.match_prelu,
-    quantize.match_quantize, quantize.match_dequantize,
+    quantize.match_quantize, quantize.match_dequantize, slice_scatter.match_slice_scatter,
     matmul.match_matmul, outer.match_outer,
     conv.match_conv,
     conv_transpose.match_conv_transpose,
