@@ -31,7 +31,8 @@ def inner_same(expr, leaves, found) -> bool:
     """Whether an intermediate inside ``expr`` already computes ``found`` from the same
     leaves: the blocks after it change nothing on the samples (relu after exp) and are an
     op of their own."""
-    return any(identify(hole, leaves) == found for hole in holes(expr, leaves))
+    own = _under_output_cast(expr, leaves)  # the float16 wrapping's cast back is no op
+    return any(hole is not own and identify(hole, leaves) == found for hole in holes(expr, leaves))
 
 
 def direct(expr) -> list:
@@ -117,8 +118,8 @@ def _fn(expr, leaves):
 
 def identify(expr, leaves):
     """(name, attrs, leaf order, roles) when ``expr`` over ``leaves`` is one known op."""
-    try:
-        found = _identify_impl(expr, leaves)
+    try:  # the float16 wrapping's last cast only rounds: identify the float32 op under it
+        found = _identify_impl(_under_output_cast(expr, leaves), leaves)
     except NotEvaluable:
         return None
     if found is None or not calls_allowed(found[0], expr, leaves):
@@ -130,16 +131,28 @@ def identify(expr, leaves):
     return found
 
 
+def _under_output_cast(expr, leaves):
+    """The op's own node when ``expr`` is TVM's float16 wrapping of it: an op without a
+    float16 form (``erf``) is computed in float32 between a cast block of its input and a
+    cast block back to the input's type, so the op's block sits under the output cast."""
+    root = strip(expr)
+    if (isinstance(root, Cast) and isinstance(root.value, Inlined) and leaves
+            and all(leaf.dtype == root.dtype for leaf in leaves)):
+        return root.value
+    return expr
+
+
 def inner_blocks(expr, leaves) -> list:
     """The intermediate buffers between ``expr``'s root and its leaves, except dtype
     conversions (TVM wraps a float16 op in cast blocks)."""
     stop = set(leaves)
     found = []
+    own = _under_output_cast(expr, leaves)
 
     def visit(n):
         if n in stop or isinstance(n, (BufferLoad, Reduce, ArgReduce)):
             return False
-        if isinstance(n, Inlined) and n is not expr and not isinstance(strip(n), Cast):
+        if isinstance(n, Inlined) and n is not expr and n is not own and not isinstance(strip(n), Cast):
             found.append(n)
         return True
 
@@ -179,6 +192,8 @@ def _identify_impl(expr, leaves):
         integer = not leaves[0].dtype.is_float
         consts, cmp_consts = _consts(expr, leaves)
         got = ew.identify_unary(_fn(expr, leaves), consts, cmp_consts, integer, leaves[0].dtype.is_bool)
+        if got is None and _narrow_cast_inside(expr):
+            got = _identify_narrow(expr, leaves)
         if got is None or not calls_allowed(got[0], expr, leaves):
             # ``0 - x`` computes negative but is not its form: Relax's subtract(0, x)
             return _with_scalar(root, leaves[0], consts, integer)
@@ -196,6 +211,35 @@ def _identify_impl(expr, leaves):
     if len(leaves) == 3:
         return _where(root, leaves)
     return None
+
+
+NARROW_RTOL = 4e-3
+"""Tolerance, relative to each value and to the largest, for a tree that rounds to float16
+between its blocks (about four units in float16's last place)."""
+
+
+def _narrow_cast_inside(expr) -> bool:
+    """Whether a cast to a float type of 16 bits or fewer sits below ``expr``'s root: TVM
+    computes a float16 op without a float16 form (``erf`` in gelu) in float32 and casts back."""
+    found = []
+    pre_order_visit(strip(expr), lambda n: found.append(n) if isinstance(n, Cast) and n is not strip(expr)
+                    and n.dtype.is_float and n.dtype.bits <= 16 else True)
+    return bool(found)
+
+
+def _identify_narrow(expr, leaves):
+    """The one plain unary op (no parameters) ``expr`` computes within float16 rounding and
+    whose TVM form it is; None when none or several fit."""
+    f = _fn(expr, leaves)
+    ys = f(ew.XS)
+    fits = []
+    for name, ref in ew.UNARY.items():
+        with np.errstate(all="ignore"):
+            want = ref(ew.XS)
+            scale = float(np.nanmax(np.abs(np.where(np.isfinite(want), want, np.nan)), initial=1.0))
+            if ew.close(ys, want, rtol=NARROW_RTOL, atol=NARROW_RTOL * scale) and calls_allowed(name, expr, leaves):
+                fits.append(name)
+    return (fits[0], {}) if len(fits) == 1 else None
 
 
 _SCALAR_ROOTS = {

@@ -31,6 +31,8 @@ def _candidates(src, ctx) -> list:
         w = strip(w)
         while isinstance(w, Cast):
             w = strip(w.value)
+        while isinstance(strip(d), Cast):  # float16 data and weight accumulated in float32 (out_dtype)
+            d = strip(d).value
         p = unpad(d, ctx)
         if p is not None and isinstance(w, BufferLoad) and ctx.is_param(w.buffer) and p.load.buffer is not w.buffer:
             out.append((p, w))

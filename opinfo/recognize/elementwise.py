@@ -67,7 +67,7 @@ COMMUTATIVE = {"add", "multiply", "maximum", "minimum", "equal", "not_equal", "l
                "logical_and", "logical_or", "bitwise_and", "bitwise_or", "bitwise_xor"}
 
 
-def close(a, b) -> bool:
+def close(a, b, rtol: float = 2e-5, atol: float = 1e-6) -> bool:
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if a.shape != b.shape:
         a, b = np.broadcast_arrays(a, b)
@@ -76,7 +76,7 @@ def close(a, b) -> bool:
         return False
     if not fa.any():
         return False
-    return bool(np.allclose(a[fa], b[fa], rtol=2e-5, atol=1e-6))
+    return bool(np.allclose(a[fa], b[fa], rtol=rtol, atol=atol))
 
 
 def identify_unary(f, consts, compare_consts, integer=False, boolean=False) -> "tuple | None":

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 
-from tir.expr import BufferLoad, Div, Mul, Sub, Var
+from tir.expr import BufferLoad, Div, Mul, Sub, Var, max_value
 
 from ..affine import affine, const_of, float_of
 from ..semantic import ArgReduce, Reduce
@@ -56,7 +56,7 @@ def _init_ok(comb, init, dtype) -> bool:
         return False
     if comb in _INIT:
         return v == _INIT[comb]
-    big = 3.0e38 if dtype.is_float else 2.0 ** (dtype.bits - 1) - 1
+    big = float_of(max_value(dtype)) if dtype.is_float else 2.0 ** (dtype.bits - 1) - 1  # float16: 65504
     return (v <= -big) if comb == "max" else (v >= big)
 
 

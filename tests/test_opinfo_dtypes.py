@@ -1,0 +1,50 @@
+"""Ops on float16 and integer data, in the forms TVM 0.27 prints (tests/fixtures/dtype_*):
+erf without a float16 form computed in float32 between cast blocks, gelu rounding its erf
+back to float16, rms_norm and batch_norm computed in float32 and cast back, a float16
+convolution accumulated in float32, and a float16 min reduction initialised at -65504."""
+import pytest
+
+from opinfo.api import analyze
+from opinfo.ew_tree import _identify_narrow
+from tir.expr import BufferLoad, Call, Cast, Mul
+from tir.buffer import decl_buffer
+from tir.dtype import dtype
+from fixture_util import fixture_func
+
+CASES = {
+    "dtype_erf": ("erf", {}),
+    "dtype_nn_gelu": ("nn.gelu", {}),
+    "dtype_nn_rms_norm": ("nn.rms_norm", {"axes": [1, 2], "epsilon": 1e-05}),
+    "dtype_nn_batch_norm": ("nn.batch_norm", {"axis": 1, "epsilon": 1e-05, "center": True, "scale": True}),
+    "dtype_nn_conv2d": ("nn.conv2d", {"strides": [1, 1], "padding": [1, 1, 1, 1], "dilation": [1, 1], "groups": 1,
+                                      "data_layout": "NCHW", "kernel_layout": "OIHW", "out_layout": "NCHW"}),
+    "dtype_min": ("min", {"axis": [0], "keepdims": False}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_float16_forms_name_one_op(name):
+    op, attrs = CASES[name]
+    info = analyze(fixture_func(name))
+    assert [(o.name, o.to_json()["attrs"]) for o in info.ops] == [(op, attrs)]
+
+
+def test_float16_gelu_is_not_cut_into_its_arithmetic():
+    # the whole tree is gelu up to float16 rounding; named piece by piece it would be five
+    # ops (multiply; erf; multiply; add; multiply): a confident wrong answer
+    info = analyze(fixture_func("dtype_nn_gelu"))
+    assert len(info.ops) == 1
+
+
+def _half_tree(fn_name):
+    f16, f32 = dtype("float16"), dtype("float32")
+    x = decl_buffer((4,), "float16", "x")
+    load = BufferLoad(x, (x.shape[0] * 0,))
+    inner = Call(f32, fn_name, (Cast(f32, load),))
+    return Mul(load, Cast(f16, inner)), load
+
+
+def test_narrow_identification_needs_exactly_one_fit():
+    # x * float16(tanh(x)) is no unary op of the table within float16 rounding
+    expr, leaf = _half_tree("tanh")
+    assert _identify_narrow(expr, [leaf]) is None
