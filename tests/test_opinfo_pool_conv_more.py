@@ -184,6 +184,13 @@ def test_windows_like_adaptive_ones_without_its_tag_abstain():
     assert _ops(renamed) == []
 
 
+def test_uneven_pool_with_a_block_of_another_op_abstains():
+    # a fused clip after the pool changes nothing on random data: every block must be the pool's
+    other = _UNEVEN_1D.replace('sblock("adaptive_pool_avg")', 'sblock("T_clip")')
+    assert other != _UNEVEN_1D
+    assert _ops(other) == []
+
+
 @pytest.mark.parametrize("shape,axes,sizes", [((1, 2, 7), [2], [3]), ((1, 5, 4, 2), [1, 2], [2, 3])])
 def test_adaptive_reference_windows(shape, axes, sizes):
     x = np.arange(np.prod(shape), dtype=float).reshape(shape)

@@ -204,10 +204,13 @@ def test_column_scatter_nd_is_not_scatter_elements():
     assert _answer(func) == [("scatter_nd", {"reduction": "add"})]
 
 
-def test_both_readings_alike_abstain():
+def test_both_readings_alike_follow_the_compute_tag():
     func = _func(ELEMENTS_COLUMN)
-    assert recognize_scatter_nd(func)  # read as scatter_nd on its own...
-    assert _answer(func) == []  # ...and as scatter_elements: not named
+    assert recognize_scatter_nd(func)  # read as scatter_nd on its own, and as scatter_elements:
+    assert [name for name, _ in _answer(func)] == ["scatter_elements"]  # TVM's tag says which
+    # index_put(accumulate=True) computes the same in a block of its own name: not named
+    other = _func(ELEMENTS_COLUMN.replace("scatter_elements_generic", "index_put_generic"))
+    assert _answer(other) == []
 
 
 def test_scatter_elements_signature_is_not_scatter_nd():

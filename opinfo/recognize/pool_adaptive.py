@@ -13,8 +13,9 @@ the same numbers, and TVM writes that case as ordinary reductions (:mod:`.pool`)
 
 Numbers alone can also match a fixed-window pool: ``avg_pool`` with window 3 and stride 2
 over 9 elements averages [0, 3), [2, 5), [4, 7), [6, 9), which are exactly the adaptive
-windows of 9 -> 4. Such a pool is named only when TVM's compute tag for adaptive pooling
-(``adaptive_pool_sum``/``adaptive_pool_avg``) names one of its blocks.
+windows of 9 -> 4. Such a pool is named only when TVM's compute tags for adaptive pooling
+(``adaptive_pool_sum``/``adaptive_pool_avg``) name its blocks, and no other block is there
+(a fused ``clip`` after the pool changes nothing on random data).
 
 Both layouts can agree: (n, 12, 12, 11, 4) pooled to (n, 12, 6, 2, 4) is NDHWC, or NCDHW
 with C = 12 and W = 4 pooled to themselves. The loops tell them apart: TVM reads every
@@ -56,6 +57,14 @@ def reference(x: np.ndarray, axes: list, sizes: list) -> np.ndarray:
     return out
 
 
+def _adaptive_only(func) -> bool:
+    """Every block is one of TVM's adaptive pooling blocks: the numbers are compared on
+    random data, which a fused ``clip`` after the pool may leave unchanged."""
+    found = [t for t in tags(func) if t != "root"]
+    return bool(found) and all(t.startswith("adaptive_pool") for t in found) and \
+        bool(ADAPTIVE_TAGS.intersection(found))
+
+
 def _layouts(in_shape, out_shape) -> list:
     """(layout, pooled axes) whose other axes are unchanged and some pooled axis is uneven."""
     found = []
@@ -71,7 +80,7 @@ def _layouts(in_shape, out_shape) -> list:
 def recognize_adaptive_pool(func) -> tuple:
     """``(OpInfo,)`` for an uneven adaptive average pool, else ()."""
     bufs = list(func.buffers)
-    if len(bufs) != 2 or len(func.params) != 2 or not ADAPTIVE_TAGS.intersection(tags(func)):
+    if len(bufs) != 2 or len(func.params) != 2 or not _adaptive_only(func):
         return ()
     x, y = bufs
     if not x.dtype.is_float or y.dtype != x.dtype or len(x.shape) != len(y.shape):

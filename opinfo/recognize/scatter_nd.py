@@ -26,6 +26,7 @@ import numpy as np
 from tir.interp_data import np_dtype
 
 from ..affine import const_of
+from ..tags import tags
 from .scatter import _agrees, _run, _shapes, recognize_scatter, scatter_op
 
 TRIALS = 3
@@ -165,8 +166,12 @@ def recognize_scatter_nd(func) -> tuple:
 def recognize_scatters(func) -> tuple:
     """scatter_elements or scatter_nd, named only when exactly one of them claims ``func``
     (a function both read alike, e.g. data ``(d, 1)`` with indices and updates ``(L, 1)``,
-    is not named)."""
-    elements, nd = recognize_scatter(func), recognize_scatter_nd(func)
+    is not named), and only under that op's compute tag: ``index_put(accumulate=True)``
+    on one axis computes what ``scatter_elements(reduction="add")`` does, in a block
+    TVM names ``index_put_generic``."""
+    found = set(tags(func))
+    elements = recognize_scatter(func) if "scatter_elements_generic" in found else ()
+    nd = recognize_scatter_nd(func) if "scatter_nd_generic" in found else ()
     if elements and nd:
         return ()
     return elements or nd
