@@ -5,7 +5,9 @@ compiled once per executor); ``call_dps_packed`` calls an external function look
 symbol in an explicit ``registry`` (a mapping ``symbol -> callable``; the module attribute
 ``"external_mods"`` may hold one too). An external function is called with the inputs then
 the preallocated outputs and either fills the outputs or returns them. Symbolic extents of
-the tensor types (``n`` in ``R.Tensor((n, 4))``) are bound from the arguments.
+the tensor types (``n`` in ``R.Tensor((n, 4))``) are bound from the arguments; a scalar
+argument of ``call_tir`` (``(lv, n)``, a PrimValue) is evaluated with them and passed to the
+PrimFunc's scalar parameter.
 """
 from __future__ import annotations
 
@@ -66,6 +68,8 @@ class GraphExecutor:
             return self.eval(e.tuple_value, env, sym)[e.index]
         if isinstance(e, R.Constant):
             return constant_array(e)
+        if isinstance(e, R.PrimValue):
+            return evaluate(e.value, sym)
         if isinstance(e, R.CallTIR):
             return self._call_tir(e, env, sym)
         if isinstance(e, R.CallDPSPacked):

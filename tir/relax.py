@@ -122,6 +122,16 @@ class OpCall(RExpr):
 
 
 @attrs.frozen(cache_hash=True)
+class PrimValue(RExpr):
+    """A scalar PrimExpr used as a graph-level value: ``n`` or ``n * 18`` in
+    ``R.call_tir(cls.f, (x, n), ...)``, passed to a scalar parameter of the PrimFunc.
+    Its variables are the symbolic extents of the function's tensor types."""
+
+    value: Any
+    """An integer PrimExpr (a symbolic extent, an expression of them, or a constant)."""
+
+
+@attrs.frozen(cache_hash=True)
 class Tuple(RExpr):
     """``(a, b, ...)``"""
 

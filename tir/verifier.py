@@ -250,6 +250,7 @@ class _GraphChecker:
         if not isinstance(f, PrimFunc):
             self.fail(f"{where}: R.call_tir target {v.func.name!r} is not a prim_func of the module")
         outs = len(v.out_type.fields) if isinstance(v.out_type, rx.TupleType) else 1
-        if len(f.buffers) != len(v.args) + outs:
+        tensors = [a for a in v.args if not isinstance(a, rx.PrimValue)]
+        if len(f.buffers) != len(tensors) + outs:
             self.fail(f"{where}: {v.func.name!r} takes {len(f.buffers)} buffers but is called with "
-                      f"{len(v.args)} inputs and {outs} outputs")
+                      f"{len(tensors)} inputs and {outs} outputs")

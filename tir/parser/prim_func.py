@@ -45,8 +45,9 @@ def prim_func(ctx, node: ast.FunctionDef, flags: dict) -> PrimFunc:
     try:
         frame = FuncFrame([], {})
         _predeclare(ctx, frame, node.body)
+        scalars = {arg.arg: _scalar_param(ctx, arg) for arg in node.args.args if not _is_buffer(arg)}
         for arg in node.args.args:
-            _param(ctx, frame, arg)
+            _param(ctx, frame, arg, scalars)
         ctx.frames.append(frame)
         try:
             inner = body(ctx, node.body, node)
@@ -78,18 +79,30 @@ def _predeclare(ctx, frame: FuncFrame, stmts: list) -> None:
             frame.predeclared.add(id(s))
 
 
-def _param(ctx, frame: FuncFrame, arg: ast.arg) -> None:
+def _is_buffer(arg: ast.arg) -> bool:
     ann = arg.annotation
-    if ann is None:
+    return isinstance(ann, ast.Call) and dotted(ann.func) == "T.Buffer"
+
+
+def _scalar_param(ctx, arg: ast.arg) -> Var:
+    """A scalar parameter, defined before any buffer is read: TVM quotes a buffer extent
+    that uses a scalar declared later in the signature (``lv: T.Buffer((5, "n * 18")), n: T.int64``)."""
+    if arg.annotation is None:
         raise error(arg, f"parameter {arg.arg!r} needs a type such as T.Buffer(...), T.handle or T.int32")
-    if isinstance(ann, ast.Call) and dotted(ann.func) == "T.Buffer":
+    var = Var(arg.arg, dtype_arg(ctx, arg.annotation))
+    ctx.define(arg.arg, var)
+    return var
+
+
+def _param(ctx, frame: FuncFrame, arg: ast.arg, scalars: dict) -> None:
+    if _is_buffer(arg):
+        ann = arg.annotation
         var = Var(arg.arg, dt.handle)
         buf = buffer_from_call(ctx, ann, arg.arg, ann.args)
         frame.buffer_map[var] = buf
         ctx.define(arg.arg, buf)
     else:
-        var = Var(arg.arg, dtype_arg(ctx, ann))
-        ctx.define(arg.arg, var)
+        var = scalars[arg.arg]
     frame.params.append(var)
 
 

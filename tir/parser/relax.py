@@ -5,7 +5,7 @@ import ast
 
 from .. import dtype as dt
 from .. import relax as rx
-from ..expr import PrimExpr, Var
+from ..expr import IntImm, PrimExpr, StringImm, Var
 from ..errors import ParseError
 from .context import describe, dotted, error
 from .expr import dim_text, expr
@@ -138,6 +138,8 @@ def value(ctx, node):
     """A graph-level expression: variable, tuple, tuple item, call_tir, call_dps_packed, call."""
     if isinstance(node, ast.Name):
         v = ctx.lookup(node.id, node)
+        if isinstance(v, PrimExpr):
+            return rx.PrimValue(v)
         if not isinstance(v, rx.RExpr):
             raise error(node, f"{node.id!r} is not a graph-level value")
         return v
@@ -145,9 +147,25 @@ def value(ctx, node):
         return rx.Tuple(tuple(value(ctx, e) for e in node.elts))
     if isinstance(node, ast.Subscript):
         return _item(ctx, node)
+    if isinstance(node, ast.Call) and dotted(node.func) in ("R.prim_value", "R.PrimValue"):
+        (arg,) = positional(node, 1)
+        return prim_value(ctx, arg)
+    if _is_tir_call(node) or isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Constant)):
+        return prim_value(ctx, node)
     if isinstance(node, ast.Call):
         return _call(ctx, node)
     raise error(node, f"unsupported graph-level expression {describe(node)!r}")
+
+
+def prim_value(ctx, node) -> rx.PrimValue:
+    """A scalar passed as a graph-level value: ``n``, ``n * 18``, ``T.int64(4)``; a bare
+    integer is int64, as ``R.prim_value(4)`` is in TVM."""
+    v = expr(ctx, node)
+    if type(v) is int:
+        return rx.PrimValue(IntImm(dt.int64, v))
+    if isinstance(v, PrimExpr) and not isinstance(v, StringImm):
+        return rx.PrimValue(v)
+    raise error(node, f"expected a graph-level value or a scalar expression, got {describe(node)!r}")
 
 
 def _metadata(node) -> "str | None":

@@ -65,9 +65,12 @@ class RelaxPrinter:
             return f"{self.value(v.tuple_value)}[{v.index}]"
         if isinstance(v, rx.Constant) and v.data is None and v.ref:
             return v.ref
+        if isinstance(v, rx.PrimValue):
+            return f"R.prim_value({self.scalar(v.value)})"
         if isinstance(v, rx.CallTIR):
             extra = f", tir_vars=R.shape([{self.dims(v.tir_vars)}])" if v.tir_vars is not None else ""
-            return f"R.call_tir(cls.{v.func.name}, {self._tuple(v.args)}, out_ty={self.type(v.out_type, True)}{extra})"
+            args = self._tuple(v.args, self._call_tir_arg)
+            return f"R.call_tir(cls.{v.func.name}, {args}, out_ty={self.type(v.out_type, True)}{extra})"
         if isinstance(v, rx.CallDPSPacked):
             return f"R.call_dps_packed({json.dumps(v.func)}, {self._tuple(v.args)}, out_ty={self.type(v.out_type, True)})"
         if isinstance(v, rx.Call):
@@ -96,10 +99,21 @@ class RelaxPrinter:
             return float_text(a) if math.isfinite(a) else f'float("{a!r}")'
         return self.expr(a)
 
-    def _tuple(self, items) -> str:
+    def scalar(self, e) -> str:
+        """A scalar graph value as TVM writes it (``3``, ``n * 18``); a constant other than
+        int64 keeps its type (``T.int32(3)``), since a bare integer reads back as int64."""
+        if isinstance(e, IntImm) and str(e.dtype) == "int32":
+            return f"T.int32({e.value})"
+        return self.expr(e)
+
+    def _call_tir_arg(self, a) -> str:
+        """An argument of ``R.call_tir``: a scalar is written bare (``(lv, n)``), as TVM does."""
+        return self.scalar(a.value) if isinstance(a, rx.PrimValue) else self.value(a)
+
+    def _tuple(self, items, show=None) -> str:
         if not items:
             return "R.tuple()"
-        texts = [self.value(a) for a in items]
+        texts = [(show or self.value)(a) for a in items]
         return f"({texts[0]},)" if len(texts) == 1 else f"({', '.join(texts)})"
 
     def type(self, t, as_list: bool = False, quote: bool = False) -> str:

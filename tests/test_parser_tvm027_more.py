@@ -1,0 +1,146 @@
+"""More forms of TVM 0.27 output: symbolic scalars passed to ``call_tir`` (a PrimValue bound
+to the PrimFunc's scalar parameter, buffer extents quoted because they use it) and
+``T.alloc_local`` with ``while`` loops (TVM's bucketize). Each is read, printed back, run by
+both engines and compared with numpy."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tir
+from tir import relax as rx
+from tir.errors import ParseError
+from tir.verifier import verify
+
+HEADER = "# from tvm.script import ir as I\n# from tvm.script import tirx as T\n# from tvm.script import relax as R\n\n"
+
+
+def _round_trip(text: str):
+    """Parse, print, parse again: structurally equal, and the printed text is a fixed point."""
+    node = tir.parse(text)
+    printed = tir.to_script(node)
+    again = tir.parse(printed)
+    tir.assert_structural_equal(node, again)
+    assert tir.to_script(again) == printed
+    return node, printed
+
+
+# ---------------------------------------------------------------------------- symbolic scalars
+
+# TVM's FuseOps/FuseTIR output (gen/v_fused/fused_reshape_exp_12_251.py): the exp kernel
+# takes ``n`` as a scalar; ``lv``'s extent is quoted because ``n`` is declared after it.
+RESHAPE_EXP = '''# from typing import TypeVar
+# from tvm.script import ir as I
+# from tvm.script import tirx as T
+# from tvm.script import relax as R
+
+n = TypeVar("n")
+@I.ir_module
+class Module:
+    @T.prim_func(private=True, s_tir=True)
+    def reshape(x: T.Buffer((n, T.int64(3), T.int64(6), T.int64(5)), "float32"), T_reshape: T.Buffer((T.int64(5), "n * T.int64(18)"), "float32")):
+        T.func_attr({"tirx.noalias": True})
+        # with T.sblock("root"):
+        for ax0, ax1 in T.grid(T.int64(5), n * T.int64(18)):
+            with T.sblock("T_reshape"):
+                v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+                T.reads(x[(v_ax0 * n * T.int64(18) + v_ax1) // T.int64(90) % n, (v_ax0 * n * T.int64(18) + v_ax1) % T.int64(90) // T.int64(30), (v_ax0 * n * T.int64(18) + v_ax1) % T.int64(30) // T.int64(5), (v_ax0 * n * T.int64(18) + v_ax1) % T.int64(5)])
+                T.writes(T_reshape[v_ax0, v_ax1])
+                T_reshape[v_ax0, v_ax1] = x[(v_ax0 * n * T.int64(18) + v_ax1) // T.int64(90) % n, (v_ax0 * n * T.int64(18) + v_ax1) % T.int64(90) // T.int64(30), (v_ax0 * n * T.int64(18) + v_ax1) % T.int64(30) // T.int64(5), (v_ax0 * n * T.int64(18) + v_ax1) % T.int64(5)]
+
+    @T.prim_func(private=True, s_tir=True)
+    def tir_exp(lv: T.Buffer((T.int64(5), "n * T.int64(18)"), "float32"), n: T.int64, compute: T.Buffer((T.int64(5), n * T.int64(18)), "float32")):
+        T.func_attr({"tirx.noalias": True})
+        # with T.sblock("root"):
+        for i0, i1 in T.grid(T.int64(5), n * T.int64(18)):
+            with T.sblock("compute"):
+                v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
+                T.reads(lv[v_i0, v_i1])
+                T.writes(compute[v_i0, v_i1])
+                compute[v_i0, v_i1] = T.exp(lv[v_i0, v_i1])
+
+    @R.function
+    def main(x: R.Tensor((n, 3, 6, 5), dtype="float32")) -> R.Tensor((5, "n * 18"), dtype="float32"):
+        cls = Module
+        with R.dataflow():
+            lv = R.call_tir(cls.reshape, (x,), out_ty=R.Tensor((5, n * 18), dtype="float32"))
+            gv = R.call_tir(cls.tir_exp, (lv, n), out_ty=R.Tensor((5, n * 18), dtype="float32"))
+            R.output(gv)
+        return gv
+'''
+
+
+def test_quoted_extent_uses_the_scalar_parameter_declared_after_it():
+    mod = tir.parse(RESHAPE_EXP)
+    f = mod["tir_exp"]
+    n = f.params[1]
+    assert n not in f.buffer_map and str(n.dtype) == "int64"
+    assert all(buf.shape[1].a is n for buf in f.buffers)
+    assert mod["reshape"].buffers[0].shape[0] is not n  # the module-wide size variable
+
+
+def test_symbolic_scalar_argument_is_a_prim_value_and_prints_back_bare():
+    mod, printed = _round_trip(RESHAPE_EXP)
+    verify(mod)
+    call = mod["main"].bindings[1].value
+    assert isinstance(call.args[1], rx.PrimValue)
+    assert call.args[1].value is mod["main"].params[0].type.shape[0]
+    assert "(lv, n)" in printed
+
+
+@pytest.mark.parametrize("engine", ["interp", "c"])
+def test_symbolic_scalar_argument_runs(engine):
+    x = np.random.default_rng(0).standard_normal((4, 3, 6, 5)).astype("float32")
+    out = tir.run(tir.parse(RESHAPE_EXP), x, engine=engine)
+    np.testing.assert_allclose(out, np.exp(x.reshape(5, -1)), rtol=1e-6)
+
+
+# A local size variable (``"n"`` in the signature), an expression of it and a constant, as
+# bare scalars and as ``R.prim_value``.
+SCALARS = HEADER + '''@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def fill(x: T.Buffer((T.int64(2), "m"), "float32"), m: T.int64, k: T.int64, c: T.int32, out: T.Buffer((T.int64(2), m), "float32")):
+        for i, j in T.grid(T.int64(2), m):
+            with T.sblock("fill"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                out[vi, vj] = x[vi, vj] + T.Cast("float32", k) + T.Cast("float32", c)
+
+    @R.function
+    def main(x: R.Tensor((2, "n"), dtype="float32")) -> R.Tensor((2, "n"), dtype="float32"):
+        cls = Module
+        with R.dataflow():
+            gv = R.call_tir(cls.fill, (x, n, R.prim_value(n * 10 + 1), T.int32(3)), out_ty=R.Tensor((2, n), dtype="float32"))
+            R.output(gv)
+        return gv
+'''
+
+
+def test_prim_value_forms_read_print_and_run():
+    mod = tir.parse(SCALARS)
+    verify(mod)
+    args = mod["main"].bindings[0].value.args
+    assert [type(a) for a in args] == [rx.RVar, rx.PrimValue, rx.PrimValue, rx.PrimValue]
+    assert str(args[3].value.dtype) == "int32"
+    again, printed = _round_trip(tir.to_script(mod))
+    assert "n * 10 + 1, T.int32(3))" in printed
+    x = np.ones((2, 7), "float32")
+    for engine in ("interp", "c"):
+        np.testing.assert_array_equal(tir.run(again, x, engine=engine), x + 71 + 3)
+
+
+def test_prim_value_in_a_binding_prints_as_r_prim_value():
+    text = HEADER + '''@R.function
+def main(x: R.Tensor(("n",), dtype="float32")):
+    k = R.prim_value(T.int64(4))
+    return x
+'''
+    func, printed = _round_trip(text)
+    assert "k = R.prim_value(4)" in printed
+    assert isinstance(func.bindings[0].value, rx.PrimValue)
+
+
+def test_the_module_alias_is_not_a_graph_level_value():
+    text = RESHAPE_EXP.replace("(lv, n)", "(lv, cls)")
+    with pytest.raises(ParseError, match="'cls' is not a graph-level value"):
+        tir.parse(text)
