@@ -135,7 +135,7 @@ class Module:
     ("@T.prim_func\ndef f(A: T.Buffer((4,), \"float32\")):\n    A[0] = T.exp(1.0, 2.0)\n", 3, "takes 1 argument"),
     ("@T.prim_func\ndef f(A: T.Buffer((4,), \"float32\")):\n    A[0] = T.frobnicate(1.0)\n", 3, "unknown function"),
     ("@T.prim_func\ndef f(A: T.Buffer((4,), \"float32\")):\n    A[0] = (\n", 3, "syntax"),
-    ("@T.prim_func\ndef f(A: T.Buffer((4,), \"float32\")):\n    while True:\n        pass\n", 3, "unsupported statement"),
+    ("@T.prim_func\ndef f(A: T.Buffer((4,), \"float32\")):\n    try:\n        pass\n    finally:\n        pass\n", 3, "unsupported statement"),
     ("@T.prim_func\ndef f(A: T.Buffer((4,), \"float32\")):\n    A[0] = T.int64(1)\n", 3, "int64 value into float32"),
     ("@T.prim_func\ndef f(A):\n    pass\n", 2, "needs a type"),
     ("x = 1\n", 1, "expected"),

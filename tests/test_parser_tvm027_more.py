@@ -144,3 +144,110 @@ def test_the_module_alias_is_not_a_graph_level_value():
     text = RESHAPE_EXP.replace("(lv, n)", "(lv, cls)")
     with pytest.raises(ParseError, match="'cls' is not a graph-level value"):
         tir.parse(text)
+
+
+# ---------------------------------------------------------------------------- T.alloc_local, while
+
+# TVM's bucketize (gen/ops_new/bucketize_71_1.py, tir dialect, right=False): a binary search
+# per element in two one-element local buffers.
+BUCKETIZE = '''# from typing import TypeVar
+# from tvm.script import ir as I
+# from tvm.script import tir as T
+# from tvm.script import relax as R
+
+elem_offset = TypeVar("elem_offset")
+elem_offset_1 = TypeVar("elem_offset_1")
+elem_offset_2 = TypeVar("elem_offset_2")
+n = TypeVar("n")
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def searchsorted(y: T.Buffer((T.int64(7),), "float32", elem_offset=elem_offset_2), x: T.Buffer((n,), "float32", elem_offset=elem_offset_1), searchsorted: T.Buffer((n,), "int64", elem_offset=elem_offset)):
+        T.func_attr({"tir.noalias": True})
+        with T.block("searchsorted"):
+            T.reads()
+            T.writes()
+            for v in T.parallel(n):
+                buffer = T.alloc_local((T.int64(1),), "int64")
+                buffer_1 = T.alloc_local((T.int64(1),), "int64")
+                buffer[T.int64(0)] = T.int64(0)
+                buffer_1[T.int64(0)] = T.int64(7)
+                while buffer[T.int64(0)] < buffer_1[T.int64(0)]:
+                    if y[buffer[T.int64(0)] + (buffer_1[T.int64(0)] - buffer[T.int64(0)] >> T.int64(1))] < x[v]:
+                        buffer[T.int64(0)] = buffer[T.int64(0)] + (buffer_1[T.int64(0)] - buffer[T.int64(0)] >> T.int64(1)) + T.int64(1)
+                    else:
+                        buffer_1[T.int64(0)] = buffer[T.int64(0)] + (buffer_1[T.int64(0)] - buffer[T.int64(0)] >> T.int64(1))
+                searchsorted[v] = buffer[T.int64(0)]
+
+    @R.function
+    def main(x: R.Tensor((n,), dtype="float32"), y: R.Tensor((7,), dtype="float32")) -> R.Tensor((n,), dtype="int64"):
+        cls = Module
+        with R.dataflow():
+            lv = R.call_tir(cls.searchsorted, (y, x), out_ty=R.Tensor((n,), dtype="int64"))
+            gv: R.Tensor((n,), dtype="int64") = lv
+            R.output(gv)
+        return gv
+'''
+
+
+def _lines(text: str) -> list:
+    return [line for line in text.strip().splitlines() if not line.strip().startswith("#") and line.strip()]
+
+
+def test_alloc_local_is_a_local_buffer_over_the_rest_of_its_suite():
+    mod, printed = _round_trip(BUCKETIZE)
+    verify(mod)
+    same_dialect = tir.to_script(mod, dialect="tir")
+    assert _lines(same_dialect)[4:] == _lines(BUCKETIZE)[4:]  # the TypeVars come in first-use order
+    loop = mod["searchsorted"].body.block.body.block.body
+    outer = loop.body
+    assert isinstance(outer, tir.AllocateBuffer) and outer.buffer.scope == "local"
+    assert isinstance(outer.body, tir.AllocateBuffer)
+    assert isinstance(outer.body.body.seq[2], tir.While)
+
+
+@pytest.mark.parametrize("engine", ["interp", "c"])
+def test_bucketize_runs_like_numpy_searchsorted(engine):
+    boundaries = np.arange(-3, 4).astype("float32")
+    x = np.array([-5, -3, -2.5, 0, 0.5, 3, 9, 1], "float32")
+    out = tir.run(tir.parse(BUCKETIZE), x, boundaries, engine=engine)
+    np.testing.assert_array_equal(out, np.searchsorted(boundaries, x, side="left"))
+
+
+def test_local_buffer_of_constant_shape_is_a_c_array():
+    from tir.codegen_c import emit_c
+
+    source = emit_c(tir.parse(BUCKETIZE)["searchsorted"])
+    assert "int64_t buffer[1] = {0};" in source and "while (" in source
+
+
+SCOPED = HEADER + '''@T.prim_func
+def f(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    for i in range(4):
+        with T.decl_buffer((1,), "float32", scope="local") as t:
+            t[0] = a[i] * T.float32(2)
+            b[i] = t[0]
+        b[i] = b[i] + T.float32(1)
+'''
+
+
+def test_local_buffer_followed_by_statements_keeps_its_scope():
+    func, printed = _round_trip(SCOPED)
+    assert 'with T.decl_buffer((T.int64(1),), "float32", scope="local") as t:' in printed
+    a = np.arange(4, dtype="float32")
+    for engine in ("interp", "c"):
+        np.testing.assert_array_equal(tir.run(func, a, engine=engine), 2 * a + 1)
+
+
+@pytest.mark.parametrize("source, fragment", [
+    ('    t = T.alloc_local((1,), "float32", scope="shared")\n    a[0] = t[0]\n', "takes no scope"),
+    ("    while a[0] < T.float32(1):\n        a[0] = a[0] + T.float32(1)\n    else:\n        a[0] = T.float32(0)\n",
+     "cannot have an else"),
+    ("    while a[0] < T.float32(1):\n        a[0] = a[0] + T.float32(1)\n    else:\n        a[0] = T.float32(0)\n",
+     "10:9"),
+])
+def test_bad_local_buffers_and_while_loops_are_refused_with_a_position(source, fragment):
+    text = HEADER + '@T.prim_func\ndef f(a: T.Buffer((4,), "float32")):\n' + source
+    with pytest.raises(ParseError) as err:
+        tir.parse(text)
+    assert fragment in str(err.value)

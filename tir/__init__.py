@@ -23,7 +23,7 @@ from .module import IRModule
 from .node import Map, Node
 from .stmt import (
     AllocateBuffer, AttrStmt, Block, BlockRealize, BufferStore, Evaluate, For, ForKind, IfThenElse,
-    IterKind, IterVar, LetStmt, MatchBufferRegion, SeqStmt, Stmt, seq,
+    IterKind, IterVar, LetStmt, MatchBufferRegion, SeqStmt, Stmt, While, seq,
 )
 from .structural import assert_structural_equal, structural_equal, structural_hash
 

@@ -188,11 +188,21 @@ class Emitter:
     def _evaluate(self, s):
         self.line(f"(void)({self.expr(s.value)});")
 
+    def _while(self, s):
+        self.open(f"while ({self.expr(s.condition)})")
+        self.stmt(s.body)
+        self.close()
+
     def _allocatebuffer(self, s):
         self.open("")
-        self.allocate(s.buffer)
-        self.stmt(s.body)
-        self.line(f"free({self.buffer_name(s.buffer)});")
+        if _on_stack(s.buffer):
+            self.declare_layout(s.buffer)
+            self.line(f"{c_type(s.buffer.dtype)} {self.buffer_name(s.buffer)}[{_size(s.buffer)}] = {{0}};")
+            self.stmt(s.body)
+        else:
+            self.allocate(s.buffer)
+            self.stmt(s.body)
+            self.line(f"free({self.buffer_name(s.buffer)});")
         self.close()
 
     def allocate(self, buf) -> None:
@@ -259,6 +269,23 @@ class Emitter:
         conds = [f"{self.var(iv.var)} == {self.expr(iv.dom.min)}" for iv in block.iter_vars
                  if iv.kind == S.IterKind.REDUCE]
         return " && ".join(conds) or "1"
+
+
+_STACK_LIMIT = 256
+"""Elements of the largest local buffer held in a C array on the stack (per thread, as
+TVM's "local" scope is) rather than allocated on the heap."""
+
+
+def _on_stack(buf) -> bool:
+    return (buf.scope == "local" and not buf.strides and buf.elem_offset is None
+            and all(isinstance(x, E.IntImm) for x in buf.shape) and _size(buf) <= _STACK_LIMIT)
+
+
+def _size(buf) -> int:
+    n = 1
+    for x in buf.shape:
+        n *= x.value
+    return max(n, 1)
 
 
 def _same(a, b) -> bool:

@@ -85,6 +85,18 @@ def _for(s, ctx, mask, vec):
         ctx.vars.pop(s.loop_var, None)
 
 
+def _while(s, ctx, mask, vec):
+    if mask is not None:
+        raise InterpError(f"{ctx.where}: a while loop cannot run under a lane mask")
+    while True:
+        c = evaluate(s.condition, ctx)
+        if np.ndim(c) != 0:
+            raise InterpError(f"{ctx.where}: a while condition varies across lanes")
+        if not c:
+            return
+        run_stmt(s.body, ctx, None, vec)
+
+
 def allocate(buffer, ctx: Ctx) -> None:
     """Give ``buffer`` fresh zeroed storage in ``ctx``."""
     shape = [scalar_int(x, ctx, f"extent of {buffer.name!r}") for x in buffer.shape]
@@ -156,6 +168,7 @@ _HANDLERS = {
     S.IfThenElse: _if,
     S.Evaluate: _evaluate,
     S.For: _for,
+    S.While: _while,
     S.AllocateBuffer: _allocate_stmt,
     S.BlockRealize: _realize,
 }

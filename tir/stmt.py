@@ -132,6 +132,15 @@ class IfThenElse(Stmt):
 
 
 @attrs.frozen(cache_hash=True)
+class While(Stmt):
+    """``while condition: body`` (TVM's bucketize binary search)."""
+
+    condition: PrimExpr
+    """A bool expression, evaluated before each run of the body."""
+    body: Stmt
+
+
+@attrs.frozen(cache_hash=True)
 class LetStmt(Stmt):
     """``var = value`` visible in ``body``."""
 
@@ -149,7 +158,9 @@ class Evaluate(Stmt):
 
 @attrs.frozen(cache_hash=True)
 class AllocateBuffer(Stmt):
-    """A buffer allocated for the extent of ``body`` (outside any block)."""
+    """A buffer allocated for the extent of ``body`` (outside any block): ``with
+    T.decl_buffer(...) as b:``, or ``b = T.alloc_local(...)`` (scope ``"local"``) over the
+    rest of its suite."""
 
     buffer: Buffer
     body: Stmt

@@ -94,7 +94,7 @@ def axis(ctx, node: ast.Assign, call: ast.Call, name: str) -> None:
     kind = _KINDS.get(name[len("T.axis."):])
     if kind is None:
         raise error(call, f"unknown {name}; expected T.axis.spatial, reduce, scan, opaque or remap")
-    target = _single_target(node)
+    target = single_target(node)
     dom_node, bind_node = positional(call, 2)
     dom = _domain(ctx, dom_node)
     var = Var(target.id, dom.extent.dtype)
@@ -135,7 +135,7 @@ def _add_iter(ctx, frame, var, dom, kind, binding) -> None:
     ctx.define(var.name, var)
 
 
-def _single_target(node):
+def single_target(node):
     if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
         raise error(node, "expected one name on the left of '='")
     return node.targets[0]
@@ -153,7 +153,7 @@ def _targets(node, n: int) -> list:
 
 def alloc(ctx, node: ast.Assign, call: ast.Call) -> None:
     """``buf = T.alloc_buffer(shape, dtype, ...)``: allocated by the innermost block (or the root)."""
-    target = _single_target(node)
+    target = single_target(node)
     frame = ctx.frames[-1] if ctx.frames else None
     if frame is None:
         raise error(node, "T.alloc_buffer outside a function")
@@ -164,7 +164,7 @@ def alloc(ctx, node: ast.Assign, call: ast.Call) -> None:
 
 def match_buffer(ctx, node: ast.Assign, call: ast.Call) -> None:
     """``A = T.match_buffer(a, shape, dtype)`` on a handle parameter, or on a region in a block."""
-    target = _single_target(node)
+    target = single_target(node)
     if not call.args:
         raise error(call, "T.match_buffer needs a source and a shape")
     frame = ctx.frames[-1] if ctx.frames else None

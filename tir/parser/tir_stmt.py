@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import ast
 
+import attrs
+
 from .. import dtype as dt
 from ..buffer import Buffer
 from ..expr import IntImm, PrimExpr, Var
 from ..errors import ParseError
-from ..stmt import BufferStore, Evaluate, IfThenElse, LetStmt, seq
+from ..stmt import BufferStore, Evaluate, IfThenElse, LetStmt, While, seq
 from . import block as blk
 from .buffers import buffer_from_call
 from .context import describe, dotted, error
@@ -34,6 +36,9 @@ def stmt_list(ctx, nodes: list) -> list:
     for k, node in enumerate(nodes):
         if _is_attr_call(node):
             out.append(_attr_stmt(ctx, node.value, nodes[k + 1:], node))
+            return out
+        if _is_alloc_local(node):
+            out.append(guarded(node, _alloc_local, ctx, node, nodes[k + 1:]))
             return out
         let = guarded(node, _let_header, ctx, node)
         if let is not None:
@@ -95,6 +100,32 @@ def _attr_stmt(ctx, call, body_nodes: list, owner):
     else:
         raise error(call, "T.attr takes {\"key\": value} or (node, \"key\", value)")
     return AttrStmt(attrs_, _scoped_body(ctx, body_nodes, owner), obj)
+
+
+# ---------------------------------------------------------------------------- local buffers
+
+def _is_alloc_local(node) -> bool:
+    return (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+            and dotted(node.value.func) == "T.alloc_local")
+
+
+def _alloc_local(ctx, node: ast.Assign, rest: list):
+    """``buf = T.alloc_local(shape, dtype)``: a buffer in ``"local"`` scope (TVM's
+    ``T.alloc_buffer(..., scope="local")``) allocated for the rest of the suite."""
+    from ..stmt import AllocateBuffer
+
+    target = blk.single_target(node)
+    call = node.value
+    if any(k.arg == "scope" for k in call.keywords):
+        raise error(call, "T.alloc_local takes no scope: it is always \"local\"")
+    buf = attrs.evolve(buffer_from_call(ctx, call, target.id, call.args), scope="local")
+    mark = ctx.mark()
+    ctx.define(target.id, buf)
+    try:
+        inner = body(ctx, rest, node)
+    finally:
+        ctx.release(mark)
+    return AllocateBuffer(buf, inner)
 
 
 # ---------------------------------------------------------------------------- lets
@@ -276,6 +307,13 @@ def _scoped_body(ctx, nodes, owner):
         ctx.release(mark)
 
 
+def _while(ctx, node: ast.While):
+    if node.orelse:
+        raise error(node.orelse[0], "a while loop cannot have an else branch")
+    cond = boolean(expr(ctx, node.test), node.test)
+    return While(cond, _scoped_body(ctx, node.body, node))
+
+
 def _pass(ctx, node):
     return None
 
@@ -287,5 +325,6 @@ _HANDLERS = {
     ast.For: for_loop,
     ast.With: _with,
     ast.If: _if,
+    ast.While: _while,
     ast.Pass: _pass,
 }

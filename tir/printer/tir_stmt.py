@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+import attrs
+
 from .. import stmt as S
 from ..buffer import Buffer
 from ..expr import Add, Call, IntImm, Var
@@ -80,6 +82,8 @@ class StmtPrinter:
         for k, x in enumerate(s.seq):
             if isinstance(x, S.AttrStmt) and k < len(s.seq) - 1:
                 self._attr_scope(x, ind)  # statements follow: the concise form would take them in
+            elif isinstance(x, S.AllocateBuffer) and k < len(s.seq) - 1:
+                self._decl_buffer(x, ind)  # likewise for T.alloc_local
             else:
                 self.stmt(x, ind)
 
@@ -121,7 +125,21 @@ class StmtPrinter:
             self.line(ind, "else:")
             self.stmt(s.else_case, ind + 1)
 
+    def _While(self, s, ind):
+        self.line(ind, f"while {self.p.expr(s.condition)}:")
+        self.stmt(s.body, ind + 1)
+
     def _AllocateBuffer(self, s, ind):
+        """A local buffer as TVM 0.27 writes it, ``b = T.alloc_local(...)`` followed by the
+        body at the same level; any other as ``with T.decl_buffer(...) as b:``."""
+        b = s.buffer
+        if b.scope != "local" or b.strides or b.elem_offset is not None:
+            return self._decl_buffer(s, ind)
+        local = attrs.evolve(b, scope="global")
+        self.line(ind, f"{self.p.namer(b)} = {self.p.buffer_call('T.alloc_local', local)}")
+        self.stmt(s.body, ind)
+
+    def _decl_buffer(self, s, ind):
         name = self.p.namer(s.buffer)
         self.line(ind, f"with {self.p.buffer_call('T.decl_buffer', s.buffer)} as {name}:")
         self.stmt(s.body, ind + 1)
