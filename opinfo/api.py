@@ -24,6 +24,11 @@ from .tags import tags
 from .attention import recognize_attention
 from .reverse_sequence import recognize_reverse_sequence
 
+RECOGNIZER_ERRORS = (ValueError, TypeError, ArithmeticError, RecursionError, IndexError, KeyError)
+"""What a recognizer may raise on a form it was not written for (an index past a short
+list, a candidate formula dividing by zero): the function is then not named -- opinfo
+abstains rather than stopping the analysis of everything else."""
+
 WHOLE_FUNCTION = (recognize_attention, recognize_reverse_sequence)
 """Ops recognised from what the whole function computes (run on random inputs), tried
 when the structural decomposition found nothing."""
@@ -92,7 +97,7 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None) -> FuncInfo:
         with np.errstate(all="ignore"):
             ops = recognize_packed(prim_func, recognize_ops)
             ops = recognize_ops(prim_func) if ops is None else ops
-    except (ValueError, TypeError, ZeroDivisionError, RecursionError):
+    except RECOGNIZER_ERRORS:
         ops = ()
     ops = _settle_copy(ops, prim_func)
     for whole in WHOLE_FUNCTION:

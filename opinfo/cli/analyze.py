@@ -60,7 +60,10 @@ def analyze_file(path: str) -> dict:
         msg = str(err)
         prefix = f"{path}:"
         return {"file": path, "error": msg[len(prefix):].lstrip() if msg.startswith(prefix) else msg}
-    return module_record(as_module(mod, path), path)
+    try:
+        return module_record(as_module(mod, path), path)
+    except Exception as err:  # a bug in an analysis: report it for this file, go on with the others
+        return {"file": path, "error": f"1:1: internal error while analysing: {type(err).__name__}: {err}"}
 
 
 def module_record(mod, path: str) -> dict:

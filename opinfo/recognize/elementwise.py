@@ -122,8 +122,8 @@ def _snap(value, consts):
 
 def _leakyrelu(f, xs, ys, consts):
     alpha = _snap(float(f(np.array([-2.0]))[0]) / -2.0, consts)
-    if not np.isfinite(alpha) or alpha in (0.0, 1.0):
-        return None
+    if not np.isfinite(alpha) or alpha in (0.0, 1.0) or alpha not in consts:
+        return None  # alpha is a constant of the form: x + 1e-6 has slope 0.9999995 below 0
     if not close(ys, np.where(xs > 0, xs, alpha * xs)):
         return None
     return "nn.leakyrelu", {"alpha": alpha}

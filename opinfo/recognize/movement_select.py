@@ -107,7 +107,7 @@ def _which(e, space, loads, axis):
 
 def _concat(e, space, loads):
     rank = space.rank
-    if any(len(l.indices) != rank for l in loads):
+    if rank == 0 or any(len(l.indices) != rank for l in loads):  # scalars: nothing to join along
         return None
     if any(None in load_extents(l) for l in loads) or None in const_extents(space):
         return None  # movement_dynamic.match_dynamic_movement

@@ -91,12 +91,18 @@ def weights_as_inputs(model):
 
 def main(name, out_dir):
     model = onnx.load(os.path.join(LIGHT, f"light_{name}.onnx"))
-    model = weights_as_inputs(model)
+    emit(weights_as_inputs(model), name, out_dir, f"onnx light model zoo light_{name}.onnx")
+
+
+def emit(model, name, out_dir, source):
+    """Import ``model`` with TVM's Relax ONNX frontend, legalize it and write NAME.py and
+    NAME.json (every PrimFunc's Relax op and attributes, and TVM's kinds) to ``out_dir``."""
     mod = from_onnx(model)
     calls = {}
     for b in mod["main"].body.blocks:
         for bd in b.bindings:
-            if isinstance(bd.value, relax.Call) and isinstance(bd.value.op, tvm.ir.Op):
+            if (isinstance(bd.value, relax.Call) and isinstance(bd.value.op, tvm.ir.Op)
+                    and bd.value.op.name != "relax.call_tir"):  # emit_te by the frontend: no Relax op
                 calls[bd.var.name] = bd.value
     lmod = relax.transform.LegalizeOps()(mod)
     kmod = relax.transform.AnnotateTIROpPattern()(lmod)
@@ -125,7 +131,7 @@ def main(name, out_dir):
     with open(os.path.join(out_dir, f"{name}.py"), "w") as fh:
         fh.write(lmod.script())
     with open(os.path.join(out_dir, f"{name}.json"), "w") as fh:
-        json.dump({"model": name, "source": f"onnx light model zoo light_{name}.onnx", "primfuncs": prim, "tvm_kind": kinds}, fh, indent=1)
+        json.dump({"model": name, "source": source, "primfuncs": prim, "tvm_kind": kinds}, fh, indent=1)
     print(name, len(prim), "primfuncs", sum(1 for p in prim.values() if p.get("ambiguous")), "ambiguous")
 
 
