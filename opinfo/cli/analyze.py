@@ -60,6 +60,8 @@ def analyze_file(path: str) -> dict:
         msg = str(err)
         prefix = f"{path}:"
         return {"file": path, "error": msg[len(prefix):].lstrip() if msg.startswith(prefix) else msg}
+    except Exception as err:  # a bug in the reader: report it for this file, go on with the others
+        return {"file": path, "error": f"1:1: internal error while reading: {type(err).__name__}: {err}"}
     try:
         return module_record(as_module(mod, path), path)
     except Exception as err:  # a bug in an analysis: report it for this file, go on with the others
