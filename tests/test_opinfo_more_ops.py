@@ -43,7 +43,6 @@ def test_tvm_fixture_recognised(name, want):
     "more_ones_1",         # no input: ones, zeros_like... and full, full_like lower alike
     "more_full_1",
     "more_eye_1",          # eye or eye_like
-    "more_hamming_window_1",
     "more_slice_scatter_3",  # step 2: end is 9 or 10 alike
 ])
 def test_tvm_fixture_unnamed(name):
