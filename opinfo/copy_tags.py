@@ -65,7 +65,7 @@ def settle(op, in_shape, out_shape, block_names):
         named = {GATHER_TAGS.get(tag(b)) for b in block_names}
         return attrs.evolve(op, name=named.pop()) if len(named) == 1 and None not in named else None
     if not order_preserving(op, in_shape, out_shape):
-        return op
+        return None if _contradicted(op, block_names) else op
     tags = {TAGS.get(tag(b)) for b in block_names}
     if len(tags) != 1 or None in tags:
         return None
@@ -79,6 +79,17 @@ def settle(op, in_shape, out_shape, block_names):
         if named is not None:
             return attrs.evolve(op, name=tag_op, attrs=named)
     return None
+
+
+def _contradicted(op, block_names) -> bool:
+    """Whether the function's one compute tag names another copy op than ``op``: a
+    strided_slice reversing a whole axis is a flip's loop (its end, one past the start, is
+    not seen), a tile of a unit axis is a broadcast_to's."""
+    named = {TAGS.get(tag(b)) for b in block_names}
+    if len(named) != 1 or None in named:
+        return False
+    (tag_op,) = named
+    return tag_op != op.name and not (tag_op in RESHAPES and op.name in RESHAPES)
 
 
 def identity_attrs(tag_op, shape, block_names) -> "dict | None":

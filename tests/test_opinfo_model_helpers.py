@@ -68,3 +68,37 @@ def test_an_analysis_error_is_reported_for_its_file(tmp_path, monkeypatch, capsy
     assert "internal error" in recs[str(bad)]["error"] and "boom" in recs[str(bad)]["error"]
     assert recs[str(good)]["functions"][0]["ops"][0]["op"] == "add"
     json.dumps(recs[str(bad)])
+
+
+_MAX0 = """
+@T.prim_func
+def f(x: T.Buffer((2, 6), "float32"), y: T.Buffer((2, 6), "float32")):
+    for a, b in T.grid(2, 6):
+        with T.block("{tag}"):
+            va, vb = T.axis.remap("SS", [a, b])
+            y[va, vb] = T.max(x[va, vb], T.float32(0.0))
+"""
+
+
+def test_max_with_zero_is_named_by_its_tag():
+    # relu's block is TVM's "compute", maximum(x, 0.0)'s is "T_maximum": the same values
+    assert _named(_MAX0.format(tag="compute")) == [("nn.relu", {})]
+    info = analyze(parse(_MAX0.format(tag="T_maximum")))
+    assert [(o.name, o.to_json()["attrs"], [r.role for r in o.operands]) for o in info.ops] == \
+        [("maximum", {}, ["lhs"])]
+
+
+_REVERSE = """
+@T.prim_func
+def f(x: T.Buffer((6, 6, 8), "float32"), y: T.Buffer((6, 6, 8), "float32")):
+    for a, b, c in T.grid(6, 6, 8):
+        with T.block("{tag}"):
+            va, vb, vc = T.axis.remap("SSS", [a, b, c])
+            y[va, vb, vc] = x[va, 5 - vb, vc]
+"""
+
+
+def test_a_whole_reversing_slice_is_not_called_flip():
+    # strided_slice(begin=5, end=-7, strides=-1) is flip's loop; its end is not seen
+    assert _named(_REVERSE.format(tag="T_reverse_sequence")) == [("flip", {"axis": 1})]
+    assert _named(_REVERSE.format(tag="T_strided_slice_with_axes")) == []

@@ -178,8 +178,45 @@ def se_block(g):
     return [g.op("ReduceSum", [y, g.const([1])], keepdims=1)]
 
 
+def vision_misc(g):
+    r = g.rng
+    c, hw = r.choice([4, 6]), r.choice([8, 12])
+    x = g.input([1, c, hw, hw])
+    y = g.op("Pad", [x, g.const([0, 0, 1, 1, 0, 0, 1, 1]), g.scalar(0.0)], mode=r.choice(["constant", "reflect", "edge"]))
+    y = g.op("PRelu", [conv(g, y, c, c, 3, p=0), g.weight([c, 1, 1])])
+    y = g.op("LRN", [y], size=3, alpha=1e-4, beta=0.75, bias=1.0)
+    y = g.op("GlobalMaxPool", [y]) if r.random() < 0.3 else g.op("MaxPool", [y], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    y = g.op("HardSwish", [y]) if r.random() < 0.5 else g.op("Elu", [y], alpha=1.0)
+    y = g.op("Resize", [y, "", g.const([1.0, 1.0, 2.0, 2.0], np.float32)], mode="linear",
+             coordinate_transformation_mode=r.choice(["half_pixel", "align_corners", "asymmetric"]))
+    y = g.op("DepthToSpace", [g.op("Tile", [y, g.const([1, 4, 1, 1])])], blocksize=2, mode="DCR")
+    y = g.op("LogSoftmax", [y], axis=1)
+    return [g.op("ArgMax", [y], axis=1, keepdims=0), g.op("ReduceL2", [y], axes=[2, 3], keepdims=1)]
+
+
+def sequence_misc(g):
+    r = g.rng
+    b, s, d = 2, r.choice([4, 6]), r.choice([4, 8])
+    x = g.input([b, s, d])
+    y = g.op("Softplus", [x]) if r.random() < 0.5 else g.op("Softsign", [x])
+    y = g.op("Unsqueeze", [y, g.const([1])])
+    y = g.op("Expand", [y, g.const([b, 3, s, d])])
+    y = g.op("Reshape", [y, g.const([b * 3, s, d])])
+    y = g.op("Slice", [y, g.const([s - 1]), g.const([-s - 1]), g.const([1]), g.const([-1])])
+    y = g.op("CumSum", [y, g.const(1)]) if r.random() < 0.3 else g.op("Abs", [y])
+    z = g.op("Gemm", [g.op("Reshape", [y, g.const([b * 3 * s, d])]), g.weight([d, d]), g.weight([d])],
+             alpha=r.choice([1.0, 0.5]), beta=1.0)
+    z = g.op("Reshape", [z, g.const([b * 3, s, d])])
+    z = g.op("Einsum", [z, g.weight([d, d])], equation="bsd,de->bse") if r.random() < 0.3 else g.op("Exp", [z])
+    m = g.op("Trilu", [g.weight([s, s])], upper=r.choice([0, 1]))
+    z = g.op("Add", [g.op("MatMul", [m, z]), g.op("Cast", [g.input([b * 3, s, d], TensorProto.INT32, "ids")], to=F)])
+    z = g.op("Squeeze", [g.op("ReduceMin", [z, g.const([2])], keepdims=1), g.const([2])])
+    return [g.op("Mod", [g.op("Cast", [z], to=TensorProto.INT32), g.const(np.int32(3), np.int32)], fmod=0)]
+
+
 BUILDERS = {"mobilenet": mobilenet, "encoder": encoder, "layernorm_decomposed": layernorm_decomposed,
-            "yolo": yolo, "unet": unet, "se_block": se_block}
+            "yolo": yolo, "unet": unet, "se_block": se_block, "vision_misc": vision_misc,
+            "sequence_misc": sequence_misc}
 
 
 if __name__ == "__main__":
