@@ -46,6 +46,12 @@ class BufferData:
     """Element offset of index (0, ..., 0)."""
     bf16: bool = False
     """Values are bfloat16 held as float32: stores round."""
+    scratch: bool = False
+    """Storage the function allocated itself (not a parameter): it may hold poisoned elements."""
+    poison: "np.ndarray | None" = None
+    """Flat bool mask of elements computed from an out-of-bounds load (None: none are)."""
+    poison_message: str = ""
+    """The first such out-of-bounds load, reported if a poisoned element is ever used."""
 
     @staticmethod
     def allocate(name: str, shape, dtype: np.dtype, strides=None, offset: int = 0, bf16=False) -> "BufferData":
@@ -79,34 +85,80 @@ class BufferData:
         return idx
 
     def _raise_oob(self, bad, indices, mask, dim, where):
-        first = tuple(np.argwhere(np.atleast_1d(bad))[0]) if np.ndim(bad) else ()
-        point = []
-        for idx in indices:
-            arr = np.broadcast_to(idx, np.shape(bad)) if np.ndim(bad) else idx
-            point.append(int(arr[first]) if np.ndim(bad) else int(arr))
-        raise InterpError(
-            f"{where}: index {tuple(point)} is out of bounds for buffer {self.name!r} of shape "
-            f"{self.shape} (dimension {dim})"
-        )
+        raise InterpError(self._oob_message(bad, indices, dim, where))
+
+    def _oob_message(self, bad, indices, dim, where) -> str:
+        """Names the first out-of-bounds lane; an index may vary along more axes than ``bad``."""
+        shape = np.broadcast_shapes(np.shape(bad), *(np.shape(i) for i in indices))
+        bad = np.broadcast_to(bad, shape)
+        first = tuple(np.argwhere(bad)[0]) if bad.ndim else ()
+        point = tuple(int(np.broadcast_to(idx, shape)[first]) for idx in indices)
+        return (f"{where}: index {point} is out of bounds for buffer {self.name!r} of shape "
+                f"{self.shape} (dimension {dim})")
 
     def load(self, indices, mask, where: str):
-        """Gather the elements at ``indices``."""
+        """Gather the elements at ``indices``; reading a poisoned element is an error."""
         flat = self.flat_index(indices, mask, where)
+        if self.poison is not None:
+            used = self.poison[flat]
+            if np.any(used if mask is None else np.logical_and(used, mask)):
+                raise InterpError(f"{where}: reads an element of {self.name!r} computed from an out-of-bounds "
+                                  f"load ({self.poison_message})")
         return self.flat.take(flat) if isinstance(flat, np.ndarray) else self.flat[int(flat)]
 
-    def store(self, indices, value, mask, where: str) -> None:
-        """Scatter ``value`` at ``indices`` where ``mask`` holds (later lanes win, as in loop order)."""
+    def load_poisoned(self, indices, mask, where: str):
+        """(values, poisoned lanes, message): like :meth:`load`, but an out-of-bounds lane, or
+        one reading a poisoned element, is poisoned instead of an error (and reads element 0)."""
+        safe, lanes, message = [], False, ""
+        for dim, (idx, extent) in enumerate(zip(indices, self.shape)):
+            if mask is not None and not np.all(mask):
+                idx = np.where(mask, idx, 0)
+            bad = (idx < 0) | (idx >= extent)
+            if np.any(bad):
+                message = message or self._oob_message(bad, indices, dim, where)
+                lanes, idx = np.logical_or(lanes, bad), np.where(bad, 0, idx)
+            safe.append(idx)
+        flat = self.flat_index(safe, None, where)
+        if self.poison is not None:
+            used = self.poison[flat]
+            used = used if mask is None else np.logical_and(used, mask)
+            if np.any(used):
+                message = message or self.poison_message
+                lanes = np.logical_or(lanes, used)
+        value = self.flat.take(flat) if isinstance(flat, np.ndarray) else self.flat[int(flat)]
+        return value, lanes, message
+
+    def store(self, indices, value, mask, where: str, poison=None) -> None:
+        """Scatter ``value`` at ``indices`` where ``mask`` holds (later lanes win, as in loop order).
+
+        ``poison`` (lanes, message) marks lanes whose value was computed from an out-of-bounds
+        load: allowed only into scratch storage, whose elements then remember it.
+        """
         flat = self.flat_index(indices, mask, where)
         if self.bf16:
             value = round_bfloat16(value)
-        if not isinstance(flat, np.ndarray) and not isinstance(value, np.ndarray) and mask is None:
+        lanes = poison[0] if poison is not None else False
+        if lanes is False and self.poison is None and not isinstance(flat, np.ndarray) \
+                and not isinstance(value, np.ndarray) and mask is None:
             self.flat[int(flat)] = value
             return
-        flat, value = np.broadcast_arrays(flat, value)
+        flat, value, lanes = np.broadcast_arrays(flat, value, lanes)
         if mask is not None:
             keep = np.broadcast_to(mask, flat.shape)
-            flat, value = flat[keep], value[keep]
+            flat, value, lanes = flat[keep], value[keep], lanes[keep]
+        if np.any(lanes):
+            self._poison(flat[lanes], poison[1], where)
+        if self.poison is not None:
+            self.poison[flat[~lanes]] = False
         self.flat[flat.ravel()] = value.ravel()
+
+    def _poison(self, flat, message: str, where: str) -> None:
+        if not self.scratch:
+            raise InterpError(f"{where}: stores into {self.name!r} a value read out of bounds: {message}")
+        if self.poison is None:
+            self.poison = np.zeros(self.flat.shape, dtype=bool)
+            self.poison_message = message
+        self.poison[flat] = True
 
 
 def compact_strides(shape) -> tuple:

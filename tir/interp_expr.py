@@ -27,12 +27,36 @@ class Ctx:
     """Buffer -> BufferData."""
     where: str = "function body"
     """Description of the current block, for error messages."""
+    poison: "Poison | None" = None
+    """While a stored value is evaluated: the lanes that read out of bounds (else None, and
+    an out-of-bounds load is an error at once)."""
 
     def data(self, buffer):
         try:
             return self.bufs[buffer]
         except KeyError:
             raise InterpError(f"{self.where}: buffer {buffer.name!r} is not allocated here") from None
+
+
+@attrs.define
+class Poison:
+    """Lanes of a value being computed that read out of bounds.
+
+    TVM's slice_scatter takes its source at clamped indices that may lie past the source's
+    end, then discards those lanes with a select: the load is undefined in TIR but its value
+    is never used. A poisoned value may be stored in scratch storage; it is an error only once
+    it reaches a parameter or is read where it is not tracked (see :class:`BufferData`).
+    """
+
+    lanes: object = False
+    """Bool lanes (broadcastable), or False."""
+    message: str = ""
+    """The first out-of-bounds load, for the error if the value is used."""
+
+    def add(self, lanes, message: str) -> None:
+        if lanes is not False:
+            self.lanes = np.logical_or(self.lanes, lanes)
+            self.message = self.message or message
 
 
 def and_mask(mask, cond):
@@ -141,8 +165,9 @@ def _not(e, ctx, mask):
 
 
 def _select(e, ctx, mask):
-    c = evaluate(e.condition, ctx, mask)
-    return np.where(c, evaluate(e.true_value, ctx, mask), evaluate(e.false_value, ctx, mask))[()]
+    """Only the chosen side is read on each lane, as the C engine's ``c ? a : b`` does."""
+    v = if_then_else(e.condition, e.true_value, e.false_value, ctx, mask)
+    return v[()] if isinstance(v, np.ndarray) else v
 
 
 def if_then_else(cond_e, then_e, else_e, ctx, mask):
@@ -198,7 +223,12 @@ def _call(e, ctx, mask):
 
 def _load(e, ctx, mask):
     idx = [evaluate(i, ctx, mask) for i in e.indices]
-    return ctx.data(e.buffer).load(idx, mask, ctx.where)
+    data = ctx.data(e.buffer)
+    if ctx.poison is None:
+        return data.load(idx, mask, ctx.where)
+    value, lanes, message = data.load_poisoned(idx, mask, ctx.where)
+    ctx.poison.add(lanes, message)
+    return value
 
 
 def _let(e, ctx, mask):

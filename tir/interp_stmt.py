@@ -11,7 +11,7 @@ import numpy as np
 
 from . import stmt as S
 from .interp_data import BufferData, InterpError, np_dtype
-from .interp_expr import Ctx, and_mask, evaluate
+from .interp_expr import Ctx, Poison, and_mask, evaluate
 
 
 def run_stmt(s: S.Stmt, ctx: Ctx, mask=None, vectorize: bool = True) -> None:
@@ -28,9 +28,13 @@ def _seq(s, ctx, mask, vec):
 
 
 def _store(s, ctx, mask, vec):
-    value = evaluate(s.value, ctx, mask)
+    ctx.poison = Poison()
+    try:
+        value = evaluate(s.value, ctx, mask)
+    finally:
+        poison, ctx.poison = ctx.poison, None
     idx = [evaluate(i, ctx, mask) for i in s.indices]
-    ctx.data(s.buffer).store(idx, value, mask, ctx.where)
+    ctx.data(s.buffer).store(idx, value, mask, ctx.where, (poison.lanes, poison.message))
 
 
 def _let(s, ctx, mask, vec):
@@ -103,7 +107,9 @@ def allocate(buffer, ctx: Ctx) -> None:
     strides = [scalar_int(x, ctx, f"stride of {buffer.name!r}") for x in buffer.strides]
     offset = scalar_int(buffer.elem_offset, ctx, "offset") if buffer.elem_offset is not None else 0
     bf16 = buffer.dtype.code == "bfloat"
-    ctx.bufs[buffer] = BufferData.allocate(buffer.name, shape, np_dtype(buffer.dtype), strides, offset, bf16)
+    data = BufferData.allocate(buffer.name, shape, np_dtype(buffer.dtype), strides, offset, bf16)
+    data.scratch = True
+    ctx.bufs[buffer] = data
 
 
 def _allocate_stmt(s, ctx, mask, vec):
