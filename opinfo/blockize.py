@@ -185,7 +185,7 @@ def _fused_extent(o: IterVar, b: int, value, predicate):
     form = affine(value)
     for term in _conjuncts(predicate):
         c = const_of(term.b) if isinstance(term, LT) else None
-        if c is not None and form is not None and affine(term.a) == form and (ext is None or c < ext * b):
+        if c is not None and c > 0 and form is not None and affine(term.a) == form and (ext is None or c < ext * b):
             extent = IntImm(o.dom.extent.dtype, c)
     return extent
 

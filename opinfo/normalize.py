@@ -4,6 +4,8 @@
 predicate cannot be shown to be implied by its block's domain (a predicate that drops
 elements would change the op; the semantic layer ignores predicates):
 
+* the outer block of ``blockize`` and the block nested in it become one block again (see
+  :mod:`.blockize`);
 * blocks that share loops after ``compute_at``/``reverse_compute_at`` get loops of their
   own (see :mod:`.distribute`);
 * ``T.where`` predicates of non-divisible splits are dropped (see :mod:`.predicates`);
