@@ -189,3 +189,63 @@ def test_hamming_fixture_matches_numpy():
     func = fixture_func("more2_hamming_window_1")
     want = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(11) / 10)
     np.testing.assert_allclose(tir.run(func), want[:10], rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- image.affine_grid
+def _grid(size, align_corners):
+    return "image.affine_grid", {"size": tuple(size), "align_corners": align_corners}
+
+
+@pytest.mark.parametrize("name, want", [
+    ("more2_affine_grid_1", _grid([5, 3], False)),  # symbolic batch, tirx
+    ("more2_affine_grid_2", _grid([2, 4], True)),   # scheduled
+    ("more2_affine_grid_3", _grid([6, 2], False)),  # step 2/2 = 1 folded away
+    ("more2_affine_grid_4", _grid([3, 4, 2], False)),  # 3-D
+    ("more2_affine_grid_5", _grid([3, 2, 5], True)),
+])
+def test_tvm_affine_grid_recognised(name, want):
+    assert _ops(fixture_func(name)) == [want]
+
+
+AG = 'x[v_n, v_dim, T.int64(1)] * (T.float32(-0.80000000000000004) + T.Cast("float32", v_i0) * T.float32(0.40000000000000002))'
+
+
+@pytest.mark.parametrize("old, new", [
+    ("x[v_n, v_dim, T.int64(2)] +", "x[v_n, v_dim, T.int64(1)] +"),           # a column read twice
+    ('T.Cast("float32", v_i0) * T.float32(0.4', 'T.Cast("float32", v_i1) * T.float32(0.4'),  # one axis twice
+    (AG, AG.replace("T.int64(1)", "T.int64(0)")),                                    # columns swapped
+    (AG, 'x[v_n, v_dim, T.int64(1)] * (T.float32(-1.0) + T.Cast("float32", v_i0) * T.float32(0.49999997500000001))'),
+    ("T.float32(0.66666666666666663)", "T.float32(0.5)"),                      # a step of neither form
+])
+def test_edited_affine_grid_unnamed(old, new):
+    def edit(text):
+        assert old in text
+        return text.replace(old, new)
+    assert _ops(fixture_func("more2_affine_grid_1", edit)) == []
+
+
+def _affine_grid_numpy(theta, size, align_corners):
+    k = len(size)
+    axes = [np.linspace(-1, 1, s) if align_corners else (2 * np.arange(s) + 1) / s - 1 for s in size]
+    mesh = np.meshgrid(*axes, indexing="ij")
+    out = np.zeros((theta.shape[0], k) + tuple(size))
+    for n, d in itertools.product(range(theta.shape[0]), range(k)):
+        out[n, d] = theta[n, d, k] + sum(theta[n, d, k - 1 - r] * mesh[r] for r in range(k))
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(size=st.lists(st.integers(2, 6), min_size=2, max_size=3), align_corners=st.booleans(),
+       batch=st.integers(1, 2))
+def test_affine_grid_round_trip_and_values(size, align_corners, batch):
+    k = len(size)
+    func = topi.lower("image.affine_grid", [([batch, k, k + 1], "float32")], size=size, align_corners=align_corners)
+    assert _ops(func) == [_grid(size, align_corners)]
+    theta = np.random.default_rng(0).standard_normal((batch, k, k + 1)).astype("float32")
+    np.testing.assert_allclose(tir.run(func, theta), _affine_grid_numpy(theta, size, align_corners), atol=1e-5)
+
+
+def test_affine_grid_fixture_values():
+    theta = np.random.default_rng(4).standard_normal((2, 3, 4)).astype("float32")
+    got = tir.run(fixture_func("more2_affine_grid_4"), theta)
+    np.testing.assert_allclose(got, _affine_grid_numpy(theta, [3, 4, 2], False), atol=1e-5)

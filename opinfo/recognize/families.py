@@ -6,13 +6,14 @@ from tir.expr import BufferLoad
 from . import (bool_xor, conv, conv_transpose, gather_nd, groupnorm, layernorm, matmul, movement, movement_dynamic,
                movement_extra, norm, outer, pool, prelu, reduce, resize, softmax, std, trilu)
 from . import index_tensor, quantize, slice_scatter
-from . import hamming, loss
+from . import affine_grid, hamming, loss
 
 ALL: list = [
     index_tensor.match_index_tensor,
     loss.match_nll_loss,
     loss.match_cross_entropy,
     hamming.match_hamming_window,
+    affine_grid.match_affine_grid,
     movement.match_movement, movement_dynamic.match_dynamic_movement,
     movement_extra.match_repeat, movement_extra.match_pixel_shuffle, movement_extra.match_gather_elements,
     trilu.match_trilu, movement_extra.match_one_hot, prelu.match_prelu,

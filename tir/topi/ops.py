@@ -18,7 +18,7 @@ from . import softmax as sm
 from . import transform as tf
 from . import quantize as qz
 from . import indexing as ix
-from . import hamming as hw, loss as ls
+from . import affine_grid as ag, hamming as hw, loss as ls
 
 
 # ---------------------------------------------------------------- convolution
@@ -304,6 +304,7 @@ def op_table() -> dict:
         "index_tensor": ix.index_tensor,
         "nn.nll_loss": ls.nll_loss, "nn.cross_entropy_with_logits": ls.cross_entropy_with_logits,
         "hamming_window": hw.hamming_window,
+        "image.affine_grid": ag.affine_grid,
     }
     for nd, layout in ((1, "NCW"), (2, "NCHW"), (3, "NCDHW")):
         for kind in ("max", "avg"):
