@@ -23,6 +23,7 @@ from .packed_ops import recognize_packed
 from . import copy_tags
 from .tags import tags
 from .attention import recognize_attention
+from .attention_bias import recognize_attention_bias
 from .reverse_sequence import recognize_reverse_sequence
 
 RECOGNIZER_ERRORS = (ValueError, TypeError, ArithmeticError, RecursionError, IndexError, KeyError)
@@ -30,7 +31,7 @@ RECOGNIZER_ERRORS = (ValueError, TypeError, ArithmeticError, RecursionError, Ind
 list, a candidate formula dividing by zero): the function is then not named -- opinfo
 abstains rather than stopping the analysis of everything else."""
 
-WHOLE_FUNCTION = (recognize_attention, recognize_reverse_sequence)
+WHOLE_FUNCTION = (recognize_attention, recognize_attention_bias, recognize_reverse_sequence)
 """Ops recognised from what the whole function computes (run on random inputs), tried
 when the structural decomposition found nothing."""
 

@@ -1,0 +1,100 @@
+"""nn.attention with a bias (``nn.attention_bias``), recognised by what the whole PrimFunc
+computes, as :mod:`.attention` recognises nn.attention.
+
+TVM legalizes it like nn.attention with one more step after the scaling: the scores are
+reshaped to (B, H, S, Skv), the bias tensor added, and reshaped back. So:
+
+- the signature must be q (B, S, H, D), k (B, Skv, H, D), v (B, Skv, H, Dv),
+  bias (B, H, S, Skv) -> (B, S, H, Dv) (a broadcast bias is not tried: abstain);
+- the scaling is read from the IR as for nn.attention (one ``x / sqrt(D)`` or one ``x * c``);
+- the function is run on random inputs and compared with numpy's
+  ``softmax(q k^T * scale + bias)`` v, for each causal mask the IR allows; exactly one must
+  agree (TopLeft and BottomRight coincide when S == Skv: abstain).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tir.function import PrimFunc
+
+from .attention import MAX_WORK, SYMBOLIC_VALUES, _scalings
+from .info import OpInfo, Operand
+from .recognize.running import concrete_shapes, run
+
+
+def _shapes(bufs, value: int) -> "list | None":
+    """The five shapes with symbolic extents bound to ``value``, if they fit attention_bias."""
+    shapes = concrete_shapes(bufs, value)
+    if shapes is None:
+        return None
+    (b, s, h, d), (bk, skv, hk, dk), (bv, skv2, hv, dv), bias, out = (list(sh) for sh in shapes)
+    if (bk, hk, dk) != (b, h, d) or (bv, skv2, hv) != (b, skv, h) or out != [b, s, h, dv]:
+        return None
+    return [list(sh) for sh in shapes] if bias == [b, h, s, skv] else None
+
+
+def _reference(q, k, v, bias, scale: float, causal: "str | None"):
+    """Attention in float64: (B, S, H, Dv)."""
+    qt, kt, vt = (a.astype(np.float64).transpose(0, 2, 1, 3) for a in (q, k, v))
+    p = qt @ kt.transpose(0, 1, 3, 2) * scale + bias.astype(np.float64)
+    s, skv = p.shape[-2], p.shape[-1]
+    if causal is None:
+        e = np.exp(p - p.max(axis=-1, keepdims=True))
+    else:
+        offset = 0 if causal == "TopLeft" else abs(s - skv)
+        mask = np.arange(skv)[None, :] <= np.arange(s)[:, None] + offset
+        pm = np.where(mask, p, 0.0)
+        e = np.where(mask, np.exp(pm - pm.max(axis=-1, keepdims=True)), 0.0)
+    return (e / e.sum(axis=-1, keepdims=True) @ vt).transpose(0, 2, 1, 3)
+
+
+def _scale(func: PrimFunc, d: int) -> "tuple | None":
+    """(scale attribute, scale value) read from the IR, or None."""
+    scalings, masked = _scalings(func)
+    if len(scalings) != 1:
+        return None
+    form, c = scalings[0]
+    if form == "sqrt":
+        return (None, 1.0 / math.sqrt(d), masked) if c == d else None
+    return c, c, masked
+
+
+def _agreeing(func, bufs, shapes, scale, masks: list) -> list:
+    rng = np.random.default_rng(11)
+    for _ in range(2):
+        ins = [rng.standard_normal(sh).astype(str(bf.dtype)) for sh, bf in zip(shapes[:4], bufs[:4])]
+        got = run(func, ins + [np.zeros(shapes[4], str(bufs[4].dtype))])
+        if got is None:
+            return []
+        tol = 1e-4 if str(bufs[4].dtype) == "float32" else 2e-2
+        masks = [m for m in masks if np.allclose(got, _reference(*ins, scale, m), rtol=tol, atol=tol)]
+    return masks
+
+
+def recognize_attention_bias(func: PrimFunc) -> "OpInfo | None":
+    """The nn.attention_bias op ``func`` computes, or None (see the module doc)."""
+    bufs = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
+    if len(bufs) != 5 or len(bufs) != len(func.params):
+        return None
+    if any(not str(b.dtype).startswith("float") or len(b.shape) != 4 for b in bufs):
+        return None
+    shapes = next((sh for sh in (_shapes(bufs, value) for value in SYMBOLIC_VALUES) if sh is not None), None)
+    if shapes is None:
+        return None
+    (b, s, h, d), (_, skv, _, _), (_, _, _, dv), _, _ = shapes
+    if b * h * s * skv * (d + dv) > MAX_WORK:
+        return None
+    read = _scale(func, d)
+    if read is None:
+        return None
+    scale_attr, scale, masked = read
+    agree = _agreeing(func, bufs, shapes, scale, ["TopLeft", "BottomRight"] if masked else [None])
+    if len(agree) != 1:
+        return None
+    names = [x.name for x in bufs]
+    roles = ("query", "key", "value", "bias")
+    return OpInfo("nn.attention_bias", {"scale": scale_attr, "causal_mask": agree[0], "window_size": None},
+                  tuple(Operand(r, n, i) for i, (r, n) in enumerate(zip(roles, names))),
+                  Operand("output", names[4], 4))
