@@ -225,7 +225,23 @@ def unpack(func: PrimFunc) -> "tuple[PrimFunc, dict, bool] | None":
     def rewrite(n):
         return transform(n, lambda m: None, pre)
 
-    return rewrite(func), {b.name: s for b, s in packed.items()}, shown
+    logical = rewrite(func)
+    held = tuple((k, tuple(sp.outer for sp in packed[b])) for k, b in enumerate(func.buffers) if b in packed)
+    logical = attrs.evolve(logical, attrs={**logical.attrs, SPLIT_DIMS: held})
+    return logical, {b.name: s for b, s in packed.items()}, shown
+
+
+SPLIT_DIMS = "opinfo.split_dims"
+"""Attribute of an unpacked function: ``((parameter position, (logical dimensions held
+split, ...)), ...)``. A recognizer may need it where the logical loops cannot say which axis
+is the channel one (:mod:`.recognize.pool_window`)."""
+
+
+def split_dims(func: PrimFunc, buffer) -> tuple:
+    """The logical dimensions of parameter ``buffer`` of an unpacked ``func`` that its
+    packed form held split (``c`` of ``NCHW4c``); () when none or not a parameter."""
+    at = next((k for k, b in enumerate(func.buffers) if b is buffer), None)
+    return next((tuple(dims) for k, dims in func.attrs.get(SPLIT_DIMS, ()) if k == at), ())
 
 
 def packed_layout(logical: str, splits: tuple) -> "str | None":

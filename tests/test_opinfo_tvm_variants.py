@@ -74,11 +74,13 @@ def test_unpacked_function_computes_the_packed_one(name):
 def test_packed_global_adaptive_pool_is_not_a_mean():
     """transform_layout folded the extent-1 output variables out of the pool's window: the
     numbers are a mean over H and W, the compute tag (adaptive_pool_sum) says the op was an
-    adaptive pool, and the pool reader cannot see the window: abstain, never ``mean``."""
+    adaptive pool; the pool reader reads the folded window (opinfo.recognize.pool_window),
+    never ``mean``."""
     func = fixture_func("variant_layout_adaptive_global")
     x = np.random.default_rng(1).uniform(-1, 1, (1, 1, 10, 5, 4)).astype("float32")
     np.testing.assert_allclose(tir.run(func, x), x.mean(axis=(2, 3), keepdims=True), rtol=1e-5)
-    assert analyze(func).ops == ()
+    assert [(o.name, o.to_json()["attrs"]) for o in analyze(func).ops] == [
+        ("nn.adaptive_avg_pool2d", {"output_size": [1, 1], "layout": "NCHW4c", "out_layout": "NCHW4c"})]
 
 
 FUSED = [

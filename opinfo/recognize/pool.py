@@ -5,7 +5,9 @@ even split (uneven splits: :mod:`.pool_adaptive`).
 A pool reduces a (padded) read ``x[..., o * stride + r * dilation - before, ...]`` over its
 window variables; every other dimension passes through (the same index in the read and
 in the result, which may be a packed ``c // 4``, ``c % 4``). The pad must be a true pad:
-its guard is checked to be exactly "in bounds" (``guard``).
+its guard is checked to be exactly "in bounds" (``guard``). Which dimensions are pooled,
+also when TVM's ``transform_layout`` folded a window or output variable of extent 1 out of
+the read, is :mod:`.pool_window`'s; such a reading needs TVM's compute tag of the pool.
 
 ceil_mode policy. TVM lowers ``ceil_mode=True`` by growing the after-padding by
 ``stride - 1``, which gives exactly the loops of ``ceil_mode=False`` with that larger
@@ -28,109 +30,29 @@ bound names the true after-padding, which usually settles ceil_mode.
 """
 from __future__ import annotations
 
-import attrs
-
-from tir.expr import Div, FloorDiv, FloorMod, Var, min_value
-from tir.functor import pre_order_visit
+from tir.expr import Div, min_value
 
 from ..affine import const_of, float_of
 from ..semantic import Reduce
 from ..tags import tags
 from .common import Match, Space, strip
-from .guard import guard_sides, same_on_domain
 from .pool_divisor import settle
 from .pool_readings import Axis, choose, readings
-from .window import dim_of, padded_extent, unpad
+from .pool_window import Window, layout_of, padded_extent_of, window
 
-SPATIAL = "DHW"
-
-
-@attrs.frozen
-class Window:
-    """A recognized pooling window: the padded read and its pooled dimensions."""
-
-    padded: object
-    """window.Padded of the data read."""
-    spatial: tuple
-    """Data dimensions that are pooled, in order."""
-    dims: tuple
-    """window.Dim of each pooled dimension."""
-    sides: "tuple | None"
-    """guard.Sides per data dimension (None without a guard)."""
-    rext: dict
-    """id(reduction var) -> extent."""
+MAX_TAGS = frozenset({"pool_max"})
+AVG_TAGS = frozenset({"pool_sum", "pool_avg"})
+ADAPTIVE_TAGS = frozenset({"adaptive_pool_sum", "adaptive_pool_avg"})
 
 
-def _domain(red: Reduce, space: Space) -> dict:
-    dom = dict(space.dom)
-    dom.update({iv.var: iv.dom.extent for iv in red.axes})
-    return dom
-
-
-def _window(red: Reduce, space: Space, ctx, pad_value_ok) -> "Window | None":
-    p = unpad(red.source, ctx)
-    if p is None or len(p.load.indices) != space.rank:
-        return None
-    if p.pad_value is not None and not pad_value_ok(p.pad_value, p.load.dtype):
-        return None
-    out_ids = {id(v) for v in space.indices if isinstance(v, Var)}
-    red_ids = {id(iv.var) for iv in red.axes}
-    spatial, dims, used = [], [], []
-    dom = _domain(red, space)
-    for d, (idx, o) in enumerate(zip(p.load.indices, space.indices)):
-        if not _uses(idx, red_ids) and same_on_domain(idx, o, dom):
-            continue
-        dm = dim_of(idx, out_ids, red_ids)
-        if dm is None or dm.red is None or dm.out is not o or dm.group is not None:
-            return None
-        spatial.append(d)
-        dims.append(dm)
-        used.append(id(dm.red))
-    if not 1 <= len(spatial) <= 3 or sorted(used) != sorted(red_ids):
-        return None
-    sides = None
-    if p.conds:
-        sides = guard_sides(p.conds, p.load.indices, p.load.buffer.shape, dom)
-        if sides is None:
-            return None
-    rext = {id(iv.var): const_of(iv.dom.extent) for iv in red.axes}
-    return Window(p, tuple(spatial), tuple(dims), sides, rext)
-
-
-def _uses(e, ids) -> bool:
-    found = []
-    pre_order_visit(e, lambda n: found.append(n) if isinstance(n, Var) and id(n) in ids else True)
-    return bool(found)
-
-
-def _layout(w: Window, space: Space) -> "str | None":
-    """Layout letters: pooled dims D/H/W, the others N, C (and ``{k}c`` when packed)."""
-    letters = SPATIAL[-len(w.spatial):]
-    rest = [d for d in range(space.rank) if d not in w.spatial]
-    names = {d: letters[i] for i, d in enumerate(w.spatial)}
-    if len(rest) == 2:
-        names.update({rest[0]: "N", rest[1]: "C"})
-    elif len(rest) == 3 and _packed(space, rest[1], rest[2]):
-        k = const_of(space.extents[rest[2]])
-        names.update({rest[0]: "N", rest[1]: "C", rest[2]: f"{k}c"})
-    else:
-        return None
-    return "".join(names[d] for d in range(space.rank))
-
-
-def _packed(space: Space, outer: int, inner: int) -> bool:
-    """Whether result dims ``outer``/``inner`` hold one channel axis split by the inner extent
-    (``c // k``, ``c % k``; ``0``, ``c`` when there is one block; or the packed loops)."""
-    k = const_of(space.extents[inner])
-    a, b = space.indices[outer], space.indices[inner]
-    if k is None:
+def _trusted(w: "Window | None", ctx, kind: frozenset, strides: bool = True) -> bool:
+    """Whether ``w`` may be read as a pool of ``kind`` (its compute tags): a window with a
+    folded axis is placed by the order TVM's pools give their reduction variables
+    (:mod:`.pool_window`), so a block of TVM's pool must be there; a pool with ``strides``
+    needs every stride in the loops."""
+    if w is None or (strides and w.strideless):
         return False
-    if isinstance(a, Var) and isinstance(b, Var):
-        return True
-    if isinstance(a, FloorDiv) and isinstance(b, FloorMod) and a.a == b.a:
-        return const_of(a.b) == k and const_of(b.b) == k
-    unit = const_of(a) == 0 and const_of(space.extents[outer]) == 1
-    return unit and isinstance(b, Var) and const_of(space.dom.get(b)) == k
+    return not w.folded or bool(kind & _tags(ctx))
 
 
 def _axes(w: Window, space: Space) -> "list | None":
@@ -143,7 +65,7 @@ def _axes(w: Window, space: Space) -> "list | None":
             return None
         before = -dm.offset
         padded = guarded = None
-        extent = padded_extent(p, dm.out, dm.red)
+        extent = padded_extent_of(w, dm)
         if extent is not None:
             padded = extent - size - before
         elif p.padded_shape is not None and p.pad_value is not None:
@@ -173,10 +95,10 @@ def match_max_pool(expr, space: Space, ctx) -> "Match | None":
     e = strip(expr)
     if not isinstance(e, Reduce) or e.combiner != "max" or not _is_lowest(float_of(e.init) or 0.0, e.dtype):
         return None
-    w = _window(e, space, ctx, _is_lowest)
-    if w is None:
+    w = window(e, space, ctx, _is_lowest)
+    if not _trusted(w, ctx, MAX_TAGS):
         return None
-    layout, axes = _layout(w, space), _axes(w, space)
+    layout, axes = layout_of(w.spatial, space), _axes(w, space)
     if layout is None or axes is None:
         return None
     reading = choose(axes, readings(axes))
@@ -195,13 +117,14 @@ def match_avg_pool(expr, space: Space, ctx) -> "Match | None":
     red = strip(e.a)
     if float_of(red.init) != 0.0:
         return None
-    w = _window(red, space, ctx, lambda v, dtype: v == 0.0)
-    if w is None:
+    w = window(red, space, ctx, lambda v, dtype: v == 0.0)
+    adaptive = float_of(e.b) is not None
+    if not _trusted(w, ctx, ADAPTIVE_TAGS if adaptive else AVG_TAGS, strides=not adaptive):
         return None
-    layout, axes = _layout(w, space), _axes(w, space)
+    layout, axes = layout_of(w.spatial, space), _axes(w, space)
     if layout is None or axes is None:
         return None
-    if float_of(e.b) is not None:
+    if adaptive:
         return _adaptive(e, w, axes, layout, space)
     out_vars = [space.indices[d] for d in w.spatial]
     pairs = settle(e.b, out_vars, axes, readings(axes))
@@ -221,10 +144,10 @@ def _adaptive_identity(red: Reduce, space: Space, ctx) -> "Match | None":
     :mod:`opinfo.copy_tags`, the compute tag (block name) tells them apart."""
     if float_of(red.init) != 0.0 or _TAGS[True] not in _tags(ctx) or _TAGS[False] in _tags(ctx):
         return None
-    w = _window(red, space, ctx, lambda v, dtype: False)
-    if w is None or w.padded.conds:
+    w = window(red, space, ctx, lambda v, dtype: False)
+    if not _trusted(w, ctx, ADAPTIVE_TAGS, strides=False) or w.padded.conds:
         return None
-    layout, axes = _layout(w, space), _axes(w, space)
+    layout, axes = layout_of(w.spatial, space), _axes(w, space)
     if layout is None or axes is None or any(a.kernel != 1 or a.size != a.out for a in axes):
         return None
     return _adaptive(None, w, axes, layout, space)
