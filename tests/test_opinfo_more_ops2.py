@@ -1,6 +1,7 @@
-"""More Relax ops TVM 0.27 legalizes: nn.nll_loss, nn.cross_entropy_with_logits, hamming_window
-recognised with their attributes; forms the loops cannot name (a 0-d nll_loss "sum", a
-one-value window) and edited lowerings left unnamed.
+"""More Relax ops TVM 0.27 legalizes: nn.nll_loss, nn.cross_entropy_with_logits, hamming_window,
+image.affine_grid and nn.attention_bias (run-based) recognised with their attributes; forms
+the loops cannot name (a 0-d nll_loss "sum", a one-value window, a causal mask with S == Skv)
+and edited lowerings left unnamed.
 
 Fixtures (tests/fixtures/more2_*.py) were printed by TVM 0.27 (tools/tvm_oracle/gen_ops.py, and
 the same BlockBuilder + LegalizeOps for the forms it does not sample: no weights, 1-D and 4-D
@@ -249,3 +250,40 @@ def test_affine_grid_fixture_values():
     theta = np.random.default_rng(4).standard_normal((2, 3, 4)).astype("float32")
     got = tir.run(fixture_func("more2_affine_grid_4"), theta)
     np.testing.assert_allclose(got, _affine_grid_numpy(theta, [3, 4, 2], False), atol=1e-5)
+
+
+# ---------------------------------------------------------------- nn.attention_bias (run-based)
+def _attention_bias(scale, causal_mask):
+    return "nn.attention_bias", {"scale": scale, "causal_mask": causal_mask, "window_size": None}
+
+
+@pytest.mark.parametrize("name, want", [
+    ("more2_attention_bias_1", _attention_bias(0.636, "BottomRight")),  # S 5, Skv 2, scheduled
+    ("more2_attention_bias_2", _attention_bias(0.149, None)),
+    ("more2_attention_bias_3", _attention_bias(None, None)),            # / sqrt(4)
+])
+def test_tvm_attention_bias_recognised(name, want):
+    func = fixture_func(name)
+    assert _ops(func) == [want]
+    (op,) = opinfo.analyze(func).ops
+    assert [o.role for o in op.operands] == ["query", "key", "value", "bias"]
+
+
+BIAS_ADD = "T_reshape_2[v_ax0, v_ax1, v_ax2, v_ax3] + y3[v_ax0, v_ax1, v_ax2, v_ax3]"
+
+
+@pytest.mark.parametrize("name, old, new", [
+    ("more2_attention_bias_4", None, None),  # causal with S == Skv: TopLeft and BottomRight lower alike
+    ("more2_attention_bias_1", BIAS_ADD, BIAS_ADD.replace("+", "-")),  # bias subtracted
+    ("more2_attention_bias_3", BIAS_ADD, BIAS_ADD.replace("y3[v_ax0, v_ax1, v_ax2, v_ax3]",
+                                                          "y3[v_ax0, v_ax1, v_ax3, v_ax2]")),  # bias transposed
+    ("more2_attention_bias_3", "T.sqrt(T.float32(4.0))", "T.sqrt(T.float32(8.0))"),  # not sqrt(head_dim)
+])
+def test_attention_bias_unnamed(name, old, new):
+    def edit(text):
+        if old is None:
+            return text
+        assert old in text
+        return text.replace(old, new)
+    assert _ops(fixture_func(name, edit)) == []
+
