@@ -78,14 +78,25 @@ def _fold_divmod(form: dict) -> dict:
         d = const_of(m.b)
         div = next((k for k in form if isinstance(k, FloorDiv) and const_of(k.b) == d
                     and _affine(k.a) == _affine(m.a)), None)
+        inner = _affine(m.a)
+        if div is None and d:
+            # d * ((x % q) // d) + x % d == x % q when d divides q (fused, split, split again)
+            div = next((k for k in form if isinstance(k, FloorDiv) and const_of(k.b) == d
+                        and _outer_mod(k.a, m.a, d) is not None), None)
+            inner = _affine(_outer_mod(div.a, m.a, d)) if div is not None else None
         c = form.get(m)
         if div is None or c is None or form.get(div) != c * d:
             continue
-        inner = _affine(m.a)
         if inner is None:
             continue
         form = _add({k: v for k, v in form.items() if k is not m and k is not div}, inner, c)
     return form
+
+
+def _outer_mod(e, x, d: int):
+    """``e`` when it is ``x % q`` with ``d`` dividing ``q``, else None."""
+    q = const_of(e.b) if isinstance(e, FloorMod) else None
+    return e if q and q % d == 0 and _affine(e.a) == _affine(x) else None
 
 
 def _mul(a, b):

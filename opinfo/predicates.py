@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import attrs
 
-from tir.expr import And, FloorDiv, IntImm, LT
+from tir.expr import And, FloorDiv, IntImm, LT, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_visit, transform
 from tir.stmt import BlockRealize, For
 
 from .affine import ONE, _add, affine, const_of
-from .recognize.guard import value_range
+from .recognize.guard import _nonneg, value_range
 
 
 def _conjuncts(pred) -> list:
@@ -32,27 +32,50 @@ def _scale(binding: dict, e: dict) -> "int | None":
     return k if k > 0 and all(binding.get(a, 0) == k * e[a] for a in atoms) else None
 
 
-def _bounds(value, iv, e: dict, c: int, dom: dict) -> bool:
+def _times(form: dict, k: int) -> dict:
+    return {a: k * v for a, v in form.items() if k * v}
+
+
+def _divided(form: dict, m: int) -> "dict | None":
+    """``form / m`` when ``m`` divides every coefficient, else None."""
+    return None if any(v % m for v in form.values()) else {a: v // m for a, v in form.items()}
+
+
+def _ceil_of(ext: dict, k: int) -> "dict | None":
+    """``ceil(ext / k)`` of a constant extent, as a form: ``e < ceil(ext / k)`` follows from
+    ``k * e + r < ext`` (the split of an already split loop repeats its outer bound)."""
+    if not set(ext) <= {ONE}:
+        return None
+    q = -(-ext.get(ONE, 0) // k)
+    return {ONE: q} if q else {}
+
+
+def _bounds(value, iv, e: dict, c: dict, dom: dict) -> bool:
     """``e < c`` is exactly ``value < extent`` (see :func:`_scaled_bound`), ``e >= 0``."""
-    lo, ext = const_of(iv.dom.min), const_of(iv.dom.extent)
+    lo, ext = const_of(iv.dom.min), affine(iv.dom.extent)
     e_range = value_range(e, dom)
     form = affine(value)
-    if lo != 0 or ext is None or e_range is None or e_range[0] < 0 or form is None:
+    if lo != 0 or ext is None or form is None:
+        return False
+    if not (e_range is not None and e_range[0] >= 0 or e_range is None and _nonneg(e, dom)):
         return False
     return _scaled_bound(form, ext, e, c, dom)
 
 
-def _scaled_bound(form: dict, ext: int, e: dict, c: int, dom: dict) -> bool:
-    """``form = k * e + r`` with ``0 <= r < k`` and ``ext = k * c``; or the same with
-    ``e // m`` for ``e`` and ``c / m`` for ``c`` (``m`` dividing ``c``)."""
+def _scaled_bound(form: dict, ext: dict, e: dict, c: dict, dom: dict) -> bool:
+    """``form = k * e + r`` with ``0 <= r < k`` and ``ext = k * c`` (or ``c = ceil(ext / k)``:
+    then ``e < c`` is implied by ``form < ext``); or the same with
+    ``e // m`` for ``e`` and ``c / m`` for ``c`` (``m`` dividing ``c``). ``ext`` and ``c``
+    are affine forms: a symbolic loop fused and split compares with ``n * 3``."""
     k = _scale(form, e)
-    if k is not None and ext == k * c:
+    if k is not None and (ext == _times(c, k) or _ceil_of(ext, k) == c):
         rest = value_range(_add(form, e, -k), dom)
         if rest is not None and 0 <= rest[0] and rest[1] < k:
             return True
     for atom in form:
         m = const_of(atom.b) if isinstance(atom, FloorDiv) else None
-        if m and m > 0 and c % m == 0 and affine(atom.a) == e and _scaled_bound(form, ext, {atom: 1}, c // m, dom):
+        part = _divided(c, m) if m and m > 0 else None
+        if part is not None and affine(atom.a) == e and _scaled_bound(form, ext, {atom: 1}, part, dom):
             return True
     return False
 
@@ -62,13 +85,28 @@ def _implied(term, realize: BlockRealize, dom: dict) -> bool:
     (see :func:`_bounds`)."""
     if not isinstance(term, LT):
         return False
-    e, c = affine(term.a), const_of(term.b)
+    e, c = affine(term.a), affine(term.b)
     if e is None or c is None:
         return False
     whole = value_range(e, dom)
-    if whole is not None and whole[1] < c:
+    if whole is not None and set(c) <= {ONE} and whole[1] < c.get(ONE, 0):
         return True  # true on every loop iteration
+    if _repeats_only(e, c, realize, dom):
+        return True
     return any(_bounds(v, iv, e, c, dom) for iv, v in zip(realize.block.iter_vars, realize.iter_values))
+
+
+def _repeats_only(e: dict, c: dict, realize: BlockRealize, dom: dict) -> bool:
+    """``e < c`` over loops no binding reads, true with those loops at 0: it only keeps the
+    block from running again on the same points (TVM's split of a fused extent-1 loop, bound
+    to threads, gives ``b * 8 + t < 1`` over a block whose variables are all constants)."""
+    atoms = [a for a in e if a is not ONE]
+    if not atoms or not set(c) <= {ONE} or not all(isinstance(a, Var) and a in dom for a in atoms):
+        return False
+    read = set()
+    for value in realize.iter_values:
+        post_order_visit(value, lambda n: read.add(id(n)) if isinstance(n, Var) else None)
+    return not any(id(a) in read for a in atoms) and e.get(ONE, 0) < c.get(ONE, 0)
 
 
 def _is_true(pred) -> bool:

@@ -896,7 +896,8 @@ def schedule(mod, rng):
 EXTENDED = [t for t in os.environ.get("OPINFO_SCHEDULE", "").split(",") if t]
 """Further loop transformations for robustness corpora (not in the sample corpus), chosen with
 the environment variable OPINFO_SCHEDULE, a comma list of: fuse, compute_at, decompose,
-annotate, inline, cache, rfactor, blockize. Every case is then scheduled."""
+annotate, inline, cache, rfactor, blockize, bind, reverse_inline, decompose_padding,
+block_layout, reindex, storage. Every case is then scheduled."""
 
 
 def _try(fn, *args, **kw):
@@ -980,7 +981,58 @@ def schedule_extended(mod, rng, kinds):
                 loops = sch.get_loops(blk)
                 if len(loops) >= 2:
                     changed |= _try(sch.blockize, loops[-1])
+        changed |= _schedule_more(sch, rng, kinds)
         mod[gv] = sch.mod["main"]
+    return changed
+
+
+def _schedule_more(sch, rng, kinds):
+    """bind (GPU-style thread binding of fused spatial loops), reverse_inline, decompose_padding,
+    block_layout (transform_block_layout permuting block variables), reindex, storage (set_scope
+    and storage_align of intermediates)."""
+    changed = False
+    if "reverse_inline" in kinds:
+        for blk in _blocks(sch)[1:]:
+            if rng.random() < 0.7:
+                changed |= _try(sch.reverse_compute_inline, blk)
+    if "decompose_padding" in kinds:
+        for blk in _blocks(sch):
+            if "pad" in sch.get(blk).name_hint:
+                loops = sch.get_loops(blk)
+                if loops:
+                    changed |= _try(sch.decompose_padding, blk, loops[0])
+    for blk in _blocks(sch):
+        block = sch.get(blk)
+        n = len(block.iter_vars)
+        if "block_layout" in kinds and n >= 2 and rng.random() < 0.7:
+            perm = list(range(n)); rng.shuffle(perm)
+            names = [f"v{i}" for i in range(n)]
+            src = f"lambda {', '.join(names)}: ({', '.join(names[p] for p in perm)},)"
+            changed |= _try(sch.transform_block_layout, blk, eval(src))
+        if "reindex" in kinds and rng.random() < 0.5:
+            changed |= _try(sch.reindex, blk, ("write", 0))
+        if "storage" in kinds and rng.random() < 0.7 and len(block.writes) == 1:
+            buf = block.writes[0].buffer
+            if len(buf.shape) >= 2:
+                changed |= _try(sch.storage_align, blk, 0, len(buf.shape) - 2, 4, 1)
+            changed |= _try(sch.set_scope, blk, 0, rng.choice(["shared", "local"]))
+        if "bind" in kinds:
+            try:
+                loops = sch.get_loops(blk)
+                spatial = [l for l, iv in zip(loops, block.iter_vars) if int(iv.iter_type) == 0]
+                k = 0
+                for l in loops:
+                    if k < len(spatial) and l.same_as(spatial[k]):
+                        k += 1
+                    else:
+                        break
+                if k >= 1:
+                    fused = sch.fuse(*loops[:k]) if k > 1 else loops[0]
+                    bx, tx = sch.split(fused, [None, rng.choice([4, 8, 32])])
+                    sch.bind(bx, "blockIdx.x"); sch.bind(tx, "threadIdx.x")
+                    changed = True
+            except Exception:
+                pass
     return changed
 
 
