@@ -1,6 +1,7 @@
 """PrimFunc: a low-level function over buffers."""
 from __future__ import annotations
 
+import weakref
 from typing import Iterator
 
 import attrs
@@ -9,6 +10,10 @@ from .buffer import Buffer
 from .expr import Var
 from .node import EMPTY, Map, Node
 from .stmt import Block, BlockRealize, Stmt
+
+
+_BLOCKS: dict = {}
+"""id(PrimFunc) -> (weak reference to it, its blocks): PrimFuncs are immutable."""
 
 
 @attrs.frozen(cache_hash=True)
@@ -48,9 +53,14 @@ class PrimFunc(Node):
         return self.attrs.get("global_symbol")
 
     def blocks(self) -> Iterator[Block]:
-        """Every block except the root, in program order."""
+        """Every block except the root, in program order (walked once per function object:
+        analyses ask for them many times)."""
         from .functor import post_order_visit
 
+        key = id(self)
+        hit = _BLOCKS.get(key)
+        if hit is not None and hit[0]() is self:
+            return iter(hit[1])
         found = []
 
         def visit(node):
@@ -58,6 +68,7 @@ class PrimFunc(Node):
                 found.append(node)
 
         post_order_visit(self.body, visit)
+        _BLOCKS[key] = (weakref.ref(self, lambda _, k=key: _BLOCKS.pop(k, None)), tuple(found))
         return iter(found)
 
     def with_attr(self, key: str, value) -> "PrimFunc":
