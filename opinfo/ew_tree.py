@@ -275,6 +275,36 @@ def _with_scalar(root, leaf, consts, integer):
     return None
 
 
+COMPARISONS = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
+
+
+def scalar_comparison(root, leaf, name: str) -> "str | None":
+    """The role of ``leaf`` (``"lhs"`` or ``"rhs"`` in the Relax call) when ``root`` is the
+    comparison ``name`` of ``leaf`` and one scalar constant, or None. The value of
+    ``greater(x, c)`` is ``less(c, x)``'s (TVM writes both ``c < x``), so ``name`` must come
+    from elsewhere (the block's compute tag); the values only settle the role, probed at
+    and around the constant (an equality far from it is false everywhere). ``equal`` and
+    ``not_equal`` are symmetric and TVM puts their constant on the right either way: the
+    tensor is reported as ``lhs``, as for the other commutative ops of :func:`_with_scalar`."""
+    if name not in COMPARISONS or not isinstance(root, CmpOp):
+        return None
+    sides = (root.a, root.b)
+    consts = [s for s in sides if isinstance(s, (FloatImm, IntImm)) and not isinstance(s.value, bool)]
+    others = [s for s in sides if not isinstance(s, (FloatImm, IntImm))]
+    if len(consts) != 1 or len(others) != 1 or not (others[0] is leaf or others[0] == leaf):
+        return None
+    c = float(consts[0].value)
+    xs = np.concatenate([ew.XS, c + np.array([-2.0, -1.0, -0.5, -1e-3, 0.0, 1e-3, 0.5, 1.0, 2.0])])
+    if not leaf.dtype.is_float:
+        xs = np.round(xs)
+    got = _fn(root, [leaf])(xs)
+    ref = ew.BINARY[name]
+    for role, want in (("lhs", ref(xs, c)), ("rhs", ref(c, xs))):
+        if np.array_equal(got, want.astype(float)):
+            return role
+    return None
+
+
 def _root_is(root, kinds) -> bool:
     return any(isinstance(root, k) if isinstance(k, type) else isinstance(root, Call) and root.op == k
                for k in kinds)
