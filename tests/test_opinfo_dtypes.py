@@ -19,6 +19,9 @@ CASES = {
     "dtype_nn_conv2d": ("nn.conv2d", {"strides": [1, 1], "padding": [1, 1, 1, 1], "dilation": [1, 1], "groups": 1,
                                       "data_layout": "NCHW", "kernel_layout": "OIHW", "out_layout": "NCHW"}),
     "dtype_min": ("min", {"axis": [0], "keepdims": False}),
+    # float16 divisor kept as a product of constants: sum / (float16(8) * float16(2))
+    "dtype_nn_adaptive_avg_pool2d": ("nn.adaptive_avg_pool2d",
+                                     {"output_size": [1, 1], "layout": "NCHW", "out_layout": "NCHW"}),
 }
 
 

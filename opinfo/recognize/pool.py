@@ -30,9 +30,12 @@ bound names the true after-padding, which usually settles ceil_mode.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from tir.expr import Div, min_value
 
 from ..affine import const_of, float_of
+from ..probe import NotEvaluable, evaluate
 from ..semantic import Reduce
 from ..tags import tags
 from .common import Match, Space, strip
@@ -118,7 +121,7 @@ def match_avg_pool(expr, space: Space, ctx) -> "Match | None":
     if float_of(red.init) != 0.0:
         return None
     w = window(red, space, ctx, lambda v, dtype: v == 0.0)
-    adaptive = float_of(e.b) is not None
+    adaptive = _constant(e.b) is not None
     if not _trusted(w, ctx, ADAPTIVE_TAGS if adaptive else AVG_TAGS, strides=not adaptive):
         return None
     layout, axes = layout_of(w.spatial, space), _axes(w, space)
@@ -161,6 +164,18 @@ def _tags(ctx) -> set:
     return set(tags(ctx.sem.func))
 
 
+def _constant(e) -> "float | None":
+    """The value of a constant expression (float16 divisors stay a product: 8.0 * 2.0)."""
+    v = float_of(e)
+    if v is not None:
+        return v
+    try:
+        got = evaluate(e, {})
+    except NotEvaluable:
+        return None
+    return float(got) if np.ndim(got) == 0 else None
+
+
 def _adaptive(e, w, axes, layout, space):
     """An even adaptive average pool: window = stride = input / output, constant divisor
     (none when ``e`` is None: windows of one element)."""
@@ -172,7 +187,7 @@ def _adaptive(e, w, axes, layout, space):
     n = 1
     for a in axes:
         n *= a.kernel
-    if (float(n) if e is None else float_of(e.b)) != float(n):
+    if (float(n) if e is None else _constant(e.b)) != float(n):
         return None
     attrs = {"output_size": [a.out for a in axes], "layout": layout, "out_layout": layout}
     return Match(f"nn.adaptive_avg_pool{len(axes)}d", attrs, (("data", w.padded.load, space),))
