@@ -8,6 +8,8 @@ elements would change the op; the semantic layer ignores predicates):
   :mod:`.blockize`);
 * blocks that share loops after ``compute_at``/``reverse_compute_at`` get loops of their
   own (see :mod:`.distribute`);
+* the constant fill and the interior copy of ``decompose_padding`` become one pad block
+  again (see :mod:`.padding`);
 * ``T.where`` predicates of non-divisible splits are dropped (see :mod:`.predicates`);
 * the separate init block of ``decompose_reduction`` (spatial iterators only, no reads,
   stores of constants) is put back as the ``init`` of the reduction block that next
@@ -39,6 +41,7 @@ from tir.buffer import BufferRegion
 from .affine import affine, const_of
 from .blockize import unblockize
 from .distribute import distribute
+from .padding import merge_padding
 from .predicates import drop_predicates
 from .rewrite import EMPTY, prune
 from .rfactor import merge_rfactor
@@ -231,7 +234,7 @@ def drop_cache_copies(func: PrimFunc) -> PrimFunc:
 
 def normalize(func: PrimFunc) -> "PrimFunc | None":
     """The function the recognizers should read (see the module docstring), or None."""
-    func = drop_predicates(distribute(unblockize(func)))
+    func = drop_predicates(merge_padding(distribute(unblockize(func))))
     if func is None:
         return None
     return drop_cache_copies(merge_rfactor(merge_inits(func)))

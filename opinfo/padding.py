@@ -1,0 +1,199 @@
+"""Undo ``decompose_padding``: its constant fill and its interior copy become one pad block.
+
+TVM's ``decompose_padding`` splits a pad block ``P[w] = if_then_else(inside(w), X[w - off], c)``
+into a block filling all of ``P`` with ``c`` (named ``<P>_pad_const``) and, right after it,
+a block copying the interior, ``P[v + off] = X[v]`` over ``v`` in the interior's extents.
+:func:`merge_padding` puts such a pair back into one block over ``P``'s shape whose guard
+tests a side of a dimension only where that side is padded (the form of TVM's C++ ``pad``,
+which :mod:`.recognize.guard` reads). It computes the same values: the fill writes every
+element, the copy then overwrites exactly the interior.
+
+Only when the form fits exactly; otherwise the function is left alone:
+
+* the fill is a spatial block over exactly ``P``'s shape storing one constant at its own
+  variables; the copy is a spatial block storing into ``P`` at ``v + off`` (each of its
+  variables once, a constant ``off >= 0``, the interior inside ``P``), its value not
+  reading ``P``; a symbolic dimension is copied whole;
+* each is alone in its loop nest, the copy's nest is the next statement of the root, no
+  other block writes ``P`` and no block before them touches it;
+* their predicates (``T.where``) only keep each block variable in its domain (a split, or
+  ``1 <= f`` for a variable bound to ``f - 1``), so they drop no element. The merged block
+  gets fresh loops over its domain, without a predicate.
+"""
+from __future__ import annotations
+
+import attrs
+
+from tir.buffer import BufferRegion, Range
+from tir.expr import And, BufferLoad, Call, IntImm, LE, LT, Sub, Var
+from tir.function import PrimFunc
+from tir.functor import post_order_visit, substitute, transform
+from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IterKind, SeqStmt
+
+from .affine import ONE, _add, affine, const_of
+from .recognize.guard import conjuncts, nonneg_form
+from .rewrite import loaded, stored
+
+
+def _alone(stmt) -> "BlockRealize | None":
+    """The block of a nest of loops holding nothing else."""
+    while isinstance(stmt, For):
+        stmt = stmt.body
+    return stmt if isinstance(stmt, BlockRealize) else None
+
+
+def _spatial_store(realize: BlockRealize) -> "BufferStore | None":
+    block = realize.block
+    if block.init is not None or any(iv.kind != IterKind.SPATIAL for iv in block.iter_vars):
+        return None
+    return block.body if isinstance(block.body, BufferStore) else None
+
+
+def _in_domain(term, realize: BlockRealize) -> bool:
+    """``term`` is exactly "some block variable's binding is within its domain" on one side."""
+    g = nonneg_form(term)
+    if g is None:
+        return False
+    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+        b, lo, ext = affine(value), affine(iv.dom.min), affine(iv.dom.extent)
+        if None in (b, lo, ext):
+            continue
+        if g == _add(b, lo, -1) or g == _add(_add(lo, ext), _add(b, {ONE: 1}), -1):
+            return True
+    return False
+
+
+def _keeps_all(realize: BlockRealize) -> bool:
+    pred = realize.predicate
+    if isinstance(pred, IntImm) and pred.value == 1:
+        return True
+    return all(_in_domain(t, realize) for t in conjuncts(pred))
+
+
+def _fill(realize: BlockRealize) -> "BufferStore | None":
+    """The store of a block filling its whole buffer with a constant."""
+    store = _spatial_store(realize)
+    block = realize.block
+    if store is None or not _is_const(store.value):
+        return None
+    ivars = [iv.var for iv in block.iter_vars]
+    if len(store.indices) != len(ivars) or not all(a is b for a, b in zip(store.indices, ivars)):
+        return None
+    doms = [(const_of(iv.dom.min), affine(iv.dom.extent)) for iv in block.iter_vars]
+    return store if doms == [(0, affine(s)) for s in store.buffer.shape] else None
+
+
+def _is_const(value) -> bool:
+    found = []
+    post_order_visit(value, lambda n: found.append(n) if isinstance(n, (Var, BufferLoad, Call)) else None)
+    return not found
+
+
+def _offsets(store: BufferStore, block: Block) -> "list | None":
+    """Per dimension of the stored buffer, (block variable, offset, extent) of an interior
+    copy ``P[v + off]``, each variable once; None unless the interior lies inside ``P``."""
+    doms = {id(iv.var): iv for iv in block.iter_vars}
+    out = []
+    for index, size in zip(store.indices, store.buffer.shape):
+        form = affine(index)
+        atoms = [a for a in form or {} if a is not ONE]
+        if len(atoms) != 1 or form[atoms[0]] != 1 or id(atoms[0]) not in doms:
+            return None
+        iv = doms.pop(id(atoms[0]))
+        off, ext, n = form.get(ONE, 0), const_of(iv.dom.extent), const_of(size)
+        if const_of(iv.dom.min) != 0 or off < 0:
+            return None
+        if ext is None or n is None:
+            if off != 0 or affine(iv.dom.extent) != affine(size):
+                return None
+        elif off + ext > n:
+            return None
+        out.append((iv.var, off, ext))
+    return out if not doms else None
+
+
+def _guard(ws: list, offsets: list, shape) -> list:
+    """The tests of "``w`` is in the interior", one per padded side."""
+    tests = []
+    for w, (_, off, ext), size in zip(ws, offsets, shape):
+        if off > 0:
+            tests.append(LE(IntImm(w.dtype, off), w))
+        if ext is not None and off + ext < const_of(size):
+            tests.append(LT(w, IntImm(w.dtype, off + ext)))
+    return tests
+
+
+def _merged(fill: BlockRealize, copy: BlockRealize, offsets: list) -> "BlockRealize | None":
+    """One pad block over the fill's variables (see the module docstring)."""
+    fstore, cstore = fill.block.body, copy.block.body
+    ws = [iv.var for iv in fill.block.iter_vars]
+    tests = _guard(ws, offsets, fstore.buffer.shape)
+    if not tests:
+        return None
+    back = {v: (w if off == 0 else Sub(w, IntImm(w.dtype, off))) for w, (v, off, _) in zip(ws, offsets)}
+    cond = tests[0]
+    for t in tests[1:]:
+        cond = And(cond, t)
+    value = Call(fstore.buffer.dtype, "if_then_else", (cond, substitute(cstore.value, back), fstore.value))
+    reads = tuple(BufferRegion(r.buffer, tuple(Range(substitute(x.min, back), x.extent) for x in r.region))
+                  for r in copy.block.reads)
+    block = attrs.evolve(copy.block, iter_vars=fill.block.iter_vars, reads=reads,
+                         writes=(BufferRegion.point(fstore.buffer, ws),),
+                         body=BufferStore(fstore.buffer, value, tuple(ws)))
+    return BlockRealize(ws, IntImm(fill.predicate.dtype, 1), block)
+
+
+def _nest(realize: BlockRealize) -> For:
+    """``realize``'s block under fresh loops over its domain (which starts at 0)."""
+    loops, values = [], []
+    for iv in realize.block.iter_vars:
+        var = Var(iv.var.name.removeprefix("v_"), iv.var.dtype)
+        loops.append((var, iv.dom.extent))
+        values.append(var)
+    body: object = attrs.evolve(realize, iter_values=tuple(values))
+    for var, extent in reversed(loops):
+        body = For(var, IntImm(var.dtype, 0), extent, ForKind.SERIAL, body)
+    return body
+
+
+def _pair(first, second, before: list, writers: dict) -> "For | None":
+    """The merged nest of a fill statement and the copy statement after it, or None."""
+    fill, copy = _alone(first), _alone(second)
+    if fill is None or copy is None or not (_keeps_all(fill) and _keeps_all(copy)):
+        return None
+    fstore, cstore = _fill(fill), _spatial_store(copy)
+    if fstore is None or cstore is None or cstore.buffer is not fstore.buffer:
+        return None
+    buf = fstore.buffer
+    if writers.get(id(buf)) != 2 or id(buf) in loaded(copy.block):
+        return None
+    if any(id(buf) in loaded(b) or id(buf) in stored(b) for b in before):
+        return None
+    offsets = _offsets(cstore, copy.block)
+    merged = _merged(fill, copy, offsets) if offsets is not None else None
+    return _nest(merged) if merged is not None else None
+
+
+def merge_padding(func: PrimFunc) -> PrimFunc:
+    """``func`` with each ``decompose_padding`` pair merged back into one pad block."""
+    root = func.root_block
+    if root is None or not isinstance(root.body, SeqStmt):
+        return func
+    writers: dict = {}
+    for b in func.blocks():
+        for key in stored(b):
+            writers[key] = writers.get(key, 0) + 1
+    stmts, out, before, k = list(root.body.seq), [], [], 0
+    while k < len(stmts):
+        merged = _pair(stmts[k], stmts[k + 1], before, writers) if k + 1 < len(stmts) else None
+        if merged is None:
+            out.append(stmts[k])
+            post_order_visit(stmts[k], lambda n: before.append(n) if isinstance(n, Block) else None)
+            k += 1
+            continue
+        out.append(merged)
+        k += 2
+    if len(out) == len(stmts):
+        return func
+    new_root = attrs.evolve(root, body=SeqStmt(tuple(out)) if len(out) > 1 else out[0])
+    return transform(func, lambda n: None, lambda n: new_root if n is root else None)
