@@ -21,6 +21,8 @@ reduction of those, not opaque).
 
 TVM compares index expressions by object identity; after parsing text, only variables
 are shared objects, so two compound index expressions never count as "the same" here.
+Blocks inside a block's ``init`` are never judged: TVM's visitor walks only a block's body.
+
 This reproduces TVM's answers, including its known quirks (see tests/test_opinfo_kind.py):
 a commuted ``C = A * B + C`` update is not seen as a multiply-add, and a block with two
 stores at different indices is opaque.
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 from tir.expr import BufferLoad, Cast, Add, Mul, IntImm, Var
 from tir.function import PrimFunc
-from tir.functor import pre_order_visit
+from tir.functor import post_order_visit, pre_order_visit
 from tir.stmt import Block, BufferStore, IterKind
 
 ELEMWISE, BROADCAST, INJECTIVE, COMM_REDUCE, OUT_EWISE_FUSABLE, OPAQUE = 0, 1, 2, 3, 4, 8
@@ -205,7 +207,27 @@ def _block_step(kind: int, block: Block, params: set) -> int:
 
 def pattern_kind(func: PrimFunc) -> str:
     """TVM's OpPatternKind name for ``func`` ("elemwise" ... "opaque")."""
-    return NAMES[blocks_kind(func.blocks(), {id(b) for b in func.buffers})]
+    return NAMES[blocks_kind(analyzed_blocks(func), {id(b) for b in func.buffers})]
+
+
+def analyzed_blocks(func: PrimFunc) -> list:
+    """The blocks TVM's visitor judges, in the order it judges them: every block of
+    ``func`` except those inside a block's ``init``. TVM's block visitor walks only the
+    body, so a blockized reduction's nested ``x_red_init`` block (in ``T.init()``) never
+    counts; judged after the reduction it would turn ``comm_reduce`` into
+    ``out_ewise_fusable`` by the output-block rule."""
+    in_init = set()
+
+    def mark(n):
+        if isinstance(n, Block):
+            in_init.add(id(n))
+
+    def visit(n):
+        if isinstance(n, Block) and n.init is not None:
+            post_order_visit(n.init, mark)
+
+    post_order_visit(func.body, visit)
+    return [b for b in func.blocks() if id(b) not in in_init]
 
 
 def blocks_kind(blocks, outputs: set) -> int:
