@@ -65,3 +65,41 @@ def test_edited_comparison_unnamed(name, old, new):
         assert old in text
         return text.replace(old, new)
     assert _ops(fixture_func(name, edit)) == []
+
+
+# ---------------------------------------------------------------- vision.roi_align / roi_pool (run-based)
+def _align(pooled, scale, ratio, aligned, layout, mode):
+    return "vision.roi_align", {"pooled_size": pooled, "spatial_scale": scale, "sample_ratio": ratio,
+                                "aligned": aligned, "layout": layout, "mode": mode}
+
+
+def _listed(ops):
+    return [(name, {k: list(v) if isinstance(v, tuple) else v for k, v in a.items()}) for name, a in ops]
+
+
+@pytest.mark.parametrize("name, want", [
+    ("more3_roi_align_71_2", _align([2, 2], 0.5, 2, True, "NCHW", "max")),
+    ("more3_roi_align_71_5", _align([2, 2], 0.5, -1, True, "NHWC", "avg")),   # adaptive sampling grid
+    ("more3_roi_pool_71_1", ("vision.roi_pool", {"pooled_size": [3, 2], "spatial_scale": 0.5, "layout": "NCHW"})),
+    ("more3_roi_pool_71_3", ("vision.roi_pool", {"pooled_size": [1, 3], "spatial_scale": 1.0, "layout": "NCHW"})),
+])
+def test_roi_ops_recognised(name, want):
+    func = fixture_func(name)
+    assert _listed(_ops(func)) == [want]
+    assert [o.role for o in opinfo.analyze(func).ops[0].operands] == ["data", "rois"]
+
+
+def test_roi_align_one_sample_per_bin_unnamed():
+    """sample_ratio 1: each bin's average is its maximum, the values cannot tell avg from max."""
+    assert _ops(fixture_func("more3_roi_align_71_6")) == []
+
+
+@pytest.mark.parametrize("name, old, new", [
+    ("more3_roi_pool_71_1", "T.float32(0.5)", "T.float32(0.45)"),    # neither the scale nor the rounding
+    ("more3_roi_align_71_2", "T.float32(0.5)", "T.float32(0.55)"),   # sample offsets moved
+])
+def test_edited_roi_unnamed(name, old, new):
+    def edit(text):
+        assert old in text
+        return text.replace(old, new)
+    assert _ops(fixture_func(name, edit)) == []
