@@ -81,10 +81,21 @@ def settle(op, in_shape, out_shape, block_names):
     return None
 
 
+COPIES = RESHAPES | {"broadcast_to", "tile", "permute_dims", "nn.pad", "strided_slice", "split", "flip"}
+COMPUTING_TAGS = frozenset({"compute", "resize", "pool_max", "pool_sum", "pool_avg", "adaptive_pool_sum",
+                            "adaptive_pool_avg"} | {f"T_{b}" for b in (
+                                "add", "subtract", "multiply", "divide", "maximum", "minimum", "power",
+                                "floor_divide", "floor_mod", "mod")})
+"""Tags of ops that compute (elementwise ops, resize, pools): a copy in such a block is a
+degenerate case of that op (a resize of a 1x1 image broadcasts it; its method is unseen)."""
+
+
 def _contradicted(op, block_names) -> bool:
-    """Whether the function's one compute tag names another copy op than ``op``: a
-    strided_slice reversing a whole axis is a flip's loop (its end, one past the start, is
-    not seen), a tile of a unit axis is a broadcast_to's."""
+    """Whether the function's compute tags name another op than ``op``: a strided_slice
+    reversing a whole axis is a flip's loop (its end, one past the start, is not seen), a
+    tile of a unit axis is a broadcast_to's, a resize from 1x1 a broadcast_to's."""
+    if op.name in COPIES and any(tag(b) in COMPUTING_TAGS for b in block_names):
+        return True
     named = {TAGS.get(tag(b)) for b in block_names}
     if len(named) != 1 or None in named:
         return False

@@ -102,3 +102,19 @@ def test_a_whole_reversing_slice_is_not_called_flip():
     # strided_slice(begin=5, end=-7, strides=-1) is flip's loop; its end is not seen
     assert _named(_REVERSE.format(tag="T_reverse_sequence")) == [("flip", {"axis": 1})]
     assert _named(_REVERSE.format(tag="T_strided_slice_with_axes")) == []
+
+
+_ONE_PIXEL = """
+@T.prim_func
+def f(x: T.Buffer((1, 4, 1, 1), "float32"), y: T.Buffer((1, 4, 2, 2), "float32")):
+    for a, b, c, d in T.grid(1, 4, 2, 2):
+        with T.block("{tag}"):
+            va, vb, vc, vd = T.axis.remap("SSSS", [a, b, c, d])
+            y[va, vb, vc, vd] = x[va, vb, 0, 0]
+"""
+
+
+def test_a_resize_of_one_pixel_is_not_called_broadcast_to():
+    # TVM simplifies resize2d of a 1x1 image to a broadcast; its method is not in the loops
+    assert _named(_ONE_PIXEL.format(tag="T_broadcast_to")) == [("broadcast_to", {"shape": [1, 4, 2, 2]})]
+    assert _named(_ONE_PIXEL.format(tag="resize")) == []
