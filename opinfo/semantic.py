@@ -14,10 +14,13 @@ from __future__ import annotations
 import attrs
 
 from tir.buffer import Buffer
-from tir.expr import (Add, BufferLoad, GT, GE, LT, LE, Max, Min, Mul, PrimExpr, Select, Var)
+from tir.expr import Add, BufferLoad, Max, Min, Mul, PrimExpr, Var, max_value, min_value
 from tir.function import PrimFunc
 from tir.functor import pre_order_visit, substitute, transform
 from tir.stmt import Block, BufferStore, IterKind, LetStmt, SeqStmt
+
+from .affine import float_of
+from .arg_select import read_arg_update
 
 
 @attrs.frozen(cache_hash=True)
@@ -110,23 +113,35 @@ def _reduction(block: Block, store: BufferStore) -> "PrimExpr | None":
 
 
 def _arg_reduction(block: Block, stores: list) -> "tuple | None":
-    """argmax/argmin: an index store and a value store updated together with Selects."""
+    """argmax/argmin: an index store and a value store updated together with Selects
+    (read by their effect, :mod:`opinfo.arg_select`), from -1 and the value's extreme."""
     if len(stores) != 2 or block.init is None:
         return None
     idx, val = sorted(stores, key=lambda s: s.buffer.dtype.is_float)
-    if idx.buffer.dtype.is_float or not val.buffer.dtype.is_float:
+    if idx.buffer.dtype.is_float or not val.buffer.dtype.is_float or idx.indices != val.indices:
         return None
-    sel = val.value
-    if not isinstance(sel, Select) or not isinstance(idx.value, Select):
+    read = read_arg_update(val.value, BufferLoad(val.buffer, val.indices),
+                           idx.value, BufferLoad(idx.buffer, idx.indices))
+    if read is None or not _arg_init_ok(read[0], block, idx, val):
         return None
-    cond = sel.condition
-    if not isinstance(cond, (GT, GE, LT, LE)) or not _is_acc(cond.a, val):
-        return None
-    if not (_is_acc(sel.true_value, val) and not _is_acc(sel.false_value, val)):
-        return None
-    comb = "argmax" if isinstance(cond, (GT, GE)) else "argmin"
+    comb, source, index = read
     axes = tuple(iv for iv in block.iter_vars if iv.kind == IterKind.REDUCE)
-    return idx, ArgReduce(comb, sel.false_value, axes, idx.value.false_value, idx.buffer.dtype)
+    return idx, ArgReduce(comb, source, axes, index, idx.buffer.dtype)
+
+
+def _arg_init_ok(comb: str, block: Block, idx: BufferStore, val: BufferStore) -> bool:
+    """The init stores -1 as the index and, as the value, one no element can beat: the lowest
+    (argmax) or highest (argmin) value of its type or beyond."""
+    inits = {id(s.buffer): s for s in _stores(block.init)}
+    i, v = inits.get(id(idx.buffer)), inits.get(id(val.buffer))
+    if len(inits) != 2 or i is None or v is None or i.indices != idx.indices or v.indices != val.indices:
+        return False
+    first, start = float_of(i.value), float_of(v.value)
+    if first != -1 or start is None:
+        return False
+    if comb == "argmax":
+        return start <= float_of(min_value(val.buffer.dtype))
+    return start >= float_of(max_value(val.buffer.dtype))
 
 
 def _multi_reduction(block: Block, stores: list) -> "list | None":
