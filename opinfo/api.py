@@ -1,7 +1,6 @@
 """The public entry points: ``analyze(prim_func)`` and ``analyze_module(mod)``."""
 from __future__ import annotations
 
-import attrs
 import numpy as np
 
 from tir.function import PrimFunc
@@ -89,23 +88,6 @@ def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
     return (settled,) if settled is not None else ()
 
 
-SCALAR_TAGS = {("nn.relu", "T_maximum"): "maximum"}
-"""A one-op function whose value is also another op's with a scalar operand, told apart
-by the compute tag: ``relu`` is ``max(x, 0)`` in a block TVM names ``compute``,
-``maximum(x, 0.0)`` the same in ``T_maximum``."""
-
-
-def _settle_scalar(ops: tuple, func: PrimFunc) -> tuple:
-    if len(ops) != 1:
-        return ops
-    found = {t for t in tags(func) if t != "root"}
-    renamed = SCALAR_TAGS.get((ops[0].name, next(iter(found)))) if len(found) == 1 else None
-    if renamed is None:
-        return ops
-    operands = tuple(attrs.evolve(o, role="lhs") for o in ops[0].operands)
-    return (attrs.evolve(ops[0], name=renamed, attrs={}, operands=operands),)
-
-
 def analyze(prim_func: PrimFunc, name: "str | None" = None) -> FuncInfo:
     """Kind and recognized ops of one PrimFunc (``ops`` empty when not certain)."""
     kind = pattern_kind(prim_func)
@@ -119,7 +101,7 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None) -> FuncInfo:
             ops = recognize_ops(prim_func) if ops is None else ops
     except RECOGNIZER_ERRORS:
         ops = ()
-    ops = _settle_scalar(_settle_copy(ops, prim_func), prim_func)
+    ops = _settle_copy(ops, prim_func)
     for whole in WHOLE_FUNCTION:
         if ops:
             break

@@ -118,3 +118,23 @@ def test_a_resize_of_one_pixel_is_not_called_broadcast_to():
     # TVM simplifies resize2d of a 1x1 image to a broadcast; its method is not in the loops
     assert _named(_ONE_PIXEL.format(tag="T_broadcast_to")) == [("broadcast_to", {"shape": [1, 4, 2, 2]})]
     assert _named(_ONE_PIXEL.format(tag="resize")) == []
+
+
+_SCALED = """
+@T.prim_func
+def f(x: T.Buffer((2, 6), "float32"), y: T.Buffer((2, 6), "float32")):
+    for a, b in T.grid(2, 6):
+        with T.block("{tag}"):
+            va, vb = T.axis.remap("SS", [a, b])
+            y[va, vb] = {value}
+"""
+
+
+def test_scalar_arithmetic_is_named_by_its_tag():
+    neg = "T.float32(-1.0) * x[va, vb]"
+    assert _named(_SCALED.format(tag="compute", value=neg)) == [("negative", {})]
+    assert _named(_SCALED.format(tag="T_multiply", value=neg)) == [("multiply", {})]
+    sq = "T.pow(x[va, vb], T.float32(2.0))"
+    assert _named(_SCALED.format(tag="T_power", value=sq)) == [("power", {})]
+    # x * x is square's own form (TVM names its block T_multiply too): no constant, kept
+    assert _named(_SCALED.format(tag="T_multiply", value="x[va, vb] * x[va, vb]")) == [("square", {})]
