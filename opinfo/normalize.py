@@ -18,12 +18,16 @@ elements would change the op; the semantic layer ignores predicates):
 * a ``cache_read`` copy (an intermediate filled by ``S[v...] = P[v...]`` from a parameter
   of the same shape, over the whole buffer, and written nowhere else) is removed and its
   readers read the parameter;
-* a ``cache_write`` copy (a buffer filled the same way from an intermediate that one
-  other block writes and no other block reads) is removed and that block writes the
-  copy's buffer.
+* a ``cache_write`` or ``reindex`` copy (a buffer filled the same way from an
+  intermediate that one other block writes and no other block reads) is removed and that
+  block writes the copy's buffer.
 
-A cache buffer is recognised by its scope (``local``, ``shared``, ...): a copy through a
-global intermediate stays, as it may be an op of a fused kernel.
+A ``cache_read`` buffer is recognised by its scope (``local``, ``shared``, ...): a copy of
+a parameter into a global intermediate stays, as it may be an op of a fused kernel. A copy
+out of an intermediate that only its writer computes and only the copy reads goes whatever
+the scope (``reindex`` makes it global): the decomposer reads through such an identity copy
+anyway (it names no op for it); removing it leaves the blocks, and their compute tags, of
+the unscheduled op.
 
 The pattern kind is computed on the function as given, not on the normalized one: TVM's
 analyzer sees the scheduled form.
@@ -183,22 +187,23 @@ def _readers(blocks, buf) -> list:
 
 
 def cache_scope(buf) -> bool:
-    """A buffer in a scope that only a cache primitive creates here: a copy into a global
-    intermediate may be an op of a fused kernel (an identity broadcast_to), not a cache."""
+    """A buffer in a scope that only a cache primitive creates here: a copy of a parameter
+    into a global intermediate may be an op of a fused kernel (an identity broadcast_to),
+    not a cache."""
     return buf.scope not in ("global", "")
 
 
 def _cache_copy(block: Block, blocks: list, params: set) -> "tuple | None":
     """(buffer to drop, buffer that replaces it) when ``block`` is a cache_read copy of a
-    parameter, or the cache_write copy of an intermediate that only its writer computes
-    (into a parameter or another intermediate)."""
+    parameter, or the cache_write (or reindex) copy of an intermediate that only its
+    writer computes (into a parameter or another intermediate), in any scope."""
     pair = _copy_pair(block)
     if pair is None:
         return None
     dst, src = pair
     if id(src) in params and id(dst) not in params and _writer_count(blocks, dst) == 1:
         return (dst, src) if cache_scope(dst) else None
-    if id(src) in params or not cache_scope(src) or _writer_count(blocks, src) != 1:
+    if id(src) in params or _writer_count(blocks, src) != 1:
         return None
     writer = next(b for b in blocks if any(w.buffer is src for w in b.writes))
     others = [b for b in _readers(blocks, src) if b is not block and b is not writer]
@@ -206,7 +211,8 @@ def _cache_copy(block: Block, blocks: list, params: set) -> "tuple | None":
 
 
 def drop_cache_copies(func: PrimFunc) -> PrimFunc:
-    """``cache_read``/``cache_write`` copies removed: the cached buffer is renamed back."""
+    """``cache_read``/``cache_write``/``reindex`` copies removed: the cached buffer is
+    renamed back."""
     params = {id(b) for b in func.buffers}
     blocks = list(func.blocks())
     copies = {}

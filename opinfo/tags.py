@@ -2,13 +2,14 @@
 ``adaptive_pool_sum``, ``T_einsum``), read back through the renaming done by printing
 (``_1`` for a repeated name) and by schedule primitives: ``decompose_reduction`` names its
 blocks ``<tag>_init`` and ``<tag>_update``, ``rfactor`` ``<tag>_rf``, ``blockize``
-``<tag>_o``. Cache copies (``<buffer>_local``) are removed by :func:`.normalize.normalize`
-before tags are read."""
+``<tag>_o``, ``reindex`` its copy ``<tag>_reindex`` (read from the function as given by
+:func:`.api._settle_copy`). Cache copies (``<buffer>_local``) are removed by
+:func:`.normalize.normalize` before tags are read."""
 from __future__ import annotations
 
 import re
 
-_SUFFIX = re.compile(r"(_\d+|_init|_update|_rf|_o)$")
+_SUFFIX = re.compile(r"(_\d+|_init|_update|_rf|_o|_reindex)$")
 
 
 def tag(block_name: str) -> str:
