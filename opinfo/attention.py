@@ -40,15 +40,31 @@ SYMBOLIC_VALUES = (2, 1)
 
 
 def _shapes(bufs, value: int) -> "list | None":
-    """The four shapes with every symbolic extent bound to ``value``, if they fit attention."""
+    """The shapes with every symbolic extent bound to ``value``, if q, k, v (the first three)
+    and the output (the last) fit attention; inputs between them are not checked."""
     shapes = concrete_shapes(bufs, value)
     if shapes is None:
         return None
     shapes = [list(sh) for sh in shapes]
-    (b, s, h, d), (bk, skv, hk, dk), (bv, skv2, hv, dv), out = shapes
+    (b, s, h, d), (bk, skv, hk, dk), (bv, skv2, hv, dv), out = shapes[:3] + shapes[-1:]
     if (bk, hk, dk) != (b, h, d) or (bv, skv2, hv) != (b, skv, h) or out != [b, s, h, dv]:
         return None
     return shapes
+
+
+def attention_shapes(func: PrimFunc, n_buffers: int) -> "tuple | None":
+    """(buffers, concrete shapes) of a function of ``n_buffers`` float 4-D buffers laid out
+    as attention's (q, k, v, ..., output) small enough to run, else None."""
+    bufs = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
+    if len(bufs) != n_buffers or len(bufs) != len(func.params):
+        return None
+    if any(not str(b.dtype).startswith("float") or len(b.shape) != 4 for b in bufs):
+        return None
+    shapes = next((sh for sh in (_shapes(bufs, value) for value in SYMBOLIC_VALUES) if sh is not None), None)
+    if shapes is None:
+        return None
+    (b, s, h, d), (_, skv, _, _), (_, _, _, dv) = shapes[:3]
+    return (bufs, shapes) if b * h * s * skv * (d + dv) <= MAX_WORK else None
 
 
 def _const(e) -> "float | None":
@@ -100,17 +116,11 @@ def _reference(q, k, v, scale: float, causal: "str | None"):
 
 def recognize_attention(func: PrimFunc) -> "OpInfo | None":
     """The nn.attention op ``func`` computes, or None (see the module doc)."""
-    bufs = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
-    if len(bufs) != 4 or len(bufs) != len(func.params):
+    found = attention_shapes(func, 4)
+    if found is None:
         return None
-    if any(not str(b.dtype).startswith("float") or len(b.shape) != 4 for b in bufs):
-        return None
-    shapes = next((sh for sh in (_shapes(bufs, value) for value in SYMBOLIC_VALUES) if sh is not None), None)
-    if shapes is None:
-        return None
+    bufs, shapes = found
     (b, s, h, d), (_, skv, _, _), (_, _, _, dv), _ = shapes
-    if b * h * s * skv * (d + dv) > MAX_WORK:
-        return None
     scalings, masked = _scalings(func)
     if len(scalings) != 1:
         return None

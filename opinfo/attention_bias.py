@@ -19,20 +19,9 @@ import numpy as np
 
 from tir.function import PrimFunc
 
-from .attention import MAX_WORK, SYMBOLIC_VALUES, _scalings
+from .attention import _scalings, attention_shapes
 from .info import OpInfo, Operand
-from .recognize.running import concrete_shapes, run
-
-
-def _shapes(bufs, value: int) -> "list | None":
-    """The five shapes with symbolic extents bound to ``value``, if they fit attention_bias."""
-    shapes = concrete_shapes(bufs, value)
-    if shapes is None:
-        return None
-    (b, s, h, d), (bk, skv, hk, dk), (bv, skv2, hv, dv), bias, out = (list(sh) for sh in shapes)
-    if (bk, hk, dk) != (b, h, d) or (bv, skv2, hv) != (b, skv, h) or out != [b, s, h, dv]:
-        return None
-    return [list(sh) for sh in shapes] if bias == [b, h, s, skv] else None
+from .recognize.running import run
 
 
 def _reference(q, k, v, bias, scale: float, causal: "str | None"):
@@ -75,16 +64,12 @@ def _agreeing(func, bufs, shapes, scale, masks: list) -> list:
 
 def recognize_attention_bias(func: PrimFunc) -> "OpInfo | None":
     """The nn.attention_bias op ``func`` computes, or None (see the module doc)."""
-    bufs = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
-    if len(bufs) != 5 or len(bufs) != len(func.params):
+    found = attention_shapes(func, 5)
+    if found is None:
         return None
-    if any(not str(b.dtype).startswith("float") or len(b.shape) != 4 for b in bufs):
-        return None
-    shapes = next((sh for sh in (_shapes(bufs, value) for value in SYMBOLIC_VALUES) if sh is not None), None)
-    if shapes is None:
-        return None
-    (b, s, h, d), (_, skv, _, _), (_, _, _, dv), _, _ = shapes
-    if b * h * s * skv * (d + dv) > MAX_WORK:
+    bufs, shapes = found
+    (b, s, h, d), (_, skv, _, _), (_, _, _, dv), bias, _ = shapes
+    if bias != [b, h, s, skv]:
         return None
     read = _scale(func, d)
     if read is None:

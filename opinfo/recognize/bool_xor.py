@@ -13,22 +13,13 @@ from tir.expr import BufferLoad, Call
 
 from ..semantic import Inlined
 from ..tags import tag
-from .common import Match, Space, aligned, strip
+from .common import Match, Space, aligned, stages_storing, strip
 
 TAGS = {"T_logical_xor": "logical_xor", "T_bitwise_xor": "bitwise_xor"}
 
 
-def _stages(expr, ctx) -> list:
-    """The stages whose block stores ``expr``: an intermediate's producer, or the output
-    stage whose meaning ``expr`` is."""
-    sem = ctx.sem
-    if isinstance(expr, Inlined):
-        return sem.producers.get(id(expr.buffer), [])
-    return [s for s in sem.outputs() if sem.meaning(s) == expr]
-
-
 def _tag_op(expr, ctx) -> "str | None":
-    stages = _stages(expr, ctx)
+    stages = stages_storing(expr, ctx)
     if len(stages) != 1 or stages[0].expr is None:
         return None
     own = stages[0].expr

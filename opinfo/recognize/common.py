@@ -109,3 +109,13 @@ def shape_of(buf) -> list:
 
 def const_index(e) -> bool:
     return isinstance(e, IntImm) or const_of(e) is not None
+
+
+def stages_storing(expr, ctx) -> list:
+    """The stages whose block stores ``expr``: an intermediate's producer, or the output
+    stage whose meaning ``expr`` is (where recognizers named by a block's compute tag find
+    that block)."""
+    sem = ctx.sem
+    if isinstance(expr, Inlined):
+        return sem.producers.get(id(expr.buffer), [])
+    return [s for s in sem.outputs() if sem.meaning(s) == expr]

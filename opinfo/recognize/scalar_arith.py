@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from .. import ew_tree
 from ..tags import tag
-from .common import Match, Space, aligned
-from .scalar_compare import _stages
+from .common import Match, Space, aligned, stages_storing
 
 
 def _tag_op(expr, ctx) -> "str | None":
-    stages = _stages(expr, ctx)
+    stages = stages_storing(expr, ctx)
     if len(stages) != 1 or stages[0].expr is None:
         return None
     name = tag(stages[0].block.name).removeprefix("T_")

@@ -14,21 +14,12 @@ from tir.expr import BufferLoad, CmpOp, FloatImm, IntImm
 from .. import ew_tree
 from ..semantic import Inlined
 from ..tags import tag
-from .common import Match, Space, aligned, strip
-
-
-def _stages(expr, ctx) -> list:
-    """The stages whose block stores ``expr``: an intermediate's producer, or the output
-    stage whose meaning ``expr`` is."""
-    sem = ctx.sem
-    if isinstance(expr, Inlined):
-        return sem.producers.get(id(expr.buffer), [])
-    return [s for s in sem.outputs() if sem.meaning(s) == expr]
+from .common import Match, Space, aligned, stages_storing, strip
 
 
 def _tag_op(expr, ctx) -> "str | None":
     """The comparison named by the tag of the one block whose own value is ``expr``'s root."""
-    stages = _stages(expr, ctx)
+    stages = stages_storing(expr, ctx)
     if len(stages) != 1 or not isinstance(stages[0].expr, CmpOp):
         return None
     name = tag(stages[0].block.name).removeprefix("T_")
