@@ -1,12 +1,15 @@
 """Ops on float16 and integer data, in the forms TVM 0.27 prints (tests/fixtures/dtype_*):
 erf without a float16 form computed in float32 between cast blocks, gelu rounding its erf
 back to float16, rms_norm and batch_norm computed in float32 and cast back, a float16
-convolution accumulated in float32, and a float16 min reduction initialised at -65504."""
+convolution accumulated in float32, a float16 min reduction initialised at -65504, and a float16
+resize computed in float32 between casts."""
 import pytest
 
 from opinfo.api import analyze
 from opinfo.ew_tree import _identify_narrow
-from tir.expr import BufferLoad, Call, Cast, Mul
+import tir
+from tir.expr import BufferLoad, Call, Cast, FloatImm, Mul
+from tir.functor import post_order_visit
 from tir.buffer import decl_buffer
 from tir.dtype import dtype
 from fixture_util import fixture_func
@@ -22,6 +25,13 @@ CASES = {
     # float16 divisor kept as a product of constants: sum / (float16(8) * float16(2))
     "dtype_nn_adaptive_avg_pool2d": ("nn.adaptive_avg_pool2d",
                                      {"output_size": [1, 1], "layout": "NCHW", "out_layout": "NCHW"}),
+    # float16 data read as float32, scaled in float32, the result cast back; a symbolic batch
+    "dtype_image_resize2d_nearest": ("image.resize2d", {
+        "size": [3, 9], "layout": "NHWC", "method": "nearest_neighbor",
+        "coordinate_transformation_mode": "asymmetric", "rounding_method": "round_prefer_ceil"}),
+    "dtype_image_resize2d_cubic": ("image.resize2d", {
+        "size": [5, 12], "layout": "NHWC", "method": "cubic", "coordinate_transformation_mode": "half_pixel",
+        "rounding_method": "round", "cubic_alpha": -0.75, "cubic_exclude": 0}),
 }
 
 
@@ -51,3 +61,18 @@ def test_narrow_identification_needs_exactly_one_fit():
     # x * float16(tanh(x)) is no unary op of the table within float16 rounding
     expr, leaf = _half_tree("tanh")
     assert _identify_narrow(expr, [leaf]) is None
+
+
+def test_float16_resize_lowers_in_float32_between_casts():
+    # topi reads every pixel .astype("float"): the candidates re-lowered to choose among
+    # equivalent roundings must carry TVM's float32 constants, not float16 ones
+    func = tir.topi.lower("image.resize2d", [((1, 6, 5, 3), "float16")], size=[3, 9], layout="NHWC",
+                          method="nearest_neighbor", coordinate_transformation_mode="asymmetric",
+                          rounding_method="round_prefer_ceil")
+    value = func.body.block.body.body.body.body.body.block.body.value
+    assert isinstance(value, Cast) and value.dtype == dtype("float16")
+    assert isinstance(value.value, Cast) and value.value.dtype == dtype("float32")
+    floats = []
+    post_order_visit(value, lambda n: floats.append(n.dtype) if isinstance(n, FloatImm) else None)
+    assert floats and set(floats) == {dtype("float32")}
+

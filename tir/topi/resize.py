@@ -169,7 +169,7 @@ def resize(b: Builder, x: Buffer, fl: Flavour, *, size, layout, method, coordina
     """Resize the spatial axes of ``layout`` to ``size`` as TVM's ``fl`` resize computes it."""
     a = _checked(fl, x, size, layout, method, coordinate_transformation_mode, rounding_method, cubic_alpha,
                  cubic_exclude)
-    fdt = x.dtype if x.dtype.is_float else dt.float32
+    fdt = dt.float32  # topi reads every pixel .astype("float") and scales in float32, any data type
     odt = dt.dtype(out_dtype) if out_dtype else x.dtype
     shape = list(x.shape)
     for ax, s in zip(a.axes, a.out_sizes):
