@@ -25,13 +25,15 @@ from .attention import recognize_attention
 from .attention_bias import recognize_attention_bias
 from .reverse_sequence import recognize_reverse_sequence
 from .roi import recognize_roi
+from .grid_sample import recognize_grid_sample
 
 RECOGNIZER_ERRORS = (ValueError, TypeError, ArithmeticError, RecursionError, IndexError, KeyError)
 """What a recognizer may raise on a form it was not written for (an index past a short
 list, a candidate formula dividing by zero): the function is then not named -- opinfo
 abstains rather than stopping the analysis of everything else."""
 
-WHOLE_FUNCTION = (recognize_attention, recognize_attention_bias, recognize_reverse_sequence, recognize_roi)
+WHOLE_FUNCTION = (recognize_attention, recognize_attention_bias, recognize_reverse_sequence, recognize_roi,
+                  recognize_grid_sample)
 """Ops recognised from what the whole function computes (run on random inputs), tried
 when the structural decomposition found nothing."""
 
