@@ -107,7 +107,11 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None) -> FuncInfo:
     for whole in WHOLE_FUNCTION:
         if ops:
             break
-        found = whole(prim_func)
+        try:
+            with np.errstate(all="ignore"):
+                found = whole(prim_func)
+        except RECOGNIZER_ERRORS:
+            found = None
         ops = (found,) if found is not None else ()
     return FuncInfo(name if name is not None else prim_func.name, kind, ops)
 
