@@ -1,8 +1,9 @@
 """Ops on float16 and integer data, in the forms TVM 0.27 prints (tests/fixtures/dtype_*):
 erf without a float16 form computed in float32 between cast blocks, gelu rounding its erf
 back to float16, rms_norm and batch_norm computed in float32 and cast back, a float16
-convolution accumulated in float32, a float16 min reduction initialised at -65504, and a float16
-resize computed in float32 between casts."""
+convolution accumulated in float32, a float16 min reduction initialised at -65504, a float16
+resize computed in float32 between casts, and a float16 group_norm whose result near zero is a
+sum of rounded terms."""
 import pytest
 
 from opinfo.api import analyze
@@ -29,6 +30,9 @@ CASES = {
     "dtype_image_resize2d_nearest": ("image.resize2d", {
         "size": [3, 9], "layout": "NHWC", "method": "nearest_neighbor",
         "coordinate_transformation_mode": "asymmetric", "rounding_method": "round_prefer_ceil"}),
+    # float16 norm * gamma + beta near zero: off by float16 steps of its terms' magnitude
+    "dtype_nn_group_norm_symbolic": ("nn.group_norm", {"num_groups": 4, "channel_axis": 1, "axes": [2, 3],
+                                                       "epsilon": 1e-05, "center": True, "scale": True}),
     "dtype_image_resize2d_cubic": ("image.resize2d", {
         "size": [5, 12], "layout": "NHWC", "method": "cubic", "coordinate_transformation_mode": "half_pixel",
         "rounding_method": "round", "cubic_alpha": -0.75, "cubic_exclude": 0}),
@@ -75,4 +79,11 @@ def test_float16_resize_lowers_in_float32_between_casts():
     floats = []
     post_order_visit(value, lambda n: floats.append(n.dtype) if isinstance(n, FloatImm) else None)
     assert floats and set(floats) == {dtype("float32")}
+
+
+def test_float16_group_norm_tolerance_still_tells_beta_from_its_negation():
+    # the absolute float16 tolerance (one step at the largest magnitude) must not let
+    # norm * gamma - beta pass as group_norm with center
+    negated = lambda text: text.replace("T_reshape_2[v_ax1, v_ax2] + T_reshape_3", "T_reshape_2[v_ax1, v_ax2] - T_reshape_3")
+    assert analyze(fixture_func("dtype_nn_group_norm_symbolic", negated)).ops == ()
 
