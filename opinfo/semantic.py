@@ -115,18 +115,33 @@ def _reduction(block: Block, store: BufferStore) -> "PrimExpr | None":
 def _arg_reduction(block: Block, stores: list) -> "tuple | None":
     """argmax/argmin: an index store and a value store updated together with Selects
     (read by their effect, :mod:`opinfo.arg_select`), from -1 and the value's extreme."""
-    if len(stores) != 2 or block.init is None:
+    if len(stores) != 2 or block.init is None or stores[0].indices != stores[1].indices:
         return None
-    idx, val = sorted(stores, key=lambda s: s.buffer.dtype.is_float)
-    if idx.buffer.dtype.is_float or not val.buffer.dtype.is_float or idx.indices != val.indices:
+    readings = [r for r in (_arg_roles(block, *stores), _arg_roles(block, *stores[::-1])) if r is not None]
+    if len(readings) != 1:
+        return None
+    idx, (comb, source, index) = readings[0]
+    axes = tuple(iv for iv in block.iter_vars if iv.kind == IterKind.REDUCE)
+    return idx, ArgReduce(comb, source, axes, index, idx.buffer.dtype)
+
+
+def _arg_roles(block: Block, idx: BufferStore, val: BufferStore) -> "tuple | None":
+    """(index store, its reading) with ``idx`` as the index and ``val`` as the value: the
+    index is an integer and its new value an index expression reading no buffer (on integer
+    data both stores are integers, so the roles are told apart by what they read)."""
+    if idx.buffer.dtype.is_float:
         return None
     read = read_arg_update(val.value, BufferLoad(val.buffer, val.indices),
                            idx.value, BufferLoad(idx.buffer, idx.indices))
-    if read is None or not _arg_init_ok(read[0], block, idx, val):
+    if read is None or _loads(read[2]):
         return None
-    comb, source, index = read
-    axes = tuple(iv for iv in block.iter_vars if iv.kind == IterKind.REDUCE)
-    return idx, ArgReduce(comb, source, axes, index, idx.buffer.dtype)
+    return (idx, read) if _arg_init_ok(read[0], block, idx, val) else None
+
+
+def _loads(expr) -> bool:
+    found = []
+    pre_order_visit(expr, lambda n: found.append(n) if isinstance(n, BufferLoad) else True)
+    return bool(found)
 
 
 def _arg_init_ok(comb: str, block: Block, idx: BufferStore, val: BufferStore) -> bool:

@@ -2,8 +2,8 @@
 erf without a float16 form computed in float32 between cast blocks, gelu rounding its erf
 back to float16, rms_norm and batch_norm computed in float32 and cast back, a float16
 convolution accumulated in float32, a float16 min reduction initialised at -65504, a float16
-resize computed in float32 between casts, and a float16 group_norm whose result near zero is a
-sum of rounded terms."""
+resize computed in float32 between casts, a float16 group_norm whose result near zero is a sum
+of rounded terms, and argmax/argmin on integer data."""
 import pytest
 
 from opinfo.api import analyze
@@ -13,7 +13,7 @@ from tir.expr import BufferLoad, Call, Cast, FloatImm, Mul
 from tir.functor import post_order_visit
 from tir.buffer import decl_buffer
 from tir.dtype import dtype
-from fixture_util import fixture_func
+from fixture_util import FIXTURES, fixture_func
 
 CASES = {
     "dtype_erf": ("erf", {}),
@@ -30,6 +30,9 @@ CASES = {
     "dtype_image_resize2d_nearest": ("image.resize2d", {
         "size": [3, 9], "layout": "NHWC", "method": "nearest_neighbor",
         "coordinate_transformation_mode": "asymmetric", "rounding_method": "round_prefer_ceil"}),
+    # integer data: index and value accumulators both integers, told apart by what they read
+    "dtype_argmax_int32": ("argmax", {"axis": 2, "keepdims": True}),
+    "dtype_argmin_int8": ("argmin", {"axis": 0, "keepdims": True}),
     # float16 norm * gamma + beta near zero: off by float16 steps of its terms' magnitude
     "dtype_nn_group_norm_symbolic": ("nn.group_norm", {"num_groups": 4, "channel_axis": 1, "axes": [2, 3],
                                                        "epsilon": 1e-05, "center": True, "scale": True}),
@@ -87,3 +90,17 @@ def test_float16_group_norm_tolerance_still_tells_beta_from_its_negation():
     negated = lambda text: text.replace("T_reshape_2[v_ax1, v_ax2] + T_reshape_3", "T_reshape_2[v_ax1, v_ax2] - T_reshape_3")
     assert analyze(fixture_func("dtype_nn_group_norm_symbolic", negated)).ops == ()
 
+
+_INT8_INDEX_UPDATE = "x_red_temp_v0[v_ax0, v_ax1, v_ax2] < v_k0, x_red_temp_v0[v_ax0, v_ax1, v_ax2], v_k0)"
+
+
+@pytest.mark.parametrize("edit", [
+    # an init the data can beat (int8 127 is the only unbeatable one for argmin)
+    lambda t: t.replace("T.int8(127)", "T.int8(126)"),
+    # the index accumulator takes a data value, not the reduction index
+    lambda t: t.replace(_INT8_INDEX_UPDATE, _INT8_INDEX_UPDATE.replace(
+        ", v_k0)", ", T.Cast(\"int64\", x[v_k0, v_ax1, v_ax2]))")),
+], ids=["beatable-init", "index-reads-data"])
+def test_integer_argmin_edited_is_not_named(edit):
+    assert edit((FIXTURES / "dtype_argmin_int8.py").read_text()) != (FIXTURES / "dtype_argmin_int8.py").read_text()
+    assert analyze(fixture_func("dtype_argmin_int8", edit)).ops == ()
