@@ -6,7 +6,7 @@ and on threads over a block whose spatial variables are all constants (``b * 8 +
 None drops an element of the block's domain, so the ops are named as unscheduled."""
 import pytest
 
-from tir.expr import LT, IntImm, Var
+from tir.expr import IntImm, Var
 from tir.dtype import dtype
 from opinfo.api import analyze
 from opinfo.affine import affine

@@ -1,5 +1,5 @@
 """Generate an ops corpus like ../shared/corpus/ops with real TVM 0.27 (index.json + CASE.py [+ CASE.npz])."""
-import json, os, random, sys, traceback
+import json, os, random, sys
 import numpy as np
 import tvm
 from tvm import relax
