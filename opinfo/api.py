@@ -24,6 +24,7 @@ from .tags import tags
 from .attention import recognize_attention
 from .attention_bias import recognize_attention_bias
 from .reverse_sequence import recognize_reverse_sequence
+from .meshgrid import recognize_meshgrid
 from .roi import recognize_roi
 from .grid_sample import recognize_grid_sample
 
@@ -33,9 +34,9 @@ list, a candidate formula dividing by zero): the function is then not named -- o
 abstains rather than stopping the analysis of everything else."""
 
 WHOLE_FUNCTION = (recognize_attention, recognize_attention_bias, recognize_reverse_sequence, recognize_roi,
-                  recognize_grid_sample)
-"""Ops recognised from what the whole function computes (run on random inputs), tried
-when the structural decomposition found nothing."""
+                  recognize_grid_sample, recognize_meshgrid)
+"""Ops recognised from the whole function (most by running it on random inputs; meshgrid
+from its several outputs together), tried when the structural decomposition found nothing."""
 
 
 # Compute tags (block names) TVM gives only to ops opinfo does not recognise, whose loops

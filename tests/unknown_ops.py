@@ -338,7 +338,7 @@ def _ops():
         Case("gather_nd", gather_nd),
         Case("dynamic_strided_slice", dynamic_strided_slice),
         Case("slice_scatter", slice_scatter),
-        Case("meshgrid (two outputs)", meshgrid),
+        Case("meshgrid (two outputs)", meshgrid, ((("meshgrid", {"indexing": "ij"}),),)),
         Case("full_like", full_like),
         Case("arange", arange),
         Case("layout_transform(NCHW->NCHW4c)", layout_transform),
