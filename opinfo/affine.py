@@ -90,6 +90,30 @@ def _fold_divmod(form: dict) -> dict:
         if inner is None:
             continue
         form = _add({k: v for k, v in form.items() if k is not m and k is not div}, inner, c)
+    return _fold_nested_div(form)
+
+
+def _fold_nested_div(form: dict) -> dict:
+    """``c * k * (y // (k * d)) + c * ((x % (k * d)) // d)`` folded to ``c * (y // d)`` when
+    ``y`` is ``x`` or ``x % q`` with ``k * d`` dividing ``q`` (three loops fused, split and bound
+    to threads: TVM prints the middle variable's bound this way)."""
+    for inner in [a for a in form if isinstance(a, FloorDiv)]:
+        d = const_of(inner.b)
+        rem = inner.a
+        kd = const_of(rem.b) if isinstance(rem, FloorMod) else None
+        if not d or not kd or kd % d or kd == d or inner not in form:
+            continue
+        k = kd // d
+        c = form[inner]
+        outer = next((a for a in form if isinstance(a, FloorDiv) and a is not inner and const_of(a.b) == kd
+                      and form[a] == c * k and (_affine(a.a) == _affine(rem.a)
+                                                or _outer_mod(a.a, rem.a, kd) is not None)), None)
+        if outer is None:
+            continue
+        folded = _affine(FloorDiv(outer.a, IntImm(inner.b.dtype, d)))
+        if folded is None:
+            continue
+        form = _add({a: v for a, v in form.items() if a is not inner and a is not outer}, folded, c)
     return form
 
 

@@ -17,6 +17,8 @@ CASES = {
     "bind_asin_split_twice": ("asin", {}),
     "bind_mean_ceil_outer": ("mean", {"axis": [1, 2], "keepdims": False}),
     "bind_max_unit_spatial": ("max", {"axis": [0, 1], "keepdims": True}),
+    # three loops fused and bound: (f % 48) // 12 * 2 + (f % 12) // 6 < 7 bounds v = (f % 48) // 6
+    "bind_erf_three_fused": ("erf", {}),
 }
 
 
@@ -39,3 +41,11 @@ def test_split_twice_folds_back():
     two, six = IntImm(dtype("int64"), 2), IntImm(dtype("int64"), 6)
     e = (f % six) // two * two + f % two
     assert affine(e) == affine(f % six)
+
+
+def test_nested_split_divisions_fold_back():
+    f = Var("f", dtype("int64"))
+    c = lambda v: IntImm(dtype("int64"), v)
+    assert affine((f % c(48)) // c(12) * c(2) + (f % c(12)) // c(6)) == affine((f % c(48)) // c(6))
+    assert affine(f // c(12) * c(2) + (f % c(12)) // c(6)) == affine(f // c(6))
+    assert affine(f // c(12) * c(3) + (f % c(12)) // c(6)) != affine(f // c(6))  # not the identity
