@@ -852,6 +852,18 @@ def _blocks(sch):
     return list(sch.get_child_blocks(root))
 
 
+def _splittable(sch, loops) -> tuple:
+    """(constant extents, 0 for symbolic ones; positions of the loops worth splitting)."""
+    exts = [int(sch.get(l).extent) if isinstance(sch.get(l).extent, tirx.IntImm) else 0 for l in loops]
+    return exts, [i for i, e in enumerate(exts) if e >= 4]
+
+
+def _draw_split(rng, exts, cand) -> tuple:
+    """(loop position, split factor) drawn at random, a factor dividing the extent if any."""
+    i = rng.choice(cand)
+    return i, rng.choice([d for d in (2, 3, 4) if exts[i] % d == 0] or [2])
+
+
 def schedule(mod, rng):
     from tvm import s_tir
     changed = False
@@ -870,12 +882,10 @@ def schedule(mod, rng):
                 loops = sch.get_loops(blk)
             except Exception:
                 continue
-            exts = [int(sch.get(l).extent) if isinstance(sch.get(l).extent, tirx.IntImm) else 0 for l in loops]
-            cand = [i for i, e in enumerate(exts) if e >= 4]
+            exts, cand = _splittable(sch, loops)
             if not cand:
                 continue
-            i = rng.choice(cand)
-            fac = rng.choice([d for d in (2, 3, 4) if exts[i] % d == 0] or [2])
+            i, fac = _draw_split(rng, exts, cand)
             try:
                 outer, inner = sch.split(loops[i], [None, fac])
                 loops = sch.get_loops(blk)
@@ -954,11 +964,9 @@ def schedule_extended(mod, rng, kinds):
                 loops = sch.get_loops(blk)
             except Exception:
                 continue
-            exts = [int(sch.get(l).extent) if isinstance(sch.get(l).extent, tirx.IntImm) else 0 for l in loops]
-            cand = [i for i, e in enumerate(exts) if e >= 4]
+            exts, cand = _splittable(sch, loops)
             if cand and rng.random() < 0.8:
-                i = rng.choice(cand)
-                fac = rng.choice([d for d in (2, 3, 4) if exts[i] % d == 0] or [2])
+                i, fac = _draw_split(rng, exts, cand)
                 changed |= _try(sch.split, loops[i], [None, fac])
             if "fuse" in kinds and rng.random() < 0.7:
                 loops = sch.get_loops(blk)

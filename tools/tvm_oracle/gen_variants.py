@@ -305,18 +305,20 @@ def _chain_graph(rng):
         c = [1, shape[1], 1, 1]  # batch-norm inference: scale, shift, relu
         steps = [([T(c)], lambda p, e: R.multiply(p, e[0])), ([T(c)], lambda p, e: R.add(p, e[0])),
                  ([], lambda p, e: R.nn.relu(p))]
-    base = len(inputs)
-    for extra, _ in steps:
-        inputs = inputs + extra
+    base, inputs = len(inputs), inputs + [t for extra, _ in steps for t in extra]
 
     def fn(bb, v):
-        cur = bb.emit(anchor(v)) if anchor is not None else v[0]
-        k = base
-        for extra, step in steps:
-            cur = bb.emit(step(cur, v[k:k + len(extra)]))
-            k += len(extra)
-        return cur
+        return _emit_steps(bb, bb.emit(anchor(v)) if anchor is not None else v[0], v, base, steps)
     return inputs, fn
+
+
+def _emit_steps(bb, cur, v, base: int, steps):
+    """Emit the follower ``steps`` after ``cur``; their extra inputs are ``v[base:]`` in order."""
+    k = base
+    for extra, step in steps:
+        cur = bb.emit(step(cur, v[k:k + len(extra)]))
+        k += len(extra)
+    return cur
 
 
 def _norm_graph(rng):
@@ -330,9 +332,7 @@ def _norm_graph(rng):
     ax = rng.randint(0, r - 1)
     eps = rng.choice([1e-5, 1e-6])
     steps = [_follower(rng, shape, r - 1) for _ in range(rng.randint(1, 2))]
-    base = len(inputs)
-    for extra, _ in steps:
-        inputs = inputs + extra
+    base, inputs = len(inputs), inputs + [t for extra, _ in steps for t in extra]
 
     def fn(bb, v):
         if kind == "layer_norm":
@@ -341,11 +341,7 @@ def _norm_graph(rng):
             cur = bb.emit(R.nn.rms_norm(v[0], v[1], [r - 1], eps))
         else:
             cur = bb.emit(getattr(R.nn, kind)(v[0], ax))
-        k = base
-        for extra, step in steps:
-            cur = bb.emit(step(cur, v[k:k + len(extra)]))
-            k += len(extra)
-        return cur
+        return _emit_steps(bb, cur, v, base, steps)
     return inputs, fn
 
 
