@@ -25,11 +25,12 @@ import math
 
 import numpy as np
 
-from tir.expr import Call, Cast, Div, FloatImm, IntImm, Mul, Select
+from tir.expr import Call, Cast, Div, FloatImm, Mul, Select
 from tir.function import PrimFunc
 from tir.functor import post_order_visit
 from tir.stmt import BufferStore
 
+from .affine import float_of
 from .info import OpInfo, Operand
 from .recognize.running import concrete_shapes, run
 
@@ -67,14 +68,6 @@ def attention_shapes(func: PrimFunc, n_buffers: int) -> "tuple | None":
     return (bufs, shapes) if b * h * s * skv * (d + dv) <= MAX_WORK else None
 
 
-def _const(e) -> "float | None":
-    while isinstance(e, Cast):
-        e = e.value
-    if isinstance(e, (FloatImm, IntImm)):
-        return float(e.value)
-    return None
-
-
 def _scalings(func: PrimFunc) -> tuple:
     """(('sqrt', c) for every ``x / sqrt(c)`` and ('mul', c) for every ``x * c`` stored,
     whether any store is a Select: the trilu blocks of a causal mask)."""
@@ -87,21 +80,25 @@ def _scalings(func: PrimFunc) -> tuple:
         if isinstance(v, Select):
             selects.append(v)
         if isinstance(v, Div) and isinstance(v.b, Call) and v.b.op == "sqrt" and len(v.b.args) == 1:
-            c = _const(v.b.args[0])
+            c = float_of(v.b.args[0])
             if c is not None:
                 found.append(("sqrt", c))
         elif isinstance(v, Mul):
             for side in (v.a, v.b):
-                c = _const(side)
+                c = float_of(side)
                 if c is not None and isinstance(side, (FloatImm, Cast)):
                     found.append(("mul", c))
     post_order_visit(func.body, visit)
     return found, bool(selects)
 
 
-def _reference(q, k, v, scale: float, causal: "str | None"):
+def reference(q, k, v, scale: float, causal: "str | None", bias=None):
+    """Attention in float64, (B, S, H, Dv); ``bias`` (B, H, S, Skv) is added to the scaled
+    scores (nn.attention_bias)."""
     qt, kt, vt = (a.astype(np.float64).transpose(0, 2, 1, 3) for a in (q, k, v))
     p = qt @ kt.transpose(0, 1, 3, 2) * scale
+    if bias is not None:
+        p = p + bias.astype(np.float64)
     s, skv = p.shape[-2], p.shape[-1]
     if causal is None:
         e = np.exp(p - p.max(axis=-1, keepdims=True))
@@ -149,7 +146,7 @@ def _agreeing_masks(func, bufs, shapes, scale, agree: list) -> "list | None":
         if got is None:
             return None
         tol = 1e-4 if str(bufs[3].dtype) == "float32" else 2e-2
-        agree = [m for m in agree if np.allclose(got, _reference(*ins, scale, m), rtol=tol, atol=tol)]
+        agree = [m for m in agree if np.allclose(got, reference(*ins, scale, m), rtol=tol, atol=tol)]
         if not agree:
             return agree
     return agree

@@ -19,24 +19,9 @@ import numpy as np
 
 from tir.function import PrimFunc
 
-from .attention import _scalings, attention_shapes
+from .attention import _scalings, attention_shapes, reference
 from .info import OpInfo, Operand
 from .recognize.running import run
-
-
-def _reference(q, k, v, bias, scale: float, causal: "str | None"):
-    """Attention in float64: (B, S, H, Dv)."""
-    qt, kt, vt = (a.astype(np.float64).transpose(0, 2, 1, 3) for a in (q, k, v))
-    p = qt @ kt.transpose(0, 1, 3, 2) * scale + bias.astype(np.float64)
-    s, skv = p.shape[-2], p.shape[-1]
-    if causal is None:
-        e = np.exp(p - p.max(axis=-1, keepdims=True))
-    else:
-        offset = 0 if causal == "TopLeft" else abs(s - skv)
-        mask = np.arange(skv)[None, :] <= np.arange(s)[:, None] + offset
-        pm = np.where(mask, p, 0.0)
-        e = np.where(mask, np.exp(pm - pm.max(axis=-1, keepdims=True)), 0.0)
-    return (e / e.sum(axis=-1, keepdims=True) @ vt).transpose(0, 2, 1, 3)
 
 
 def _scale(func: PrimFunc, d: int) -> "tuple | None":
@@ -58,7 +43,8 @@ def _agreeing(func, bufs, shapes, scale, masks: list) -> list:
         if got is None:
             return []
         tol = 1e-4 if str(bufs[4].dtype) == "float32" else 2e-2
-        masks = [m for m in masks if np.allclose(got, _reference(*ins, scale, m), rtol=tol, atol=tol)]
+        masks = [m for m in masks
+                 if np.allclose(got, reference(*ins[:3], scale, m, bias=ins[3]), rtol=tol, atol=tol)]
     return masks
 
 

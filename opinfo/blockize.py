@@ -36,17 +36,10 @@ from tir.functor import post_order_visit, pre_order_visit, substitute, transform
 from tir.stmt import Block, BlockRealize, For, IterKind, IterVar, Stmt
 
 from .affine import affine, const_of
+from .recognize.guard import conjuncts
+from .rewrite import nest_of
 
 KINDS = (IterKind.SPATIAL, IterKind.REDUCE)
-
-
-def _nest(stmt) -> "tuple | None":
-    """(loops, the BlockRealize under them) of a statement made of loops over one block."""
-    loops = []
-    while isinstance(stmt, For):
-        loops.append(stmt)
-        stmt = stmt.body
-    return (loops, stmt) if isinstance(stmt, BlockRealize) else None
 
 
 def _has_block(stmt) -> bool:
@@ -93,7 +86,7 @@ def _inits_fit(outer: Block, inner: Block) -> bool:
 def _flatten(realize: BlockRealize) -> "For | BlockRealize | None":
     """The outer block of ``realize`` merged with its nested block, or None."""
     outer = realize.block
-    nest = _nest(outer.body)
+    nest = nest_of(outer.body)
     if nest is None or not outer.iter_vars or not _plain(outer):
         return None
     loops, inner_realize = nest
@@ -123,10 +116,6 @@ def _is_true(pred) -> bool:
 
 def _conjoin(a, b):
     return b if _is_true(a) else a if _is_true(b) else And(a, b)
-
-
-def _conjuncts(pred) -> list:
-    return _conjuncts(pred.a) + _conjuncts(pred.b) if isinstance(pred, And) else [pred]
 
 
 def _split_of(n, outer_ids: dict, inner_ids: dict) -> "tuple | None":
@@ -183,7 +172,7 @@ def _fused_extent(o: IterVar, b: int, value, predicate):
     ext = const_of(o.dom.extent)
     extent = IntImm(o.dom.extent.dtype, ext * b) if ext is not None else Mul(o.dom.extent, IntImm(o.dom.extent.dtype, b))
     form = affine(value)
-    for term in _conjuncts(predicate):
+    for term in conjuncts(predicate):
         c = const_of(term.b) if isinstance(term, LT) else None
         if c is not None and c > 0 and form is not None and affine(term.a) == form and (ext is None or c < ext * b):
             extent = IntImm(o.dom.extent.dtype, c)

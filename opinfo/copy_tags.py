@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import attrs
 
+from .ew_tree import _SCALAR_ROOTS as SCALAR_ROOTS
 from .tags import tag
 
 RESHAPES = frozenset({"reshape", "squeeze", "expand_dims", "flatten"})
@@ -83,9 +84,7 @@ def settle(op, in_shape, out_shape, block_names):
 
 COPIES = RESHAPES | {"broadcast_to", "tile", "permute_dims", "nn.pad", "strided_slice", "split", "flip"}
 COMPUTING_TAGS = frozenset({"compute", "resize", "pool_max", "pool_sum", "pool_avg", "adaptive_pool_sum",
-                            "adaptive_pool_avg"} | {f"T_{b}" for b in (
-                                "add", "subtract", "multiply", "divide", "maximum", "minimum", "power",
-                                "floor_divide", "floor_mod", "mod")})
+                            "adaptive_pool_avg"} | {f"T_{b}" for b in SCALAR_ROOTS})
 """Tags of ops that compute (elementwise ops, resize, pools): a copy in such a block is a
 degenerate case of that op (a resize of a 1x1 image broadcasts it; its method is unseen)."""
 

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import attrs
 
-from tir.expr import Add, IntImm, Var
+from tir.expr import Var
 from tir.function import PrimFunc
 from tir.functor import post_order_visit, transform
-from tir.stmt import BlockRealize, For, ForKind, IterKind, SeqStmt
+from tir.stmt import BlockRealize, For, IterKind, SeqStmt
 
 from .affine import const_of
-from .rewrite import loaded, stored
+from .rewrite import loaded, own_nest, stored
 
 
 def _realizes(stmt, loops=()) -> "list | None":
@@ -65,20 +65,6 @@ def _own_reduction(realize: BlockRealize, others: list) -> bool:
     return True
 
 
-def _own_nest(realize: BlockRealize) -> For:
-    """``realize``'s block under fresh loops over its iteration domain (bound one to one)."""
-    loops, values = [], []
-    for iv in realize.block.iter_vars:
-        var = Var(iv.var.name.removeprefix("v_"), iv.var.dtype)
-        loops.append((var, iv.dom.extent))
-        lo = iv.dom.min
-        values.append(var if const_of(lo) == 0 else Add(var, lo))
-    body = BlockRealize(values, IntImm(realize.predicate.dtype, 1), realize.block)
-    for var, extent in reversed(loops):
-        body = For(var, IntImm(var.dtype, 0), extent, ForKind.SERIAL, body)
-    return body
-
-
 def _redundant(realize: BlockRealize, loops: tuple) -> bool:
     """A spatial block whose loops run more iterations than it has elements: it was
     computed at a consumer's loops and recomputes overlapping regions (a pad block under a
@@ -105,7 +91,7 @@ def _distributed(stmt, writers: dict) -> "list | None":
             return None
         if not _own_reduction(realize, found[:k] + found[k + 1:]):
             return None
-    return [_own_nest(r) for r, _ in found]
+    return [own_nest(r) for r, _ in found]
 
 
 def distribute(func: PrimFunc) -> PrimFunc:

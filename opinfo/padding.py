@@ -28,18 +28,17 @@ from tir.buffer import BufferRegion, Range
 from tir.expr import And, BufferLoad, Call, IntImm, LE, LT, Sub, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_visit, substitute, transform
-from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IterKind, SeqStmt
+from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, SeqStmt
 
 from .affine import ONE, _add, affine, const_of
 from .recognize.guard import conjuncts, nonneg_form
-from .rewrite import loaded, stored
+from .rewrite import loaded, nest_of, own_nest, stored
 
 
 def _alone(stmt) -> "BlockRealize | None":
     """The block of a nest of loops holding nothing else."""
-    while isinstance(stmt, For):
-        stmt = stmt.body
-    return stmt if isinstance(stmt, BlockRealize) else None
+    nest = nest_of(stmt)
+    return nest[1] if nest is not None else None
 
 
 def _spatial_store(realize: BlockRealize) -> "BufferStore | None":
@@ -143,19 +142,6 @@ def _merged(fill: BlockRealize, copy: BlockRealize, offsets: list) -> "BlockReal
     return BlockRealize(ws, IntImm(fill.predicate.dtype, 1), block)
 
 
-def _nest(realize: BlockRealize) -> For:
-    """``realize``'s block under fresh loops over its domain (which starts at 0)."""
-    loops, values = [], []
-    for iv in realize.block.iter_vars:
-        var = Var(iv.var.name.removeprefix("v_"), iv.var.dtype)
-        loops.append((var, iv.dom.extent))
-        values.append(var)
-    body: object = attrs.evolve(realize, iter_values=tuple(values))
-    for var, extent in reversed(loops):
-        body = For(var, IntImm(var.dtype, 0), extent, ForKind.SERIAL, body)
-    return body
-
-
 def _pair(first, second, before: list, writers: dict) -> "For | None":
     """The merged nest of a fill statement and the copy statement after it, or None."""
     fill, copy = _alone(first), _alone(second)
@@ -171,7 +157,7 @@ def _pair(first, second, before: list, writers: dict) -> "For | None":
         return None
     offsets = _offsets(cstore, copy.block)
     merged = _merged(fill, copy, offsets) if offsets is not None else None
-    return _nest(merged) if merged is not None else None
+    return own_nest(merged) if merged is not None else None
 
 
 def merge_padding(func: PrimFunc) -> PrimFunc:

@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import attrs
 
-from tir.expr import And, FloorDiv, IntImm, LT, Var
+from tir.expr import FloorDiv, IntImm, LT, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_visit, transform
 from tir.stmt import BlockRealize, For
 
 from .affine import ONE, _add, affine, const_of
-from .recognize.guard import _nonneg, value_range
-
-
-def _conjuncts(pred) -> list:
-    return _conjuncts(pred.a) + _conjuncts(pred.b) if isinstance(pred, And) else [pred]
+from .recognize.guard import _nonneg, conjuncts, value_range
 
 
 def _scale(binding: dict, e: dict) -> "int | None":
@@ -129,7 +125,7 @@ def drop_predicates(func: PrimFunc) -> "PrimFunc | None":
     def post(n):
         if not isinstance(n, BlockRealize) or _is_true(n.predicate):
             return None
-        if not all(_implied(t, n, dom) for t in _conjuncts(n.predicate)):
+        if not all(_implied(t, n, dom) for t in conjuncts(n.predicate)):
             bad.append(n)
             return None
         return attrs.evolve(n, predicate=IntImm(n.predicate.dtype, 1))

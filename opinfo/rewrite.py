@@ -3,9 +3,11 @@
 as well as its declared regions: hand-written TVMScript may omit ``T.reads``/``T.writes``)."""
 from __future__ import annotations
 
-from tir.expr import BufferLoad
+from tir.expr import Add, BufferLoad, IntImm, Var
 from tir.functor import post_order_visit, transform
-from tir.stmt import BufferStore, For, SeqStmt
+from tir.stmt import BlockRealize, BufferStore, For, ForKind, SeqStmt
+
+from .affine import const_of
 
 EMPTY = SeqStmt(())
 """Put in place of a removed statement; :func:`prune` then drops it."""
@@ -40,3 +42,27 @@ def loaded(block) -> set:
     found = {id(r.buffer) for r in block.reads}
     post_order_visit(block.body, lambda n: found.add(id(n.buffer)) if isinstance(n, BufferLoad) else None)
     return found
+
+
+def nest_of(stmt) -> "tuple | None":
+    """(loops, the BlockRealize under them) of a statement made of loops over one block."""
+    loops = []
+    while isinstance(stmt, For):
+        loops.append(stmt)
+        stmt = stmt.body
+    return (loops, stmt) if isinstance(stmt, BlockRealize) else None
+
+
+def own_nest(realize: BlockRealize) -> For:
+    """``realize``'s block under fresh loops over its iteration domain (bound one to one,
+    no predicate)."""
+    loops, values = [], []
+    for iv in realize.block.iter_vars:
+        var = Var(iv.var.name.removeprefix("v_"), iv.var.dtype)
+        loops.append((var, iv.dom.extent))
+        lo = iv.dom.min
+        values.append(var if const_of(lo) == 0 else Add(var, lo))
+    body = BlockRealize(values, IntImm(realize.predicate.dtype, 1), realize.block)
+    for var, extent in reversed(loops):
+        body = For(var, IntImm(var.dtype, 0), extent, ForKind.SERIAL, body)
+    return body
