@@ -100,7 +100,9 @@ def identify_unary(f, consts, compare_consts, integer=False, boolean=False) -> "
                          and np.array_equal(ys, ref(xs).astype(float)))
         if got:
             return got
-    return (_leakyrelu(f, xs, ys, consts) or _clip(f, xs, ys, consts)
+    # An integer clip's bounds are the float attributes truncated to the input's type
+    # (clip(x, -2.5, 0.5) on int32 is written max(min(x, 0), -2)): not recoverable.
+    return (_leakyrelu(f, xs, ys, consts) or (None if integer else _clip(f, xs, ys, consts))
             or _softplus(f, consts, compare_consts))
 
 

@@ -63,6 +63,10 @@ def _init_ok(comb, init, dtype) -> bool:
 def _reduction(e, space: Space) -> "tuple | None":
     if not isinstance(e, Reduce) or not _init_ok(e.combiner, e.init, e.dtype):
         return None
+    if not e.axes:
+        # an init and update over spatial variables only (``reindex`` of a reduction whose
+        # reduction loop has extent 1 makes it spatial): which axes were reduced is lost
+        return None
     rvars = [iv.var for iv in e.axes]
     dom = dict(space.dom)
     dom.update({iv.var: iv.dom.extent for iv in e.axes})

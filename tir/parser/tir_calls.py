@@ -7,8 +7,8 @@ import math
 from .. import dtype as dt
 from ..intrinsics import BINARY_MATH, BOOL_UNARY, RUNTIME_CALLS, UNARY_MATH
 from ..expr import (
-    EQ, GE, GT, LE, LT, NE, Add, Call, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min,
-    Mod, Mul, PrimExpr, Select, Sub, max_value, min_value,
+    EQ, GE, GT, LE, LT, NE, Add, And, Call, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min,
+    Mod, Mul, Not, Or, PrimExpr, Select, Sub, max_value, min_value,
 )
 from .context import describe, error
 from .expr import binary, binary_select, boolean, expr, operands, prim, to_prim
@@ -99,6 +99,21 @@ def _if_then_else(ctx, node):
     return Call(sel.dtype, "if_then_else", (sel.condition, sel.true_value, sel.false_value))
 
 
+def _logic(cls):
+    """``T.And(a, b)`` / ``T.Or(a, b)``: TVM prints these node constructors when an
+    operand is a literal (``T.And(T.bool(True), x)``, from a simplified slice mask)."""
+    def handler(ctx, node):
+        a, b = positional(node, 2)
+        return cls(boolean(expr(ctx, a), a), boolean(expr(ctx, b), b))
+
+    return handler
+
+
+def _not(ctx, node):
+    (arg,) = positional(node, 1)
+    return Not(boolean(expr(ctx, arg), arg))
+
+
 def _limit(fn):
     def handler(ctx, node):
         (arg,) = positional(node, 1)
@@ -183,6 +198,7 @@ def _table() -> dict:
         "T.Cast": _cast, "T.Select": _select, "T.if_then_else": _if_then_else,
         "T.max_value": _limit(max_value), "T.min_value": _limit(min_value), "T.abs": _abs,
         "T.likely": _likely, "T.call_intrin": _call_intrin,
+        "T.And": _logic(And), "T.Or": _logic(Or), "T.Not": _not,
     }
     table.update({f"T.{k}": _packed(k) for k in RUNTIME_CALLS})
     table.update({f"T.{k}": _binary_node(v) for k, v in _BINARY_NODES.items()})

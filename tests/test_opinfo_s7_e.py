@@ -1,0 +1,96 @@
+"""Generalisation probe (fresh TVM 0.27 corpora, new seeds): forms that broke opinfo.
+
+* ``T.And`` / ``T.Or`` / ``T.Not`` node constructors in expressions (TVM prints them when an
+  operand is a literal, e.g. slice_scatter's mask after ``decompose_padding,inline``);
+* a clip on integers: TVM truncates the float bounds to the input's type, so the bounds
+  are not recoverable and the op is left unnamed (a float clip keeps its bounds);
+* an init/update block over spatial variables only (``reindex`` of a reduction whose
+  reduction loop has extent 1 turns that loop spatial): no reduction is claimed.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tir
+import tir.topi as topi
+from tir.verifier import verify
+
+import opinfo
+
+LOGIC = '''
+@T.prim_func
+def main(x: T.Buffer((T.int64(6),), "int64"), out: T.Buffer((T.int64(6),), "bool")):
+    for i in range(T.int64(6)):
+        with T.block("T_logical_and"):
+            v = T.axis.spatial(T.int64(6), i)
+            T.reads(x[v])
+            T.writes(out[v])
+            out[v] = T.Or(T.And(T.bool(True), T.int64(2) <= x[v]), T.Not(x[v] < T.int64(5)))
+'''
+
+
+def test_logic_node_constructors_parse_and_run():
+    func = tir.parse(LOGIC)
+    verify(func)
+    x = np.arange(6, dtype="int64")
+    got = tir.run(func, x)
+    np.testing.assert_array_equal(got, (x >= 2) | ~(x < 5))
+
+
+@pytest.mark.parametrize("text", ["T.And(T.bool(True))", "T.Not(x[v], x[v])"])
+def test_logic_node_constructors_check_arity(text):
+    with pytest.raises(tir.errors.ParseError):
+        tir.parse(LOGIC.replace("T.Or(T.And(T.bool(True), T.int64(2) <= x[v]), T.Not(x[v] < T.int64(5)))", text))
+
+
+def _ops(func):
+    return [(op.name, dict(op.attrs)) for op in opinfo.analyze(func).ops]
+
+
+@settings(max_examples=25, deadline=None)
+@given(lo=st.sampled_from([-2.5, -1.0, 0.0, 0.5]), width=st.sampled_from([1.0, 3.0, 6.0]),
+       dtype=st.sampled_from(["int32", "int64", "int8"]), rank=st.integers(1, 3))
+def test_integer_clip_is_not_named(lo, width, dtype, rank):
+    # TVM converts the bounds to the input's type, truncating (clip(x, -2.5, 0.5) on int32 is
+    # max(min(x, 0), -2)); the lowering library wants them already converted
+    func = topi.lower("clip", [((4,) * rank, dtype)], min=int(lo), max=int(lo + width))
+    assert _ops(func) == []
+
+
+@settings(max_examples=15, deadline=None)
+@given(lo=st.sampled_from([-2.5, -1.0, 0.0, 0.5]), width=st.sampled_from([1.0, 3.0, 6.0]))
+def test_float_clip_keeps_its_bounds(lo, width):
+    func = topi.lower("clip", [((3, 5), "float32")], min=lo, max=lo + width)
+    assert _ops(func) == [("clip", {"min": lo, "max": lo + width})]
+
+
+SPATIAL_REDUCTION = '''
+@T.prim_func
+def main(x: T.Buffer((T.int64(2), T.int64(7), T.int64(11)), "float32"),
+         out: T.Buffer((T.int64(2), T.int64(7), T.int64(11)), "float32")):
+    acc_reindex = T.alloc_buffer((T.int64(11), T.int64(7), T.int64(2)))
+    for ax0, ax1, ax2, ax3 in T.grid(T.int64(11), T.int64(7), T.int64(2), T.int64(1)):
+        with T.block("adaptive_pool_sum"):
+            v0, v1, v2, v3 = T.axis.remap("SSSS", [ax0, ax1, ax2, ax3])
+            T.reads(x[v2, v1, v0])
+            T.writes(acc_reindex[v0, v1, v2])
+            with T.init():
+                acc_reindex[v0, v1, v2] = T.float32(0.0)
+            acc_reindex[v0, v1, v2] = acc_reindex[v0, v1, v2] + x[v2, v1, v0]
+    for ax0, ax1, ax2 in T.grid(T.int64(11), T.int64(7), T.int64(2)):
+        with T.block("adaptive_pool_sum_reindex"):
+            v0, v1, v2 = T.axis.remap("SSS", [ax0, ax1, ax2])
+            T.reads(acc_reindex[v0, v1, v2])
+            T.writes(out[v2, v1, v0])
+            out[v2, v1, v0] = acc_reindex[v0, v1, v2]
+'''
+
+
+def test_reduction_without_reduction_axes_is_not_named():
+    func = tir.parse(SPATIAL_REDUCTION)
+    x = np.random.default_rng(0).standard_normal((2, 7, 11)).astype("float32")
+    np.testing.assert_allclose(tir.run(func, x), x)  # it computes a copy
+    assert all(name not in ("sum", "mean") for name, _ in _ops(func))
