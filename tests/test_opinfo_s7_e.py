@@ -94,3 +94,19 @@ def test_reduction_without_reduction_axes_is_not_named():
     x = np.random.default_rng(0).standard_normal((2, 7, 11)).astype("float32")
     np.testing.assert_allclose(tir.run(func, x), x)  # it computes a copy
     assert all(name not in ("sum", "mean") for name, _ in _ops(func))
+
+
+@settings(max_examples=20, deadline=None)
+@given(value=st.sampled_from([0, 1, -1]), dtype=st.sampled_from(["int32", "int8", "int64"]),
+       width=st.lists(st.integers(0, 2), min_size=4, max_size=4).filter(any))
+def test_integer_pad_is_not_named(value, dtype, width):
+    """pad_value -1.5 on int8 is written -1, like pad_value -1: the value is not recoverable."""
+    func = topi.lower("nn.pad", [((3, 4), dtype)], pad_width=width, pad_value=value)
+    assert _ops(func) == []
+
+
+def test_float_pad_keeps_its_value():
+    func = topi.lower("nn.pad", [((3, 4), "float32")], pad_width=[1, 0, 0, 2], pad_value=-1.5)
+    (op,) = opinfo.analyze(func).ops
+    assert op.name == "nn.pad"
+    assert op.to_json()["attrs"] == {"pad_width": [1, 0, 0, 2], "pad_value": -1.5, "pad_mode": "constant"}

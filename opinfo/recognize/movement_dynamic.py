@@ -67,6 +67,8 @@ def _flip(load, space) -> "Match | None":
 def _pad(cond, load, value, space):
     """nn.pad of data with a symbolic extent (``n + 2`` long, guard ``v < n``): widths are
     the constant differences of the extents, the guard is read as bounds on each variable."""
+    if not load.dtype.is_float:
+        return None  # TVM truncates the float pad_value to the data's type: not recoverable
     terms = symbolic.sym_terms(load, space)
     if terms is None or len(terms) != space.rank:
         return None

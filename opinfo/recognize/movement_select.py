@@ -24,6 +24,8 @@ def _pad(e, space, ctx):
     value = float_of(f)
     if value is None or not isinstance(t, BufferLoad) or not ctx.is_param(t.buffer):
         return None
+    if not t.dtype.is_float:
+        return None  # TVM truncates the float pad_value to the data's type: not recoverable
     terms = affine_terms(t, space)
     ine, oute = load_extents(t), const_extents(space)
     if terms is None or None in ine or None in oute or len(terms) != space.rank:
