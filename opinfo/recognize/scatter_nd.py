@@ -27,6 +27,7 @@ from tir.interp_data import np_dtype
 
 from ..affine import const_of
 from ..tags import tags
+from .index_put import recognize_index_put
 from .scatter import _agrees, _run, _shapes, recognize_scatter, scatter_op
 
 TRIALS = 3
@@ -168,8 +169,11 @@ def recognize_scatters(func) -> tuple:
     (a function both read alike, e.g. data ``(d, 1)`` with indices and updates ``(L, 1)``,
     is not named), and only under that op's compute tag: ``index_put(accumulate=True)``
     on one axis computes what ``scatter_elements(reduction="add")`` does, in a block
-    TVM names ``index_put_generic``."""
+    TVM names ``index_put_generic``, under which it is read as index_put
+    (:mod:`.index_put`)."""
     found = set(tags(func))
+    if "index_put_generic" in found:
+        return recognize_index_put(func)
     elements = recognize_scatter(func) if "scatter_elements_generic" in found else ()
     nd = recognize_scatter_nd(func) if "scatter_nd_generic" in found else ()
     if elements and nd:
