@@ -27,6 +27,8 @@ from .reverse_sequence import recognize_reverse_sequence
 from .meshgrid import recognize_meshgrid
 from .roi import recognize_roi
 from .grid_sample import recognize_grid_sample
+from .graph_context import FuncContext, ModuleContext
+from .graph_naming import name_in_context
 
 RECOGNIZER_ERRORS = (ValueError, TypeError, ArithmeticError, RecursionError, IndexError, KeyError)
 """What a recognizer may raise on a form it was not written for (an index past a short
@@ -91,8 +93,13 @@ def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
     return (settled,) if settled is not None else ()
 
 
-def analyze(prim_func: PrimFunc, name: "str | None" = None) -> FuncInfo:
-    """Kind and recognized ops of one PrimFunc (``ops`` empty when not certain)."""
+def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContext | None" = None) -> FuncInfo:
+    """Kind and recognized ops of one PrimFunc (``ops`` empty when not certain).
+
+    ``context``: what the module's graph-level ``main`` shows about the function
+    (:meth:`.graph_context.ModuleContext.for_function`); with it, ops whose legalization
+    dropped an operand (``full_like``, ``eye_like``, ``collapse_sum_like``) and creation
+    ops (``full``, ``eye``) can be named (:mod:`.graph_naming`). Without it they are not."""
     kind = pattern_kind(prim_func)
     if _foreign(prim_func) or partial_writes(prim_func):
         return FuncInfo(name if name is not None else prim_func.name, kind, ())
@@ -114,9 +121,17 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None) -> FuncInfo:
         except RECOGNIZER_ERRORS:
             found = None
         ops = (found,) if found is not None else ()
+    if context is not None:
+        try:
+            with np.errstate(all="ignore"):
+                ops = name_in_context(prim_func, ops, context)
+        except RECOGNIZER_ERRORS:
+            pass  # the context-free answer stands
     return FuncInfo(name if name is not None else prim_func.name, kind, ops)
 
 
 def analyze_module(mod: IRModule) -> dict:
-    """``{name: FuncInfo}`` for every PrimFunc of ``mod``, in module order."""
-    return {name: analyze(f, name) for name, f in mod.prim_funcs()}
+    """``{name: FuncInfo}`` for every PrimFunc of ``mod``, in module order, each with the
+    context of the module's graph-level ``main``."""
+    graph = ModuleContext(mod)
+    return {name: analyze(f, name, graph.for_function(name)) for name, f in mod.prim_funcs()}
