@@ -34,6 +34,8 @@ analyzer sees the scheduled form.
 """
 from __future__ import annotations
 
+import re
+
 import attrs
 
 from tir.expr import BufferLoad, Var
@@ -52,15 +54,6 @@ from .rfactor import merge_rfactor
 
 def _touches(block: Block, buf) -> bool:
     return any(r.buffer is buf for r in block.reads + block.writes)
-
-
-def _pure_store(block: Block) -> "BufferStore | None":
-    """The block's only statement when it stores at exactly its own variables."""
-    body = block.body
-    ivars = [iv.var for iv in block.iter_vars]
-    if not isinstance(body, BufferStore) or len(body.indices) != len(ivars):
-        return None
-    return body if all(a is b for a, b in zip(body.indices, ivars)) else None
 
 
 def _loads(expr) -> list:
@@ -168,18 +161,49 @@ def merge_inits(func: PrimFunc) -> PrimFunc:
 
 
 def _copy_pair(block: Block) -> "tuple | None":
-    """(destination, source) of a whole-buffer copy ``D[v...] = S[v...]`` (same shape, dtype)."""
-    store = _pure_store(block)
-    if store is None or block.init is not None or not isinstance(store.value, BufferLoad):
+    """(destination, source, order) of a whole-buffer copy ``D[s...] = S[l...]`` (same
+    dtype), ``s`` and ``l`` each the block's variables once, in any order (``reindex`` of a
+    block whose iteration order was permuted copies a transposed buffer): ``order[d]`` is the
+    source dimension read at the destination's dimension ``d``."""
+    store = block.body
+    if not isinstance(store, BufferStore) or block.init is not None or not isinstance(store.value, BufferLoad):
         return None
     load = store.value
-    if list(load.indices) != list(store.indices) or load.buffer.dtype != store.buffer.dtype:
+    if load.buffer.dtype != store.buffer.dtype or len(load.indices) != len(store.indices):
         return None
-    shape = [affine(s) for s in store.buffer.shape]
-    if shape != [affine(s) for s in load.buffer.shape] or None in shape:
+    ivars = {id(iv.var): iv for iv in block.iter_vars}
+    pos_s, pos_l = _var_positions(store.indices, ivars), _var_positions(load.indices, ivars)
+    if pos_s is None or pos_l is None:
         return None
-    doms = [(const_of(iv.dom.min), affine(iv.dom.extent)) for iv in block.iter_vars]
-    return (store.buffer, load.buffer) if doms == [(0, s) for s in shape] else None
+    for v, iv in ivars.items():
+        ext = affine(iv.dom.extent)
+        if const_of(iv.dom.min) != 0 or ext is None:
+            return None
+        if affine(store.buffer.shape[pos_s[v]]) != ext or affine(load.buffer.shape[pos_l[v]]) != ext:
+            return None
+    order = tuple(pos_l[id(i)] for i in store.indices)
+    if order != tuple(range(len(order))) and not _REINDEX.search(block.name):
+        return None  # a transposing copy named otherwise is an op (permute_dims of a fused kernel)
+    return store.buffer, load.buffer, order
+
+
+_REINDEX = re.compile(r"_reindex(_\d+)?$")
+"""The name ``reindex`` gives its copy block: the only copy that transposes and is no op."""
+
+
+def _var_positions(indices, ivars: dict) -> "dict | None":
+    """id(block variable) -> its dimension, when ``indices`` are the block's variables once each."""
+    if len(indices) != len(ivars) or not all(isinstance(i, Var) and id(i) in ivars for i in indices):
+        return None
+    pos = {id(i): d for d, i in enumerate(indices)}
+    return pos if len(pos) == len(indices) else None
+
+
+def _inverse(order: tuple) -> tuple:
+    inv = [0] * len(order)
+    for d, k in enumerate(order):
+        inv[k] = d
+    return tuple(inv)
 
 
 def _readers(blocks, buf) -> list:
@@ -194,43 +218,48 @@ def cache_scope(buf) -> bool:
 
 
 def _cache_copy(block: Block, blocks: list, params: set) -> "tuple | None":
-    """(buffer to drop, buffer that replaces it) when ``block`` is a cache_read copy of a
-    parameter, or the cache_write (or reindex) copy of an intermediate that only its
-    writer computes (into a parameter or another intermediate), in any scope."""
+    """(buffer to drop, buffer that replaces it, order) when ``block`` is a cache_read copy
+    of a parameter, or the cache_write (or reindex) copy of an intermediate that only its
+    writer computes (into a parameter or another intermediate), in any scope. An access
+    ``dropped[e]`` becomes ``kept[e[order[0]], e[order[1]], ...]``."""
     pair = _copy_pair(block)
     if pair is None:
         return None
-    dst, src = pair
+    dst, src, order = pair
     if id(src) in params and id(dst) not in params and _writer_count(blocks, dst) == 1:
-        return (dst, src) if cache_scope(dst) else None
+        return (dst, src, _inverse(order)) if cache_scope(dst) else None
     if id(src) in params or _writer_count(blocks, src) != 1:
         return None
     writer = next(b for b in blocks if any(w.buffer is src for w in b.writes))
     others = [b for b in _readers(blocks, src) if b is not block and b is not writer]
-    return (src, dst) if not others and _writer_count(blocks, dst) == 1 else None
+    return (src, dst, order) if not others and _writer_count(blocks, dst) == 1 else None
 
 
 def drop_cache_copies(func: PrimFunc) -> PrimFunc:
     """``cache_read``/``cache_write``/``reindex`` copies removed: the cached buffer is
-    renamed back."""
+    renamed back (its indices permuted back when the copy transposed)."""
     params = {id(b) for b in func.buffers}
     blocks = list(func.blocks())
     copies = {}
     for block in blocks:
         pair = _cache_copy(block, blocks, params)
-        seen = {id(x) for p in copies.values() for x in p}
-        if pair is not None and not seen & {id(x) for x in pair}:
+        seen = {id(x) for p in copies.values() for x in p[:2]}
+        if pair is not None and not seen & {id(x) for x in pair[:2]}:
             copies[id(block)] = pair
     if not copies:
         return func
-    rename = {id(old): new for old, new in copies.values()}
+    rename = {id(old): (new, order) for old, new, order in copies.values()}
 
     def pre(n):
         return EMPTY if isinstance(n, BlockRealize) and id(n.block) in copies else None
 
     def post(n):
-        if isinstance(n, (BufferLoad, BufferStore, BufferRegion)) and id(n.buffer) in rename:
-            return attrs.evolve(n, buffer=rename[id(n.buffer)])
+        if isinstance(n, (BufferLoad, BufferStore)) and id(n.buffer) in rename:
+            new, order = rename[id(n.buffer)]
+            return attrs.evolve(n, buffer=new, indices=tuple(n.indices[k] for k in order))
+        if isinstance(n, BufferRegion) and id(n.buffer) in rename:
+            new, order = rename[id(n.buffer)]
+            return attrs.evolve(n, buffer=new, region=tuple(n.region[k] for k in order))
         if isinstance(n, Block) and any(id(b) in rename for b in n.alloc_buffers):
             return attrs.evolve(n, alloc_buffers=tuple(b for b in n.alloc_buffers if id(b) not in rename))
         return None
@@ -238,9 +267,37 @@ def drop_cache_copies(func: PrimFunc) -> PrimFunc:
     return prune(transform(func, post, pre))
 
 
+def _unit_reduce_vars(block: Block) -> "Block | None":
+    """``block`` with its unit spatial variables that no store index uses made reduction
+    variables, when it has an init (else None). ``transform_block_layout`` and ``reindex``
+    turn a reduction variable of extent 1 spatial: as it takes the one value 0, its kind
+    changes nothing the block computes."""
+    if block.init is None:
+        return None
+    used = set()
+    for store in _stores(block.body) + _stores(block.init):
+        for i in store.indices:
+            used.update(id(v) for v in _loads(i) if isinstance(v, Var))
+    unit = [k for k, iv in enumerate(block.iter_vars) if iv.kind == IterKind.SPATIAL and id(iv.var) not in used
+            and const_of(iv.dom.min) == 0 and const_of(iv.dom.extent) == 1]
+    if not unit:
+        return None
+    ivs = tuple(attrs.evolve(iv, kind=IterKind.REDUCE) if k in unit else iv for k, iv in enumerate(block.iter_vars))
+    return attrs.evolve(block, iter_vars=ivs)
+
+
+def unit_reductions(func: PrimFunc) -> PrimFunc:
+    """Reduction blocks with their unit spatial variables unused by the stores as reduction
+    variables (see :func:`_unit_reduce_vars`)."""
+    changed = {id(b): nb for b in func.blocks() if (nb := _unit_reduce_vars(b)) is not None}
+    if not changed:
+        return func
+    return transform(func, lambda n: None, lambda n: changed.get(id(n)) if isinstance(n, Block) else None)
+
+
 def normalize(func: PrimFunc) -> "PrimFunc | None":
     """The function the recognizers should read (see the module docstring), or None."""
     func = drop_predicates(merge_padding(distribute(unblockize(func))))
     if func is None:
         return None
-    return drop_cache_copies(merge_rfactor(merge_inits(func)))
+    return unit_reductions(drop_cache_copies(merge_rfactor(merge_inits(func))))

@@ -110,3 +110,54 @@ def test_float_pad_keeps_its_value():
     (op,) = opinfo.analyze(func).ops
     assert op.name == "nn.pad"
     assert op.to_json()["attrs"] == {"pad_width": [1, 0, 0, 2], "pad_value": -1.5, "pad_mode": "constant"}
+
+
+# ---------------------------------------------------------------- reindex after block_layout
+# Fixtures printed by TVM 0.27 (gen_ops.py, OPINFO_SCHEDULE=reindex,block_layout, seed 9105).
+from fixture_util import assert_same_values, fixture_func  # noqa: E402
+from opinfo.normalize import normalize  # noqa: E402
+from tir.builder import Builder  # noqa: E402
+from tir.stmt import IterKind  # noqa: E402
+
+
+def _json_ops(func):
+    return [(op.name, op.to_json()["attrs"]) for op in opinfo.analyze(func).ops]
+
+
+@pytest.mark.parametrize("name, want", [
+    # the block's iteration order permuted, then its output reindexed: the copy transposes
+    ("s7e_reindex_power_transposed", ("power", {})),
+    # the kernel's flip reindexed into a transposed buffer; its unit kernel axis folded to 0
+    ("s7e_reindex_conv2d_transpose", ("nn.conv2d_transpose", {
+        "strides": [2, 1], "padding": [0, 1, 0, 0], "output_padding": [0, 0], "dilation": [1, 1], "groups": 1,
+        "data_layout": "NCHW", "kernel_layout": "IOHW", "out_layout": "NCHW"})),
+    # the channel reduction (extent 1) made spatial by transform_block_layout
+    ("s7e_block_layout_conv3d_transpose", ("nn.conv3d_transpose", {
+        "strides": [1, 1, 1], "padding": [0, 2, 2, 0, 2, 1], "output_padding": [0, 0, 0], "dilation": [1, 1, 1],
+        "groups": 1, "data_layout": "NCDHW", "kernel_layout": "IODHW", "out_layout": "NCDHW"})),
+])
+def test_transposed_reindex_recognised(name, want):
+    func = fixture_func(name)
+    flat = normalize(func)
+    verify(flat)
+    assert not any(b.name.endswith("_reindex") for b in flat.blocks())
+    assert_same_values(func, flat)
+    assert _json_ops(func) == [want]
+
+
+def test_unit_spatial_variable_of_a_reduction_becomes_reduce():
+    func = fixture_func("s7e_block_layout_conv3d_transpose")
+    (compute,) = [b for b in func.blocks() if b.name == "compute"]
+    assert sum(iv.kind == IterKind.REDUCE for iv in compute.iter_vars) == 3
+    (flat,) = [b for b in normalize(func).blocks() if b.name == "compute"]
+    assert sum(iv.kind == IterKind.REDUCE for iv in flat.iter_vars) == 4  # the input channel, extent 1
+
+
+def test_transposing_copy_of_a_fused_kernel_stays_an_op():
+    """add then permute_dims in one kernel: the transposing copy is permute_dims, not a reindex."""
+    b = Builder()
+    x, y = b.placeholder((3, 4, 5), "float32", "x"), b.placeholder((3, 4, 5), "float32", "y")
+    s = topi.lower_into(b, "add", [x, y])
+    out = topi.lower_into(b, "permute_dims", [s], axes=[2, 0, 1])
+    func = b.build([x, y], [out])
+    assert [n for n, _ in _json_ops(func)] == ["add", "permute_dims"]

@@ -77,8 +77,12 @@ def _channel(f, red) -> "tuple | None":
     return rs[0], (rest[0] if rest else None)
 
 
-def _flip_dilation(f, sp: SpatialDim) -> "int | None":
-    """The dilation when ``f`` is ``taps - 1 - r`` or ``(taps - 1 - r) // d``."""
+def _flip_dilation(f, sp: SpatialDim, unit: bool = False) -> "int | None":
+    """The dilation when ``f`` is ``taps - 1 - r`` or ``(taps - 1 - r) // d``; with ``unit``
+    (``r`` has extent 1) also when ``f`` is 0, ``-r`` folded (a ``reindex`` of the kernel's
+    flip simplifies the variable away), read like the plain ``-r``: dilation 1."""
+    if unit and not f:
+        return 1
     d, inner, atom = 1, f, _single(f)
     if isinstance(atom, FloorDiv):
         d, inner = const_of(atom.b), affine(atom.a)
@@ -147,7 +151,7 @@ class _Reader:
         if not f and self.group is c:  # c % 1, folded
             return "O"
         for k, sp in enumerate(self.spatial):
-            dil = _flip_dilation(f, sp)
+            dil = _flip_dilation(f, sp, self.red.get(sp.r) == 1)
             if dil is not None and sp.weight_dim is None:
                 sp.weight_dim, sp.dilation = d, dil
                 return k
