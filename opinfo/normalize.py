@@ -241,8 +241,12 @@ def drop_cache_copies(func: PrimFunc) -> PrimFunc:
     params = {id(b) for b in func.buffers}
     blocks = list(func.blocks())
     copies = {}
-    for block in blocks:
-        pair = _cache_copy(block, blocks, params)
+    # A copy chain (parameter -> cache -> parameter) reads as a cache_read or as a
+    # cache_write; the block the primitive made is named after its cache buffer: dropped
+    # first, so that the op's block (its compute tag) stays.
+    found = [(b, pair) for b in blocks if (pair := _cache_copy(b, blocks, params)) is not None]
+    found.sort(key=lambda bp: not any(bp[0].name == x.name and id(x) not in params for x in bp[1][:2]))
+    for block, pair in found:
         seen = {id(x) for p in copies.values() for x in p[:2]}
         if pair is not None and not seen & {id(x) for x in pair[:2]}:
             copies[id(block)] = pair

@@ -81,6 +81,8 @@ def _implied(term, realize: BlockRealize, dom: dict) -> bool:
     (see :func:`_bounds`)."""
     if not isinstance(term, LT):
         return False
+    if any(_is_binding_bound(term, iv, v) for iv, v in zip(realize.block.iter_vars, realize.iter_values)):
+        return True
     e, c = affine(term.a), affine(term.b)
     if e is None or c is None:
         return False
@@ -90,6 +92,13 @@ def _implied(term, realize: BlockRealize, dom: dict) -> bool:
     if _repeats_only(e, c, realize, dom):
         return True
     return any(_bounds(v, iv, e, c, dom) for iv, v in zip(realize.block.iter_vars, realize.iter_values))
+
+
+def _is_binding_bound(term, iv, value) -> bool:
+    """``term`` is literally ``value < extent`` of an iterator bound to ``value`` with domain
+    ``[0, extent)``: the block's domain already says it (this also covers bindings that are
+    not affine, such as ``o * 2 + f // n`` of a symbolic loop fused and split)."""
+    return const_of(iv.dom.min) == 0 and term.a == value and term.b == iv.dom.extent
 
 
 def _repeats_only(e: dict, c: dict, realize: BlockRealize, dom: dict) -> bool:

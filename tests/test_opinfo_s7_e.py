@@ -161,3 +161,30 @@ def test_transposing_copy_of_a_fused_kernel_stays_an_op():
     out = topi.lower_into(b, "permute_dims", [s], axes=[2, 0, 1])
     func = b.build([x, y], [out])
     assert [n for n, _ in _json_ops(func)] == ["add", "permute_dims"]
+
+
+# ---------------------------------------------------------------- fuse,cache (seed 9102)
+def test_predicate_equal_to_a_non_affine_binding_is_dropped():
+    """``o * 2 + f // n < 7`` (a symbolic loop fused, split): literally the binding of an
+    iterator of extent 7, so the block's domain already says it."""
+    func = fixture_func("s7e_cache_read_symbolic_split_transpose")
+    flat = normalize(func)
+    assert flat is not None
+    assert _json_ops(func) == [("permute_dims", {"axes": [1, 0]})]
+
+
+def test_predicate_not_equal_to_the_binding_is_kept():
+    """The same bound on a different expression may drop elements: not normalized."""
+    edit = lambda t: t.replace("T.where(ax0_0 * T.int64(2) + ax0_1_ax1_fused // n < T.int64(7))",
+                               "T.where(ax0_0 * T.int64(2) + ax0_1_ax1_fused // n < T.int64(6))")
+    func = fixture_func("s7e_cache_read_symbolic_split_transpose", edit)
+    assert normalize(func) is None
+    assert _json_ops(func) == []
+
+
+def test_copy_chain_keeps_the_op_block():
+    """x -> T_transpose_local (cache_write, scope local) -> T_transpose: either copy could be the
+    cache; the one named after the cache buffer goes, the T_transpose block (its tag) stays."""
+    func = fixture_func("s7e_cache_write_identity_transpose")
+    assert [b.name for b in normalize(func).blocks()] == ["T_transpose"]
+    assert _json_ops(func) == [("permute_dims", {"axes": [0, 1, 2, 3]})]
