@@ -5,7 +5,8 @@ TVM legalizes it through topi to one ``compute`` block whose reads of the data a
 positions computed from the grid's values at run time (floors, rounding, clipping and
 reflections of them), so the loops cannot name the attributes; the values can. The
 signature must be data (N, C, H, W), grid (N, 2, OH, OW) -> (N, C, OH, OW), float32, the
-layout NCHW (topi's only 2-D layout) and every block tagged ``compute``. The function is run
+layout NCHW (topi's only 2-D layout) and every block tagged ``compute`` (cache copies set
+aside). The function is run
 on random data and grids reaching well outside [-1, 1] (so the padding modes differ) and
 compared with a numpy reference written after topi's for every method x padding_mode x
 align_corners; exactly one must agree on every run. Images of height or width 1 (where
@@ -22,6 +23,7 @@ from tir.function import PrimFunc
 
 from .attention import SYMBOLIC_VALUES
 from .info import OpInfo, Operand
+from .normalize import normalize
 from .recognize.running import concrete_shapes, run
 from .tags import tags
 
@@ -133,7 +135,10 @@ def recognize_grid_sample(func: PrimFunc) -> "OpInfo | None":
         return None
     if any(str(b.dtype) != "float32" for b in bufs) or [len(b.shape) for b in bufs] != [4, 4, 4]:
         return None
-    if set(tags(func)) != {TAG}:
+    if TAG not in tags(func):
+        return None
+    norm = normalize(func)  # drops cache copies (``<buffer>_shared``), whose blocks carry no tag
+    if norm is None or set(tags(norm)) - {"root"} != {TAG}:
         return None
     shapes = _shapes(bufs)
     if shapes is None or math.prod(shapes[2]) > MAX_OUT:

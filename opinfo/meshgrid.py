@@ -4,7 +4,8 @@ TVM writes one block per output, ``out_i[v_0, ..., v_{k-1}] = x_i[v_d(i)]``: wit
 ``indexing="ij"`` input ``i`` runs along output axis ``i``; with ``"xy"`` the first two
 inputs run along axes 1 and 0 (the outputs' first two extents swapped). A function is named
 only when every output is exactly such a copy of a different input, the outputs share one
-shape that matches one indexing, its blocks carry TVM's ``T_meshgrid`` tag, and k >= 2
+shape that matches one indexing, its blocks carry TVM's ``T_meshgrid`` tag (cache copies
+set aside), and k >= 2
 (with one input both indexings are the same copy).
 """
 from __future__ import annotations
@@ -27,11 +28,13 @@ def _axis_order(k: int, indexing: str) -> list:
 
 def recognize_meshgrid(func: PrimFunc) -> "OpInfo | None":
     """The meshgrid ``func`` computes, or None (see the module doc)."""
-    found = [t for t in tags(func) if t != "root"]
-    if not found or any(t != TAG for t in found):
+    if TAG not in tags(func):
         return None
-    norm = normalize(func)
+    norm = normalize(func)  # drops cache copies (``<buffer>_shared``), whose blocks carry no tag
     if norm is None:
+        return None
+    found = [t for t in tags(norm) if t != "root"]
+    if any(t != TAG for t in found):
         return None
     sem = Semantics(norm)
     params = list(sem.params)

@@ -8,6 +8,12 @@ or (R, PH, PW, C); the pooled size is read from the output's shape, candidate sp
 scales are the float constants of the IR (and 1.0, which folds away). The function is run
 on random data and regions (large, small and partly outside boxes) and compared with numpy
 references written after topi's; exactly one attribute set must agree on every run.
+
+One pair of readings computes the same numbers: with one sample per bin (``sample_ratio``
+1, or -1 with bins of at most one pixel) roi_align's ``avg`` and ``max`` both return that
+sample. Between exactly those two the IR decides: topi spells ``avg`` as a sum reduction
+(``acc + ...``) and ``max`` as a max reduction (``max(acc, ...)``); the function is named
+only when its reduction updates are all of one of the two forms.
 """
 from __future__ import annotations
 
@@ -16,9 +22,10 @@ import math
 
 import numpy as np
 
-from tir.expr import FloatImm
+from tir.expr import Add, BufferLoad, FloatImm, Max
 from tir.function import PrimFunc
 from tir.functor import post_order_visit
+from tir.stmt import BufferStore
 
 from .attention import SYMBOLIC_VALUES
 from .info import OpInfo, Operand
@@ -135,6 +142,35 @@ def _shapes(bufs) -> "list | None":
     return None
 
 
+def _combiner(func: PrimFunc) -> "str | None":
+    """"avg" when every reduction update of ``func`` (``b[i] = b[i] op e``) is a sum, "max"
+    when every one is a max, else None."""
+    kinds = set()
+
+    def visit(node):
+        if not isinstance(node, BufferStore) or not isinstance(node.value, (Add, Max)):
+            return
+        for side in (node.value.a, node.value.b):
+            if (isinstance(side, BufferLoad) and side.buffer is node.buffer
+                    and len(side.indices) == len(node.indices)
+                    and all(a is b or a == b for a, b in zip(side.indices, node.indices))):
+                kinds.add("avg" if isinstance(node.value, Add) else "max")
+    post_order_visit(func.body, visit)
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _settle_mode(cands: list, func: PrimFunc) -> list:
+    """The candidates, with an avg/max pair that agrees on everything else (one sample per
+    bin) settled by the reduction's form (see the module doc)."""
+    if len(cands) != 2 or {a.get("mode") for _, a in cands} != {"avg", "max"}:
+        return cands
+    rest = [(nm, {k: v for k, v in a.items() if k != "mode"}) for nm, a in cands]
+    if rest[0] != rest[1]:
+        return cands
+    mode = _combiner(func)
+    return [c for c in cands if c[1]["mode"] == mode]
+
+
 def recognize_roi(func: PrimFunc) -> "OpInfo | None":
     """The roi_align or roi_pool ``func`` computes, or None (see the module doc)."""
     bufs = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
@@ -163,6 +199,7 @@ def recognize_roi(func: PrimFunc) -> "OpInfo | None":
             kept += [(nm, a) for nm, a in cands if a["layout"] == layout
                      and np.allclose(got, _reference(nm, a, data, rois), rtol=1e-4, atol=1e-4)]
         cands = kept
+    cands = _settle_mode(cands, func)
     if len(cands) != 1:
         return None
     name, attrs = cands[0]

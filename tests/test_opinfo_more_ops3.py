@@ -89,9 +89,11 @@ def test_roi_ops_recognised(name, want):
     assert [o.role for o in opinfo.analyze(func).ops[0].operands] == ["data", "rois"]
 
 
-def test_roi_align_one_sample_per_bin_unnamed():
-    """sample_ratio 1: each bin's average is its maximum, the values cannot tell avg from max."""
-    assert _ops(fixture_func("more3_roi_align_71_6")) == []
+def test_roi_align_one_sample_per_bin_mode_from_reduction():
+    """sample_ratio 1: each bin's average is its maximum, the values cannot tell avg from max;
+    the reduction's form (a sum) does."""
+    (op,) = opinfo.analyze(fixture_func("more3_roi_align_71_6")).ops
+    assert op.name == "vision.roi_align" and op.attrs["mode"] == "avg" and op.attrs["sample_ratio"] == 1
 
 
 @pytest.mark.parametrize("name, old, new", [

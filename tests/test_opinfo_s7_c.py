@@ -196,3 +196,57 @@ def test_slice_scatter_inconsistent_end_not_named():
     assert _ops(tir.parse(_slice_scatter_text(2, 10, 1, 9, 2, 3, less=True))) == []
     # no bound while the last element written is more than a step from the extent
     assert _ops(tir.parse(_slice_scatter_text(2, 10, 1, 6, 2, 3, less=False))) == []
+
+
+# ---------------------------------------------------------------- TVM-printed fixtures
+from fixture_util import fixture_func  # noqa: E402
+
+
+@pytest.mark.parametrize("name, want", [
+    # index_put on 2-D data (two index tensors), and with a symbolic first extent
+    ("s7c_index_put_2d", ("index_put", {"accumulate": False})),
+    ("s7c_index_put_sym", ("index_put", {"accumulate": True})),
+    # cache_read copies (``y2_shared``, ``y_shared``) carry no compute tag of their own
+    ("s7c_meshgrid_cached", ("meshgrid", {"indexing": "xy"})),
+    ("s7c_grid_sample_cached", ("image.grid_sample", {"method": "bilinear", "layout": "NCHW",
+                                                      "padding_mode": "reflection", "align_corners": False})),
+])
+def test_tvm_fixture_recognised(name, want):
+    assert _ops(fixture_func(name)) == [want]
+
+
+def test_roi_align_one_sample_per_bin_max_from_reduction():
+    # sample_ratio 1: avg and max give the same numbers; the max reduction decides
+    (op,) = opinfo.analyze(fixture_func("s7c_roi_align_max_1")).ops
+    assert (op.name, op.attrs["mode"], op.attrs["sample_ratio"], op.attrs["layout"]) == \
+        ("vision.roi_align", "max", 1, "NHWC")
+
+
+def test_roi_align_mixed_reductions_not_settled():
+    # a function whose reduction updates are of both forms settles nothing
+    from opinfo.roi import _combiner, _settle_mode
+    func = fixture_func("s7c_roi_align_max_1")
+    assert _combiner(func) == "max"
+    base = {"pooled_size": [3, 3], "spatial_scale": 1.0, "sample_ratio": 1, "aligned": False, "layout": "NHWC"}
+    pair = [("vision.roi_align", dict(base, mode="avg")), ("vision.roi_align", dict(base, mode="max"))]
+    assert _settle_mode(pair, func) == [pair[1]]
+    other = [pair[0], ("vision.roi_align", dict(base, mode="max", sample_ratio=2))]
+    assert _settle_mode(other, func) == other  # differing in more than the mode: left as is
+    mixed = tir.parse('''
+@T.prim_func
+def main(a: T.Buffer((T.int64(4),), "float32"), b: T.Buffer((T.int64(1),), "float32"), c: T.Buffer((T.int64(1),), "float32")):
+    for k in range(T.int64(4)):
+        with T.block("s"):
+            vk = T.axis.reduce(T.int64(4), k)
+            with T.init():
+                b[0] = T.float32(0.0)
+            b[0] = b[0] + a[vk]
+    for k in range(T.int64(4)):
+        with T.block("m"):
+            vk = T.axis.reduce(T.int64(4), k)
+            with T.init():
+                c[0] = T.float32(-3.0e38)
+            c[0] = T.max(c[0], a[vk])
+''')
+    assert _combiner(mixed) is None
+    assert _settle_mode(pair, mixed) == []

@@ -29,17 +29,38 @@ from .interp_stmt import at_init_point, run_stmt, scalar_int
 from .loop_nest import Nest, collect_nest, reads_only_own_elements, stores_and_loads
 
 
+_PLANS: dict = {}
+"""``id(loop) -> (loop, nest, combines)``: a nest whose extents depend on an outer loop (a
+region's bins read at run time) is entered once per outer iteration; its analysis, a walk of
+the whole block, does not change. Bounded; the loop is kept to check the id."""
+_MAX_PLANS = 256
+
+
+def _plan(loop: S.For) -> tuple:
+    hit = _PLANS.get(id(loop))
+    if hit is not None and hit[0] is loop:
+        return hit[1], hit[2]
+    nest = collect_nest(loop)
+    combines = None
+    block = nest.realize.block if nest is not None else None
+    if block is not None and (block.init is not None or any(iv.kind == S.IterKind.REDUCE for iv in block.iter_vars)):
+        stores = reduce_stores(block)
+        combines = plan_combine(nest, stores) if stores is not None else None
+    if len(_PLANS) >= _MAX_PLANS:
+        _PLANS.clear()
+    _PLANS[id(loop)] = (loop, nest, combines)
+    return nest, combines
+
+
 def run_nest(loop: S.For, ctx: Ctx) -> bool:
     """Run the nest under ``loop`` as a grid if it can be; False leaves it to the scalar walk."""
-    nest = collect_nest(loop)
+    nest, combines = _plan(loop)
     if nest is None:
         return False
     block = nest.realize.block
     has_reduce = any(iv.kind == S.IterKind.REDUCE for iv in block.iter_vars)
     if not has_reduce and block.init is None:
         return _guarded(nest, ctx, _run_parallel)
-    stores = reduce_stores(block)
-    combines = plan_combine(nest, stores) if stores is not None else None
     if combines is not None:
         return _guarded(nest, ctx, lambda n, c: _run_combine(n, c, combines))
     if reads_only_own_elements(block):
