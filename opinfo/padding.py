@@ -31,6 +31,7 @@ from tir.functor import post_order_visit, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, SeqStmt
 
 from .affine import ONE, _add, affine, const_of
+from .predicates import implied, loop_domain
 from .recognize.guard import conjuncts, nonneg_form
 from .rewrite import loaded, nest_of, own_nest, stored
 
@@ -62,11 +63,13 @@ def _in_domain(term, realize: BlockRealize) -> bool:
     return False
 
 
-def _keeps_all(realize: BlockRealize) -> bool:
+def _keeps_all(realize: BlockRealize, dom: dict) -> bool:
+    """Each conjunct keeps a variable in its domain, on one side or as a split's bound
+    (:func:`.predicates.implied`); ``dom``: the function's loop extents."""
     pred = realize.predicate
     if isinstance(pred, IntImm) and pred.value == 1:
         return True
-    return all(_in_domain(t, realize) for t in conjuncts(pred))
+    return all(_in_domain(t, realize) or implied(t, realize, dom) for t in conjuncts(pred))
 
 
 def _fill(realize: BlockRealize) -> "BufferStore | None":
@@ -142,10 +145,10 @@ def _merged(fill: BlockRealize, copy: BlockRealize, offsets: list) -> "BlockReal
     return BlockRealize(ws, IntImm(fill.predicate.dtype, 1), block)
 
 
-def _pair(first, second, before: list, writers: dict) -> "For | None":
+def _pair(first, second, before: list, writers: dict, dom: dict) -> "For | None":
     """The merged nest of a fill statement and the copy statement after it, or None."""
     fill, copy = _alone(first), _alone(second)
-    if fill is None or copy is None or not (_keeps_all(fill) and _keeps_all(copy)):
+    if fill is None or copy is None or not (_keeps_all(fill, dom) and _keeps_all(copy, dom)):
         return None
     fstore, cstore = _fill(fill), _spatial_store(copy)
     if fstore is None or cstore is None or cstore.buffer is not fstore.buffer:
@@ -170,8 +173,9 @@ def merge_padding(func: PrimFunc) -> PrimFunc:
         for key in stored(b):
             writers[key] = writers.get(key, 0) + 1
     stmts, out, before, k = list(root.body.seq), [], [], 0
+    dom = loop_domain(func)
     while k < len(stmts):
-        merged = _pair(stmts[k], stmts[k + 1], before, writers) if k + 1 < len(stmts) else None
+        merged = _pair(stmts[k], stmts[k + 1], before, writers, dom) if k + 1 < len(stmts) else None
         if merged is None:
             out.append(stmts[k])
             post_order_visit(stmts[k], lambda n: before.append(n) if isinstance(n, Block) else None)

@@ -60,14 +60,16 @@ def _bounds(value, iv, e: dict, c: dict, dom: dict) -> bool:
 
 def _scaled_bound(form: dict, ext: dict, e: dict, c: dict, dom: dict) -> bool:
     """``form = k * e + r`` with ``0 <= r < k`` and ``ext = k * c`` (or ``c = ceil(ext / k)``:
-    then ``e < c`` is implied by ``form < ext``); or the same with
+    then ``e < c`` is implied by ``form < ext``), or with ``r`` in ``[r0, r0 + k)`` and
+    ``ext - r0 = k * c``; or the same with
     ``e // m`` for ``e`` and ``c / m`` for ``c`` (``m`` dividing ``c``). ``ext`` and ``c``
     are affine forms: a symbolic loop fused and split compares with ``n * 3``."""
     k = _scale(form, e)
-    if k is not None and (ext == _times(c, k) or _ceil_of(ext, k) == c):
-        rest = value_range(_add(form, e, -k), dom)
-        if rest is not None and 0 <= rest[0] and rest[1] < k:
-            return True
+    rest = value_range(_add(form, e, -k), dom) if k is not None else None
+    if rest is not None and (ext == _times(c, k) or _ceil_of(ext, k) == c) and 0 <= rest[0] and rest[1] < k:
+        return True
+    if rest is not None and rest[1] - rest[0] < k and _add(ext, {ONE: -rest[0]}) == _times(c, k):
+        return True  # an offset binding (decompose_padding's interior, k * e + r - 2 < 6 as e < 4)
     for atom in form:
         m = const_of(atom.b) if isinstance(atom, FloorDiv) else None
         part = _divided(c, m) if m and m > 0 else None
@@ -76,12 +78,13 @@ def _scaled_bound(form: dict, ext: dict, e: dict, c: dict, dom: dict) -> bool:
     return False
 
 
-def _implied(term, realize: BlockRealize, dom: dict) -> bool:
+def implied(term, realize: BlockRealize, dom: dict) -> bool:
     """``e < c`` holds on every loop iteration, or is implied by some iterator's domain
     (see :func:`_bounds`)."""
     if not isinstance(term, LT):
         return False
-    if any(_is_binding_bound(term, iv, v) for iv, v in zip(realize.block.iter_vars, realize.iter_values)):
+    if any(_is_binding_bound(term, iv, v) or _is_divided_binding_bound(term, iv, v, dom)
+           for iv, v in zip(realize.block.iter_vars, realize.iter_values)):
         return True
     e, c = affine(term.a), affine(term.b)
     if e is None or c is None:
@@ -101,6 +104,22 @@ def _is_binding_bound(term, iv, value) -> bool:
     return const_of(iv.dom.min) == 0 and term.a == value and term.b == iv.dom.extent
 
 
+def _is_divided_binding_bound(term, iv, value, dom: dict) -> bool:
+    """``term`` is ``e < k * m`` for an iterator bound to ``e // m`` with domain ``[0, k)``,
+    ``e >= 0`` and ``m`` a positive form (also symbolic: ``f < n * 21`` with binding
+    ``f // (n * 7)`` of extent 3, loops of a symbolic extent fused and bound to threads)."""
+    if not isinstance(value, FloorDiv) or const_of(iv.dom.min) != 0 or term.a != value.a:
+        return False
+    k, m, c, e = const_of(iv.dom.extent), affine(value.b), affine(term.b), affine(term.a)
+    if k is None or k <= 0 or m is None or c is None or e is None or not m:
+        return False
+    if any(v <= 0 for v in m.values()) or any(a is not ONE and not isinstance(a, Var) for a in m):
+        return False
+    if any(isinstance(a, Var) and a in dom for a in m):
+        return False  # a loop variable in the divisor: not a size
+    return c == _times(m, k) and _nonneg(e, dom)
+
+
 def _repeats_only(e: dict, c: dict, realize: BlockRealize, dom: dict) -> bool:
     """``e < c`` over loops no binding reads, true with those loops at 0: it only keeps the
     block from running again on the same points (TVM's split of a fused extent-1 loop, bound
@@ -118,7 +137,7 @@ def _is_true(pred) -> bool:
     return isinstance(pred, IntImm) and pred.value == 1
 
 
-def _loop_domain(func: PrimFunc) -> dict:
+def loop_domain(func: PrimFunc) -> dict:
     """Loop variable -> extent, for the loops starting at 0."""
     dom = {}
     post_order_visit(func.body, lambda n: dom.__setitem__(n.loop_var, n.extent)
@@ -129,12 +148,12 @@ def _loop_domain(func: PrimFunc) -> dict:
 def drop_predicates(func: PrimFunc) -> "PrimFunc | None":
     """``func`` without split predicates, or None when one may drop elements."""
     bad = []
-    dom = _loop_domain(func)
+    dom = loop_domain(func)
 
     def post(n):
         if not isinstance(n, BlockRealize) or _is_true(n.predicate):
             return None
-        if not all(_implied(t, n, dom) for t in conjuncts(n.predicate)):
+        if not all(implied(t, n, dom) for t in conjuncts(n.predicate)):
             bad.append(n)
             return None
         return attrs.evolve(n, predicate=IntImm(n.predicate.dtype, 1))

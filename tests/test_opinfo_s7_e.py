@@ -9,6 +9,7 @@
 """
 from __future__ import annotations
 
+import attrs
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -16,9 +17,14 @@ from hypothesis import strategies as st
 
 import tir
 import tir.topi as topi
+from tir.expr import IntImm
+from tir.functor import post_order_visit
+from tir.stmt import BlockRealize
 from tir.verifier import verify
 
 import opinfo
+from opinfo.predicates import implied, loop_domain
+from opinfo.recognize.guard import conjuncts
 
 LOGIC = '''
 @T.prim_func
@@ -188,3 +194,53 @@ def test_copy_chain_keeps_the_op_block():
     func = fixture_func("s7e_cache_write_identity_transpose")
     assert [b.name for b in normalize(func).blocks()] == ["T_transpose"]
     assert _json_ops(func) == [("permute_dims", {"axes": [0, 1, 2, 3]})]
+
+
+# ---------------------------------------------------------------- bind,storage (seed 9104)
+def test_fused_symbolic_bound_predicate_is_dropped():
+    """``f < n * 21`` over ``v = f // (n * 7)`` of extent 3: exactly ``v < 3``."""
+    func = fixture_func("s7e_bind_symbolic_one_hot")
+    assert normalize(func) is not None
+    assert _json_ops(func) == [("one_hot", {"depth": 3, "axis": 0, "on_value": 1.0, "off_value": 0.0})]
+
+
+@pytest.mark.parametrize("bound", ["n * T.int64(22)", "n * T.int64(14) + T.int64(1)", "n * T.int64(20)"])
+def test_other_fused_symbolic_bounds_are_kept(bound):
+    """A bound that is not the binding's extent times its divisor may drop (or add) elements."""
+    edit = lambda t: t.replace("< n * T.int64(21))", f"< {bound})")
+    func = fixture_func("s7e_bind_symbolic_one_hot", edit)
+    assert normalize(func) is None
+    assert _json_ops(func) == []
+
+
+# ---------------------------------------------------------------- decompose_padding,inline (seed 9106)
+def test_split_interior_copy_of_decompose_padding_merges():
+    """The interior copy over split loops keeps ``2 <= o * 2 + i and o < 4`` for the binding
+    ``o * 2 + i - 2`` of extent 6: a lower side and an offset split bound, no element dropped."""
+    func = fixture_func("s7e_decompose_padding_split_interior")
+    flat = normalize(func)
+    assert "data_pad_pad_const" not in [b.name for b in flat.blocks()]
+    assert _json_ops(func) == [("nn.conv2d_transpose", {
+        "strides": [1, 1], "padding": [0, 0, 0, 0], "output_padding": [0, 0], "dilation": [1, 1], "groups": 2,
+        "data_layout": "NCHW", "kernel_layout": "IOHW", "out_layout": "NCHW"})]
+
+
+@pytest.mark.parametrize("pred", ["T.int64(2) <= i3_0 * T.int64(2) + i3_1 and i3_0 < T.int64(3)",
+                                  "T.int64(3) <= i3_0 * T.int64(2) + i3_1 and i3_0 < T.int64(4)"])
+def test_interior_copy_dropping_elements_is_not_merged(pred):
+    edit = lambda t: t.replace("T.int64(2) <= i3_0 * T.int64(2) + i3_1 and i3_0 < T.int64(4)", pred)
+    func = fixture_func("s7e_decompose_padding_split_interior", edit)
+    assert normalize(func) is None
+    assert _json_ops(func) == []
+
+
+def test_offset_split_bound_is_implied():
+    """``o < 4`` over loops o (5) and i (2) for ``v = o * 2 + i - 2`` of extent 6, not ``o < 3``."""
+    func = fixture_func("s7e_decompose_padding_split_interior")
+    realizes = []
+    post_order_visit(func.body, lambda n: realizes.append(n) if isinstance(n, BlockRealize) else None)
+    (realize,) = [r for r in realizes if r.block.name == "data_pad"]
+    dom = loop_domain(func)
+    _, upper = conjuncts(realize.predicate)
+    assert implied(upper, realize, dom)
+    assert not implied(attrs.evolve(upper, b=IntImm(upper.b.dtype, 3)), realize, dom)
