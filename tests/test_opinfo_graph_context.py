@@ -245,7 +245,7 @@ def test_values_computed_from_the_result_do_not_count():
     assert [o.name for o in infos["full"].ops] == ["full"]
 
 
-def test_called_twice_with_different_answers_abstains():
+def test_called_twice_with_the_same_answer_is_named_once_per_function():
     main = '''
     @R.function
     def main(x: R.Tensor((4, 3), dtype="float32")) -> R.Tensor((4, 3), dtype="float32"):
@@ -260,6 +260,30 @@ def test_called_twice_with_different_answers_abstains():
     # both calls read the same, and x may be their like-operand: full_like twice
     ops = ops_of(module(fill_func((4, 3), 5.5), main))
     assert [o.name for o in ops] == ["full_like"]
+
+
+def test_called_twice_with_different_answers_abstains():
+    # the same symbolic function called for x's shape (full_like of the unused x) and for
+    # another shape (no like-operand; x may have it): the two calls disagree
+    main = '''
+    @R.function
+    def main(x: R.Tensor((n,), dtype="float32"), y: R.Tensor((m,), dtype="float32")) -> R.Tuple(R.Tensor((n,), dtype="float32"), R.Tensor((m,), dtype="float32")):
+        cls = Module
+        with R.dataflow():
+            lv = R.call_tir(cls.full, R.tuple(), out_ty=R.Tensor((n,), dtype="float32"))
+            lv1 = R.call_tir(cls.full, R.tuple(), out_ty=R.Tensor((m,), dtype="float32"))
+            lv2: R.Tensor((m,), dtype="float32") = R.add(lv1, y)
+            gv = (lv, lv2)
+            R.output(gv)
+        return gv
+'''
+    text = module(fill_func(("k",), 5.5), main, ("n", "m", "k"))
+    assert analyze_module(tir.parse(text))["full"].ops == ()
+    # each call alone is decided
+    one = main.replace("lv1 = R.call_tir(cls.full, R.tuple(), out_ty=R.Tensor((m,), dtype=\"float32\"))",
+                       "lv1: R.Tensor((m,), dtype=\"float32\") = R.negative(y)")
+    assert [o.name for o in analyze_module(tir.parse(module(fill_func(("k",), 5.5), one, ("n", "m", "k"))))["full"].ops] \
+        == ["full_like"]
 
 
 # ---------------------------------------------------------------- eye / eye_like
