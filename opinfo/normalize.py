@@ -187,6 +187,9 @@ def _copy_pair(block: Block) -> "tuple | None":
     return store.buffer, load.buffer, order
 
 
+_MAX_COPY_PASSES = 4
+"""Copies a chain of cache primitives can stack (each pass removes one per buffer)."""
+
 _REINDEX = re.compile(r"_reindex(_\d+)?$")
 """The name ``reindex`` gives its copy block: the only copy that transposes and is no op."""
 
@@ -304,4 +307,12 @@ def normalize(func: PrimFunc) -> "PrimFunc | None":
     func = drop_predicates(merge_padding(distribute(unblockize(func))))
     if func is None:
         return None
-    return unit_reductions(drop_cache_copies(merge_rfactor(merge_inits(func))))
+    func = merge_rfactor(merge_inits(func))
+    # A chain of cache copies (cache_read then reindex of the cache: parameter -> reindex ->
+    # shared) loses one copy per pass: the second becomes a copy of the parameter itself.
+    for _ in range(_MAX_COPY_PASSES):
+        dropped = drop_cache_copies(func)
+        if dropped is func:
+            break
+        func = dropped
+    return unit_reductions(func)
