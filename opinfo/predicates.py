@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import attrs
 
-from tir.expr import FloorDiv, IntImm, LT, Var
+from tir.expr import Add, Cast, FloorDiv, FloorMod, IntImm, LT, Mul, SizeVar, Sub, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_visit, transform
 from tir.stmt import BlockRealize, For
@@ -153,10 +153,255 @@ def drop_predicates(func: PrimFunc) -> "PrimFunc | None":
     def post(n):
         if not isinstance(n, BlockRealize) or _is_true(n.predicate):
             return None
-        if not all(implied(t, n, dom) for t in conjuncts(n.predicate)):
+        if not _all_implied(conjuncts(n.predicate), n, dom):
             bad.append(n)
             return None
         return attrs.evolve(n, predicate=IntImm(n.predicate.dtype, 1))
 
     out = transform(func, post)
     return None if bad else out
+
+
+# ------------------------------------------------------------------ digits of fused loops
+#
+# TVM's fuse/split leave predicates built from floor divisions and remainders of one fused
+# index ``f`` (``f // 2 * 2 + f % 2 < 7``, ``f % 56 // 2 % 4 * 2 + f % 2 < 7``,
+# ``f // (n * 8) * 2 + f % (n * 8) // (n * 4) < 5``). With ``f >= 0`` and positive divisors,
+# every such term is a *digit* ``f // d % m`` (``m`` None: no remainder), and digits of the
+# same ``f`` with matching weights merge (``f // d % m1 + m1 * (f // (d * m1) % m2)`` is
+# ``f // d % (m1 * m2)``; ``f // 1`` with no remainder is ``f``). Comparing these normal
+# forms with the bindings' decides whether a conjunct only restates an iterator's domain.
+# Facts (loop extents, conjuncts already proven) let a remainder that cannot wrap disappear
+# (``f % 4`` is ``f`` once ``f < 4`` is known).
+
+def _size(e) -> "tuple | None":
+    """A positive divisor as ``(coefficient, SizeVar or None)``, or None."""
+    form = affine(e)
+    if form is None or len(form) != 1:
+        return None
+    (atom, c), = form.items()
+    if c <= 0 or not (atom is ONE or isinstance(atom, SizeVar)):
+        return None
+    return c, (None if atom is ONE else atom)
+
+
+def _size_mul(a, b):
+    if a is None or b is None or (a[1] is not None and b[1] is not None):
+        return None
+    return a[0] * b[0], a[1] if a[1] is not None else b[1]
+
+
+def _size_div(a, b):
+    """``a / b`` when it is a size (exact), else None."""
+    if b[1] is not None and b[1] is not a[1] or a[0] % b[0]:
+        return None
+    return a[0] // b[0], (a[1] if b[1] is None else None)
+
+
+def _size_form(s) -> dict:
+    return {ONE if s[1] is None else s[1]: s[0]}
+
+
+_ONE_SIZE = (1, None)
+
+
+@attrs.frozen
+class _Digit:
+    """``base // d % m`` of a non-negative ``base`` (a frozen normal form); ``m`` None: no
+    remainder."""
+
+    base: frozenset
+    d: tuple
+    m: "tuple | None"
+
+
+class _Digits:
+    """Normal forms (dict key -> coefficient, keys Var / _Digit / ONE) under facts."""
+
+    def __init__(self, dom: dict):
+        self.dom = dom
+        self.facts = []  # (normal form, exclusive upper bound as an affine form of sizes)
+
+    # -------------------------------------------------------------- building
+    def norm(self, e) -> "dict | None":
+        if isinstance(e, IntImm):
+            return {ONE: e.value} if e.value else {}
+        if isinstance(e, Var):
+            return {e: 1}
+        if isinstance(e, Cast):
+            return None if e.dtype.is_float else self.norm(e.value)
+        if isinstance(e, (Add, Sub)):
+            a, b = self.norm(e.a), self.norm(e.b)
+            return None if a is None or b is None else self._merge(_add(a, b, 1 if isinstance(e, Add) else -1))
+        if isinstance(e, Mul):
+            a, b = self.norm(e.a), self.norm(e.b)
+            if a is None or b is None:
+                return None
+            if set(b) <= {ONE}:
+                a, b = b, a
+            if not set(a) <= {ONE}:
+                return None
+            return self._merge(_times(b, a.get(ONE, 0)))
+        if isinstance(e, (FloorDiv, FloorMod)):
+            k = _size(e.b)
+            a = self.norm(e.a)
+            if k is None or a is None:
+                return None
+            dig = self._as_digit(a)
+            if dig is None:
+                return None
+            if isinstance(e, FloorDiv):
+                if dig.m is None:
+                    dig = _Digit(dig.base, _size_mul(dig.d, k), None)
+                else:
+                    m = _size_div(dig.m, k)
+                    if m is None:
+                        return None
+                    dig = _Digit(dig.base, _size_mul(dig.d, k), m)
+                if dig.d is None:
+                    return None
+            else:
+                if dig.m is None or _size_div(dig.m, k) is not None:
+                    dig = _Digit(dig.base, dig.d, k)
+                elif _size_div(k, dig.m) is None:
+                    return None
+            return self._merge(self._simplify(dig))
+        return None
+
+    def _as_digit(self, form: dict) -> "_Digit | None":
+        if len(form) == 1:
+            (key, c), = form.items()
+            if isinstance(key, _Digit) and c == 1:
+                return key
+        return _Digit(frozenset(form.items()), _ONE_SIZE, None) if self._nonneg(form) else None
+
+    def _nonneg(self, form: dict) -> bool:
+        return all(c >= 0 and (key is ONE or isinstance(key, (_Digit, SizeVar)) or key in self.dom)
+                   for key, c in form.items())
+
+    def _simplify(self, dig: _Digit) -> dict:
+        """The digit as a normal form: a remainder that cannot wrap is dropped, ``base // 1``
+        is ``base``, a digit of a base below ``d`` is 0."""
+        base = dict(dig.base)
+        ub = self.upper(base)
+        if ub is not None and _le(ub, _size_form(dig.d)):
+            return {}
+        if dig.m is not None and ub is not None and _le(ub, _size_form(_size_mul(dig.d, dig.m))):
+            dig = _Digit(dig.base, dig.d, None)
+        if dig.m == _ONE_SIZE:
+            return {}
+        if dig.m is None and dig.d == _ONE_SIZE:
+            return base
+        return {dig: 1}
+
+    def _merge(self, form: dict) -> dict:
+        """Adjacent digits of one base merge (see the section comment)."""
+        changed = True
+        while changed:
+            changed = False
+            digits = [k for k in form if isinstance(k, _Digit)]
+            for lo in digits:
+                if lo.m is None or lo.m[1] is not None:
+                    continue
+                for hi in digits:
+                    if (hi is lo or hi.base != lo.base or hi.d != _size_mul(lo.d, lo.m)
+                            or form[hi] != form[lo] * lo.m[0]):
+                        continue
+                    m = None if hi.m is None else _size_mul(lo.m, hi.m)
+                    c = form[lo]
+                    rest = {k: v for k, v in form.items() if k is not lo and k is not hi}
+                    form = _add(rest, _times(self._simplify(_Digit(lo.base, lo.d, m)), c))
+                    changed = True
+                    break
+                if changed:
+                    break
+        return form
+
+    # -------------------------------------------------------------- bounds
+    def upper(self, form: dict) -> "dict | None":
+        """An exclusive upper bound (affine form in sizes) of a non-negative form, or None."""
+        for fact, bound in self.facts:
+            if fact == form:
+                return bound
+        if len(form) == 1:
+            (key, c), = form.items()
+            if c == 1 and isinstance(key, Var) and key in self.dom:
+                ext = affine(self.dom[key])
+                return ext if ext is not None and _is_size_form(ext) else None
+            if c == 1 and isinstance(key, _Digit):
+                return self._digit_upper(key)
+        for fact, bound in self.facts:  # base < d * K from base // d < K
+            if len(fact) == 1:
+                (key, c), = fact.items()
+                if c == 1 and isinstance(key, _Digit) and key.m is None and dict(key.base) == form:
+                    if key.d[1] is None:
+                        return _times(bound, key.d[0])
+                    if set(bound) <= {ONE}:
+                        return _times(_size_form(key.d), bound.get(ONE, 0))
+        if not self._nonneg(form) or not form:
+            return {ONE: 1} if not form else None
+        hi = {ONE: form.get(ONE, 0) + 1}
+        for key, c in form.items():
+            if key is ONE:
+                continue
+            ub = self.upper({key: 1})
+            if ub is None:
+                return None
+            hi = _add(hi, _add(ub, {ONE: -1}), c)
+        return hi
+
+    def _digit_upper(self, dig: _Digit) -> "dict | None":
+        if dig.m is not None:
+            return _size_form(dig.m)
+        ub = self.upper(dict(dig.base))
+        if ub is None or dig.d[1] is not None:
+            return None
+        d = dig.d[0]
+        if all(v % d == 0 for v in ub.values()):
+            return {k: v // d for k, v in ub.items()}
+        return {ONE: -(-ub[ONE] // d)} if set(ub) <= {ONE} else None
+
+    def proves(self, term, realize: BlockRealize) -> bool:
+        """``term`` (``a < b``) is exactly an iterator's ``value < extent`` (both sides in
+        normal form under the facts), or follows from the facts (loop extents, conjuncts
+        already shown). A bound merely weaker than an iterator's domain is not enough on its
+        own: it would let the block run outside that domain."""
+        if not isinstance(term, LT):
+            return False
+        a, b = self.norm(term.a), affine(term.b)
+        if a is None or b is None or not _is_size_form(b):
+            return False
+        for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+            if const_of(iv.dom.min) == 0 and affine(iv.dom.extent) == b and self.norm(value) == a:
+                return True
+        ub = self.upper(a)
+        return ub is not None and _le(ub, b)
+
+
+def _is_size_form(form: dict) -> bool:
+    return all(k is ONE or isinstance(k, SizeVar) for k in form)
+
+
+def _le(a: dict, b: dict) -> bool:
+    """``a <= b`` for every non-negative value of the size variables."""
+    return all(v >= 0 for v in _add(b, a, -1).values())
+
+
+def _all_implied(terms: list, realize: BlockRealize, dom: dict) -> bool:
+    """Every conjunct is implied (see :func:`implied` and :meth:`_Digits.proves`); conjuncts
+    already shown are facts for the others (each proven from those before it, so none
+    assumes itself)."""
+    digits = _Digits(dom)
+    left = list(terms)
+    while left:
+        for t in left:
+            if implied(t, realize, dom) or digits.proves(t, realize):
+                break
+        else:
+            return False
+        left.remove(t)
+        if isinstance(t, LT):
+            a, b = digits.norm(t.a), affine(t.b)
+            if a is not None and b is not None and _is_size_form(b):
+                digits.facts.append((a, b))
+    return True
