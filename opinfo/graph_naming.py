@@ -29,7 +29,7 @@ from tir.relax import TensorType
 from .graph_context import FuncContext, dims_key
 from .info import OpInfo, Operand
 from .recognize.common import shape_of
-from .recognize.fill import Diagonal, Filled, recognize_fill
+from .recognize.fill import Filled, recognize_fill
 
 
 def name_in_context(func: PrimFunc, ops: tuple, ctx: "FuncContext | None") -> tuple:
