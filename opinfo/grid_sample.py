@@ -23,9 +23,8 @@ from tir.function import PrimFunc
 
 from .attention import SYMBOLIC_VALUES
 from .info import OpInfo, Operand
-from .normalize import normalize
 from .recognize.running import concrete_shapes, run
-from .tags import tags
+from .tags import under_tag
 
 METHODS = ("nearest", "bilinear", "bicubic")
 PADDING_MODES = ("zeros", "border", "reflection")
@@ -135,10 +134,7 @@ def recognize_grid_sample(func: PrimFunc) -> "OpInfo | None":
         return None
     if any(str(b.dtype) != "float32" for b in bufs) or [len(b.shape) for b in bufs] != [4, 4, 4]:
         return None
-    if TAG not in tags(func):
-        return None
-    norm = normalize(func)  # drops cache copies (``<buffer>_shared``), whose blocks carry no tag
-    if norm is None or set(tags(norm)) - {"root"} != {TAG}:
+    if under_tag(func, TAG) is None:
         return None
     shapes = _shapes(bufs)
     if shapes is None or math.prod(shapes[2]) > MAX_OUT:

@@ -14,9 +14,8 @@ from tir.expr import BufferLoad, Var
 from tir.function import PrimFunc
 
 from .info import OpInfo, Operand
-from .normalize import normalize
 from .semantic import Semantics
-from .tags import tags
+from .tags import under_tag
 
 TAG = "T_meshgrid"
 
@@ -28,13 +27,8 @@ def _axis_order(k: int, indexing: str) -> list:
 
 def recognize_meshgrid(func: PrimFunc) -> "OpInfo | None":
     """The meshgrid ``func`` computes, or None (see the module doc)."""
-    if TAG not in tags(func):
-        return None
-    norm = normalize(func)  # drops cache copies (``<buffer>_shared``), whose blocks carry no tag
+    norm = under_tag(func, TAG)
     if norm is None:
-        return None
-    found = [t for t in tags(norm) if t != "root"]
-    if any(t != TAG for t in found):
         return None
     sem = Semantics(norm)
     params = list(sem.params)

@@ -26,7 +26,7 @@ from .rewrite import EMPTY, loaded, prune, stored
 COMBINERS = (Add, Mul, Max, Min)
 
 
-def _split_update(store: BufferStore):
+def split_update(store: BufferStore):
     """(combiner type, the other operand) of ``B[i] = B[i] (+) other``, either order."""
     v = store.value
     if type(v) not in COMBINERS:
@@ -48,7 +48,7 @@ def _final(block: Block):
     """(combiner, rf load) of a final block ``out[s] = out[s] (+) rf[...]``."""
     if block.init is None or not isinstance(block.body, BufferStore):
         return None
-    split = _split_update(block.body)
+    split = split_update(block.body)
     if split is None or not isinstance(split[1], BufferLoad) or split[1].buffer is block.body.buffer:
         return None
     if _plain_vars(split[1].indices, block) is None:
@@ -66,7 +66,7 @@ def _partial(block: Block, combiner):
         return None
     if block.init is None:
         return (store, store.value) if len(spatial) == len(block.iter_vars) else None
-    split = _split_update(store)
+    split = split_update(store)
     return (store, split[1]) if split is not None and split[0] is combiner else None
 
 

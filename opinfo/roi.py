@@ -22,13 +22,14 @@ import math
 
 import numpy as np
 
-from tir.expr import Add, BufferLoad, FloatImm, Max
+from tir.expr import Add, FloatImm, Max
 from tir.function import PrimFunc
 from tir.functor import post_order_visit
 from tir.stmt import BufferStore
 
 from .attention import SYMBOLIC_VALUES
 from .info import OpInfo, Operand
+from .rfactor import split_update
 from .recognize.running import concrete_shapes, run
 
 SAMPLE_RATIOS = (-1, 1, 2, 3, 4)
@@ -148,13 +149,9 @@ def _combiner(func: PrimFunc) -> "str | None":
     kinds = set()
 
     def visit(node):
-        if not isinstance(node, BufferStore) or not isinstance(node.value, (Add, Max)):
-            return
-        for side in (node.value.a, node.value.b):
-            if (isinstance(side, BufferLoad) and side.buffer is node.buffer
-                    and len(side.indices) == len(node.indices)
-                    and all(a is b or a == b for a, b in zip(side.indices, node.indices))):
-                kinds.add("avg" if isinstance(node.value, Add) else "max")
+        update = split_update(node) if isinstance(node, BufferStore) else None
+        if update is not None and update[0] in (Add, Max):
+            kinds.add("avg" if update[0] is Add else "max")
     post_order_visit(func.body, visit)
     return kinds.pop() if len(kinds) == 1 else None
 

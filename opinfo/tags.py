@@ -23,3 +23,20 @@ def tag(block_name: str) -> str:
 def tags(func) -> list:
     """The compute tags of ``func``'s blocks, in program order."""
     return [tag(b.name) for b in func.blocks()]
+
+
+def compute_tags(func) -> list:
+    """:func:`tags` without ``root``, the block the body is wrapped in (no compute's)."""
+    return [t for t in tags(func) if t != "root"]
+
+
+def under_tag(func, name: str):
+    """``func`` normalized (:func:`.normalize.normalize`) when, its cache copies dropped
+    (their blocks are named after buffers, ``<buffer>_shared``), every block carries the
+    compute tag ``name``; else None."""
+    from .normalize import normalize  # late: recognizers that normalize imports read tags
+
+    if name not in tags(func):
+        return None
+    norm = normalize(func)
+    return norm if norm is not None and set(compute_tags(norm)) == {name} else None

@@ -70,12 +70,10 @@ def analyze_file(path: str) -> dict:
 
 def module_record(mod, path: str) -> dict:
     """The JSON record of a parsed module: its PrimFuncs in call order, analysed."""
-    from ..api import analyze
-    from ..graph_context import ModuleContext
+    from ..api import analyze_module
 
-    graph = ModuleContext(mod)
-    return {"file": path, "functions": [analyze(mod[name], name, graph.for_function(name)).to_json()
-                                        for name in call_order(mod)]}
+    infos = analyze_module(mod)
+    return {"file": path, "functions": [infos[name].to_json() for name in call_order(mod)]}
 
 
 def table(rec: dict) -> str:

@@ -31,17 +31,13 @@ from tir.interp_data import np_dtype
 from ..info import OpInfo, Operand
 from ..tags import tags
 from .running import run
-from .scatter import _agrees, _shapes
+from .scatter import _agrees, _same, _shapes, _values
 
 TAG = "index_put_generic"
 TRIALS = 3
 """Runs on distinct index tuples, then on index tuples with a repeat."""
 MAX_ELEMENTS = 1 << 14
 """Larger buffers are not run (the interpreter walks the loops element by element)."""
-
-
-def _same(a, b) -> bool:
-    return len(a) == len(b) and all(x is y or x == y for x, y in zip(a, b))
 
 
 def _signature_ok(bufs) -> bool:
@@ -69,12 +65,18 @@ def _broadcast(index_shapes, values_shape) -> "tuple | None":
         return None
 
 
-def reference(data, index, values, accumulate: bool):
-    """numpy index_put, positions taken in row-major order; None on an invalid index."""
-    out = data.copy()
+def _positions(index, values) -> tuple:
+    """(index arrays broadcast together, their shape, ``values`` laid out on that shape)."""
     idx = np.broadcast_arrays(*index)
     shape = idx[0].shape
     vals = values.reshape(shape) if values.size == int(np.prod(shape)) else np.broadcast_to(values, shape)
+    return idx, shape, vals
+
+
+def reference(data, index, values, accumulate: bool):
+    """numpy index_put, positions taken in row-major order; None on an invalid index."""
+    out = data.copy()
+    idx, shape, vals = _positions(index, values)
     for pos in np.ndindex(shape):
         at = tuple(int(i[pos]) for i in idx)
         if any(not -d <= a < d for a, d in zip(at, data.shape)):
@@ -86,9 +88,7 @@ def reference(data, index, values, accumulate: bool):
 
 def _write_any_order(data, index, values, got) -> bool:
     """Whether ``got`` is index_put(accumulate=False)'s output for some order of writes."""
-    idx = np.broadcast_arrays(*index)
-    shape = idx[0].shape
-    vals = values.reshape(shape) if values.size == int(np.prod(shape)) else np.broadcast_to(values, shape)
+    idx, shape, vals = _positions(index, values)
     aimed = {}
     for pos in np.ndindex(shape):
         at = tuple(int(i[pos]) % d for i, d in zip(idx, data.shape))
@@ -125,12 +125,6 @@ def _index_arrays(rng, data_shape, index_shapes, dtypes, duplicates) -> "list | 
         neg = rng.integers(0, 2, c.shape).astype(bool)
         out.append(np.where(neg, c - d, c).reshape(shape).astype(dt))
     return out
-
-
-def _values(rng, shape, dtype):
-    if np.issubdtype(dtype, np.floating):
-        return rng.standard_normal(shape).astype(dtype)
-    return rng.integers(-5, 6, shape).astype(dtype)
 
 
 def _reading(func, bufs) -> "bool | None":

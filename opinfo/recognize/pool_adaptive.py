@@ -34,7 +34,7 @@ from tir.interp_data import np_dtype
 from tir.stmt import IterKind
 
 from ..info import OpInfo, Operand
-from ..tags import tags
+from ..tags import compute_tags
 from .running import concrete_shapes, run
 from .symbolic import mentions
 
@@ -60,7 +60,7 @@ def reference(x: np.ndarray, axes: list, sizes: list) -> np.ndarray:
 def _adaptive_only(func) -> bool:
     """Every block is one of TVM's adaptive pooling blocks: the numbers are compared on
     random data, which a fused ``clip`` after the pool may leave unchanged."""
-    found = [t for t in tags(func) if t != "root"]
+    found = compute_tags(func)
     return bool(found) and all(t.startswith("adaptive_pool") for t in found) and \
         bool(ADAPTIVE_TAGS.intersection(found))
 

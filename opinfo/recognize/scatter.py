@@ -78,6 +78,18 @@ def _inputs(rng, shapes, dtypes, axis):
     return [data, ind, upd, np.zeros(os_, od)]
 
 
+def _same(a, b) -> bool:
+    """Two shapes (extents as PrimExprs or ints) alike, extent by extent."""
+    return len(a) == len(b) and all(x is y or x == y for x, y in zip(a, b))
+
+
+def _values(rng, shape, dtype):
+    """Random values of ``dtype``: normal floats, small integers."""
+    if np.issubdtype(dtype, np.floating):
+        return rng.standard_normal(shape).astype(dtype)
+    return rng.integers(-5, 6, shape).astype(dtype)
+
+
 def _agrees(got, want) -> bool:
     return got.shape == want.shape and bool(
         np.allclose(got.astype(float), want.astype(float), rtol=1e-5, atol=1e-6, equal_nan=True))

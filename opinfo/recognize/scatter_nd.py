@@ -28,7 +28,7 @@ from tir.interp_data import np_dtype
 from ..affine import const_of
 from ..tags import tags
 from .index_put import recognize_index_put
-from .scatter import _agrees, _run, _shapes, recognize_scatter, scatter_op
+from .scatter import _agrees, _run, _same, _shapes, _values, recognize_scatter, scatter_op
 
 TRIALS = 3
 """Runs per kind of indices (distinct, then with duplicates)..."""
@@ -41,10 +41,6 @@ REDUCTIONS = {
     "update": lambda o, u: u, "add": np.add, "mul": np.multiply,
     "min": np.minimum, "max": np.maximum,
 }
-
-
-def _same(a, b) -> bool:
-    return len(a) == len(b) and all(x is y or x == y for x, y in zip(a, b))
 
 
 def _signature_ok(bufs) -> bool:
@@ -88,12 +84,6 @@ def update_any_order(data, ind, upd, got) -> bool:
             return False
         want[at] = got[at]
     return _agrees(got, want)
-
-
-def _values(rng, shape, dtype):
-    if np.issubdtype(dtype, np.floating):
-        return rng.standard_normal(shape).astype(dtype)
-    return rng.integers(-5, 6, shape).astype(dtype)
 
 
 def _indices(rng, shapes, idt, duplicates) -> "np.ndarray | None":
