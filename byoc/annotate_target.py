@@ -69,7 +69,7 @@ def annotate_target(mod: IRModule, backend, analyze: "Callable | None" = None,
                     single_ops: bool = True) -> IRModule:
     """``mod`` with the units ``backend`` supports marked ``Target`` (see the module docstring)."""
     if analyze is None:
-        from opinfo import analyze
+        from opinfo import analyze_in_network as analyze
     chk = _Checker(mod, backend, analyze)
     kept, wrap = list(mod.attrs.get("byoc.kept", ())), []
     items = attached_items(mod.main)

@@ -168,7 +168,7 @@ def build_graph(mod: IRModule, analyze: "Callable | None" = None, num_input: "in
     if not isinstance(mod.main, R.Function):
         raise ValueError("module has no graph-level 'main' to partition")
     if analyze is None:
-        from opinfo import analyze
+        from opinfo import analyze_in_network as analyze
     b = _Builder(mod, analyze, num_input)
     for i, binding in enumerate(mod.main.bindings):
         b.add_binding(i, binding)

@@ -183,7 +183,7 @@ def _is_output(out, inputs, outputs) -> bool:
 def flatten(mod: IRModule, name: str, analyze: "Callable | None" = None) -> Region:
     """The region function ``mod[name]`` as calls and ops over named values."""
     if analyze is None:
-        from opinfo import analyze
+        from opinfo import analyze_in_network as analyze
     func = mod[name]
     fl = _Flattener(mod, analyze)
     params = [f"in{i}" for i in range(len(func.params))]

@@ -44,7 +44,7 @@ def plan(mod: IRModule, targets: dict, analyze=None) -> "tuple[IRModule, PlanSum
     Raises LayoutError for a bad target and ValueError for a module without a graph main.
     """
     if analyze is None:
-        from opinfo import analyze
+        from opinfo import analyze_in_network as analyze
     if not isinstance(mod.main, Function):
         raise ValueError("plan needs a module with a graph-level main (a Relax function of call_tir bindings)")
     walk = GraphWalk(mod, normalize_targets(targets), analyze)

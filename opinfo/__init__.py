@@ -1,7 +1,8 @@
 """opinfo: recover op name, kind and attributes from lowered TVM PrimFuncs.
 
 Public API (loaded on first use): ``analyze(prim_func) -> FuncInfo``,
-``analyze_module(mod) -> dict[str, FuncInfo]``, ``OpInfo``, ``FuncInfo``.
+``analyze_module(mod) -> dict[str, FuncInfo]``, ``analyze_in_network`` (analyze with the
+conventions of framework importers allowed), ``OpInfo``, ``FuncInfo``.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from tir.lazy import lazy_getattr
 _LAZY = {
     "analyze": "api",
     "analyze_module": "api",
+    "analyze_in_network": "api",
     "FuncInfo": "info",
     "OpInfo": "info",
 }

@@ -94,13 +94,20 @@ def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
     return (settled,) if settled is not None else ()
 
 
-def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContext | None" = None) -> FuncInfo:
+def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContext | None" = None,
+            conventions: "bool | None" = None) -> FuncInfo:
     """Kind and recognized ops of one PrimFunc (``ops`` empty when not certain).
 
     ``context``: what the module's graph-level ``main`` shows about the function
     (:meth:`.graph_context.ModuleContext.for_function`); with it, ops whose legalization
     dropped an operand (``full_like``, ``eye_like``, ``collapse_sum_like``) and creation
-    ops (``full``, ``eye``) can be named (:mod:`.graph_naming`). Without it they are not."""
+    ops (``full``, ``eye``) can be named (:mod:`.graph_naming`). Without it they are not.
+
+    ``conventions``: whether an op may be reported with attributes the loops leave open,
+    filled in by the convention of framework importers (:attr:`.info.OpInfo.assumed`; a
+    pool's ceil_mode). The default (None) allows it only when ``context`` shows a network
+    (``main`` calls PrimFuncs more than once); otherwise the function abstains. Tools that
+    work on imported networks (the layout planner, BYOC) pass True."""
     kind = pattern_kind(prim_func)
     if _foreign(prim_func) or partial_writes(prim_func):
         return FuncInfo(name if name is not None else prim_func.name, kind, ())
@@ -128,7 +135,19 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
                 ops = name_in_context(prim_func, ops, context)
         except RECOGNIZER_ERRORS:
             pass  # the context-free answer stands
+    if conventions is None:
+        conventions = context is not None and context.network
+    if not conventions and any(op.assumed for op in ops):
+        ops = ()  # an attribute the loops leave open: abstain (a fused list stays whole or empty)
     return FuncInfo(name if name is not None else prim_func.name, kind, ops)
+
+
+def analyze_in_network(prim_func: PrimFunc, name: "str | None" = None,
+                       context: "FuncContext | None" = None) -> FuncInfo:
+    """:func:`analyze` for tools that work on networks imported from a framework (the
+    layout planner, BYOC, the demo): ops whose open attributes follow the importers'
+    convention are reported (``conventions=True``)."""
+    return analyze(prim_func, name, context, conventions=True)
 
 
 def analyze_module(mod: IRModule) -> dict:

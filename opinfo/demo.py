@@ -132,7 +132,7 @@ def show_lowered(story: Story, mod, seconds: float, source: str) -> None:
 def memo_analyze() -> Callable:
     """``opinfo.analyze`` remembering its answer per PrimFunc object, so the table, the
     layout planner and the partitioner analyse each function once."""
-    from .api import analyze
+    from .api import analyze_in_network as analyze
 
     memo: dict = {}
 

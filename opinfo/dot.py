@@ -118,7 +118,7 @@ class _Drawing:
 def module_dot(mod: IRModule, title: str = "module", analyze: "Callable | None" = None) -> str:
     """DOT text of the op graph of ``mod`` (its ``main``; or its PrimFuncs when it has none)."""
     if analyze is None:
-        from .api import analyze
+        from .api import analyze_in_network as analyze
     drawing = _Drawing(mod, analyze)
     main = mod.main
     if isinstance(main, Function):

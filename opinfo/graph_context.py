@@ -98,6 +98,9 @@ class FuncContext:
     unused: tuple
     """(name, TensorType or None when not a known tensor type) of each parameter of
     ``main`` that nothing uses, shapes and tuples left out."""
+    network: bool = False
+    """``main`` calls PrimFuncs more than once: the function is one op of a network (as
+    a framework importer writes it), not an op lowered on its own."""
 
 
 class ModuleContext:
@@ -128,6 +131,7 @@ class ModuleContext:
             g.order.append(p)
         used = set()
         by_name: dict = {}
+        n_calls = 0
         for b in main.bindings:
             direct = _vars_in(b.value)
             used |= direct
@@ -136,6 +140,7 @@ class ModuleContext:
             g.order.append(b.var)
             call = b.value
             if isinstance(call, CallTIR) and call.func.name in prim_names:
+                n_calls += 1
                 site = CallSite(tuple(call.args), tuple(_type_of(a, g.types, graph_funcs) for a in call.args),
                                 call.out_type, b.var, g)
                 by_name.setdefault(call.func.name, []).append(site)
@@ -146,7 +151,7 @@ class ModuleContext:
                        if id(p) not in used and not isinstance(p.type, (ShapeType, TupleType)))
         for name, calls in by_name.items():
             if refs.get(name, 0) == len(calls):
-                self._funcs[name] = FuncContext(tuple(calls), unused)
+                self._funcs[name] = FuncContext(tuple(calls), unused, n_calls > 1)
 
 
 def _references(mod, names: set) -> dict:

@@ -53,6 +53,11 @@ class OpInfo:
     """Where the op writes its result."""
     blocks: tuple = _field(default=(), converter=tuple)
     """Names of the blocks that implement this op."""
+    assumed: tuple = _field(default=(), converter=tuple)
+    """Attributes the loops do not decide, filled in by the convention of framework
+    importers (a pool's ceil_mode and after-padding when ``ceil_mode=True`` and a larger
+    after-padding give the same loops). :func:`opinfo.analyze` reports such an op only
+    where the convention holds (see its ``conventions`` argument)."""
 
     def to_json(self) -> dict:
         out = {"op": self.name, "attrs": _jsonable(self.attrs),
@@ -61,6 +66,8 @@ class OpInfo:
             out["output"] = self.output.to_json()
         if self.blocks:
             out["blocks"] = list(self.blocks)
+        if self.assumed:
+            out["assumed"] = list(self.assumed)
         return out
 
 

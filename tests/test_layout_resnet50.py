@@ -6,7 +6,7 @@ import pytest
 
 import tir
 from layout.planner import plan
-from opinfo import analyze
+from opinfo import analyze_module
 
 MODEL = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "models" / "resnet50.py"
 
@@ -23,8 +23,9 @@ def test_every_conv_and_recognized_pool_is_nhwc(planned):
     mod, new, summary = planned
     used = {b.value.func.name for b in new.main.bindings if hasattr(b.value, "func")}
     seen = 0
+    infos = analyze_module(new)  # the planned network's main is the context (its pools' ceil_mode)
     for name in used:
-        for op in analyze(new[name]).ops:
+        for op in infos[name].ops:
             if op.name in ("nn.conv2d", "nn.max_pool2d", "nn.avg_pool2d"):
                 seen += 1
                 assert (op.attrs.get("data_layout") or op.attrs.get("layout")) == "NHWC", name

@@ -8,8 +8,10 @@ from pad_inline import inline_pads
 from schedule_helpers import random_schedule
 
 
-def _ops(func):
-    return [(o.name, o.to_json()["attrs"]) for o in analyze(func).ops]
+def _ops(func, conventions=True):
+    """Names and attributes, with the importers' convention allowed (the pools below test
+    reading the loops; ``test_convention_*`` test the policy)."""
+    return [(o.name, o.to_json()["attrs"]) for o in analyze(func, conventions=conventions).ops]
 
 
 def _pool(op, shape, **attrs):
@@ -22,17 +24,65 @@ def test_out_size_follows_tvm_ceil_correction():
     assert out_size(ax, 1, True) == 6 and out_size(ax, 1, False) == 6
 
 
-def test_symmetric_plain_reading_wins_over_ceil():
+def test_symmetric_plain_reading_is_the_convention():
     # resnet50's max_pool2d: padding 1 both sides, or ceil_mode with padding 0 after
     axes = [Axis(112, 56, 3, 2, 1, 1, 1, None)] * 2
     cands = readings(axes)
     assert Reading(True, (0, 0)) in cands
-    assert choose(axes, cands) == Reading(False, (1, 1))
+    assert choose(axes, cands) == (Reading(False, (1, 1)), True)  # picked by convention
 
 
 def test_asymmetric_ambiguity_abstains():
     axes = [Axis(12, 6, 2, 2, 1, 0, 1, None)]
-    assert len(readings(axes)) == 2 and choose(axes, readings(axes)) is None
+    assert len(readings(axes)) == 2 and choose(axes, readings(axes)) == (None, False)
+
+
+def test_unique_reading_is_no_convention():
+    axes = [Axis(12, 6, 2, 2, 1, 0, 0, None)]  # after-padding 0 as TVM pads: only ceil_mode False
+    assert choose(axes, readings(axes)) == (Reading(False, (0,)), False)
+
+
+def test_convention_only_in_a_network():
+    """A pool that ceil_mode=True with less after-padding would lower to the same loops is
+    reported (with ``assumed``) only where the importers' convention holds."""
+    f = _pool("nn.max_pool2d", (1, 4, 8, 8), pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1])
+    assert analyze(f).ops == ()  # on its own: the loops do not decide it
+    (op,) = analyze(f, conventions=True).ops
+    assert op.assumed == ("ceil_mode", "padding") and op.to_json()["assumed"] == ["ceil_mode", "padding"]
+    assert op.attrs["ceil_mode"] is False and list(op.attrs["padding"]) == [1, 1, 1, 1]
+    # a pool the loops decide carries no assumption and needs no convention
+    g = _pool("nn.max_pool2d", (1, 4, 8, 8), pool_size=[2, 2], strides=[2, 2], padding=[0, 0, 0, 0])
+    (op,) = analyze(g).ops
+    assert op.assumed == () and "assumed" not in op.to_json()
+
+
+def test_convention_from_the_graph_context():
+    """analyze_module: a network's main (several calls) allows the convention, a module
+    lowering the pool alone does not."""
+    from opinfo.api import analyze_module
+    f = _pool("nn.max_pool2d", (1, 4, 8, 8), pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1])
+    func = "\n".join("    " + line for line in tir.to_script(f).splitlines()[2:]).replace("def main(", "def pool(")
+    x, y = 'R.Tensor((1, 4, 8, 8), dtype="float32")', 'R.Tensor((1, 4, 4, 4), dtype="float32")'
+
+    def module(calls: int) -> str:
+        lines = [f"            lv{i} = R.call_tir(cls.pool, (x,), out_ty={y})" for i in range(calls)]
+        out = "lv0" if calls == 1 else f"R.tuple({', '.join(f'lv{i}' for i in range(calls))})"
+        ret = y if calls == 1 else f"R.Tuple({', '.join([y] * calls)})"
+        return ("# from tvm.script import ir as I\n# from tvm.script import tirx as T\n"
+                "# from tvm.script import relax as R\n\n@I.ir_module\nclass Module:\n" + func + f"""
+
+    @R.function
+    def main(x: {x}) -> {ret}:
+        cls = Module
+        with R.dataflow():
+""" + "\n".join(lines) + f"""
+            gv: {ret} = {out}
+            R.output(gv)
+        return gv
+""")
+    assert analyze_module(tir.parse(module(1)))["pool"].ops == ()
+    (op,) = analyze_module(tir.parse(module(2)))["pool"].ops
+    assert op.name == "nn.max_pool2d" and op.assumed == ("ceil_mode", "padding")
 
 
 def test_padding_as_large_as_the_window_is_dropped():

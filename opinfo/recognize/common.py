@@ -15,12 +15,15 @@ class Match:
     """A recognized op at the root of an expression.
 
     ``inputs`` are the op's operands as (role, expression); an operand that is not a
-    parameter load is itself decomposed into producer ops.
+    parameter load is itself decomposed into producer ops. ``assumed`` names the
+    attributes the loops do not decide, filled in by a framework convention (see
+    :attr:`opinfo.info.OpInfo.assumed`).
     """
 
     name: str
     attrs: dict
     inputs: tuple = ()
+    assumed: tuple = ()
 
 
 @attrs.frozen

@@ -104,11 +104,11 @@ def match_max_pool(expr, space: Space, ctx) -> "Match | None":
     layout, axes = layout_of(w.spatial, space), _axes(w, space)
     if layout is None or axes is None:
         return None
-    reading = choose(axes, readings(axes))
+    reading, assumed = choose(axes, readings(axes))
     if reading is None:
         return None
     return Match(f"nn.max_pool{len(axes)}d", _attrs(axes, reading, layout),
-                 (("data", w.padded.load, space),))
+                 (("data", w.padded.load, space),), _ASSUMED if assumed else ())
 
 
 def match_avg_pool(expr, space: Space, ctx) -> "Match | None":
@@ -133,11 +133,15 @@ def match_avg_pool(expr, space: Space, ctx) -> "Match | None":
     pairs = settle(e.b, out_vars, axes, readings(axes))
     if not pairs or len({inc for _, inc in pairs}) != 1:
         return None
-    reading = choose(axes, [r for r, _ in pairs])
+    reading, assumed = choose(axes, [r for r, _ in pairs])
     if reading is None:
         return None
     return Match(f"nn.avg_pool{len(axes)}d", _attrs(axes, reading, layout, pairs[0][1]),
-                 (("data", w.padded.load, space),))
+                 (("data", w.padded.load, space),), _ASSUMED if assumed else ())
+
+
+_ASSUMED = ("ceil_mode", "padding")
+"""What a pool picked by convention (``pool_readings`` rule d) assumes."""
 
 
 def _adaptive_identity(red: Reduce, space: Space, ctx) -> "Match | None":

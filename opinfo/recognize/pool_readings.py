@@ -19,7 +19,9 @@ d. If several remain and they differ only in the flag (same padding: every strid
    abstain, except for a single window per dimension (a global pool), reported with the
    default ``False``. Otherwise report the ``ceil_mode=False`` one only when it is the
    only one with that flag and its padding is symmetric in every dimension (the form
-   frameworks emit); otherwise abstain.
+   frameworks emit); otherwise abstain. Both rule-d answers are conventions, not facts
+   of the loops: the match says so (``Match.assumed``) and :func:`opinfo.analyze` keeps
+   it only where the convention holds (a network imported from a framework).
 
 Average pooling first filters the readings by its divisor expression (see
 ``pool_divisor``), which often settles the question.
@@ -97,18 +99,19 @@ def readings(axes) -> list:
     return out
 
 
-def choose(axes, cands: list) -> "Reading | None":
-    """The reading to report among ``cands`` (rules c and d), or None."""
+def choose(axes, cands: list) -> "tuple[Reading | None, bool]":
+    """The reading to report among ``cands`` (rules c and d) and whether it was picked by
+    convention (rule d: the loops do not decide it); (None, False) when none."""
     if len(cands) == 1:
-        return cands[0]
+        return cands[0], False
     plain = [r for r in cands if not r.ceil]
     if len(plain) != 1:
-        return None
+        return None, False
     if all(r.after == plain[0].after for r in cands):
         # the readings differ only in the flag (e.g. every stride is 1): ceil_mode has no
         # effect on these loops. A pool of one window per dimension (a global pool, as the
         # ONNX importer writes GlobalAveragePool / a full-size AveragePool) is reported
         # with Relax's default; any other is not observable (frameworks set it either way)
-        return plain[0] if all(ax.out == 1 for ax in axes) else None
+        return (plain[0], True) if all(ax.out == 1 for ax in axes) else (None, False)
     before = tuple(ax.before for ax in axes)
-    return plain[0] if plain[0].after == before else None
+    return (plain[0], True) if plain[0].after == before else (None, False)
