@@ -10,6 +10,8 @@ writes and the final block alone reads, the two combiners are the same operation
 every ``rf`` index is one variable whose domain matches on both sides, and the partial
 block carries rfactor's name (``<tag>_rf``): the same two blocks are also a fused kernel of
 an elementwise op (or a reduction) followed by a reduction, whose ops must stay apart.
+Reductions with several accumulators (argmax, a norm's two sums) are merged by
+:mod:`.rfactor_tuple` under the same conditions.
 """
 from __future__ import annotations
 
@@ -17,11 +19,12 @@ import attrs
 
 from tir.expr import Add, BufferLoad, IntImm, Max, Min, Mul, Var
 from tir.function import PrimFunc
-from tir.functor import substitute, transform
+from tir.functor import post_order_visit, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IterKind, IterVar
 
 from .affine import affine
 from .rewrite import EMPTY, loaded, prune, stored
+from .rfactor_tuple import merge_tuple
 
 COMBINERS = (Add, Mul, Max, Min)
 
@@ -99,6 +102,33 @@ def _merge(final: Block, partial: Block, combiner, rf_load) -> "tuple | None":
     return block, fresh
 
 
+def _tuple_final(final: Block, blocks: list, allocated: set) -> "tuple | None":
+    """((merged block, fresh vars), partial block, rf buffers) of a final block of a
+    several-accumulator reduction (:mod:`.rfactor_tuple`), or None."""
+    if final.init is None or isinstance(final.body, BufferStore):
+        return None
+    mine = stored(final)
+    rf = [b for key, b in _loaded_buffers(final.body).items() if key in allocated and key not in mine]
+    if not rf:
+        return None
+    writers = {id(w) for b in rf for w in blocks if id(b) in stored(w)}
+    if len(writers) != 1:
+        return None
+    partial = next(w for w in blocks if id(w) in writers)
+    if partial is final or not partial.name.endswith("_rf") or set(stored(partial)) != {id(b) for b in rf}:
+        return None
+    if any(id(b) in loaded(other) for b in rf for other in blocks if other is not final and other is not partial):
+        return None
+    merged = merge_tuple(final, partial, rf)
+    return None if merged is None else (merged, partial, rf)
+
+
+def _loaded_buffers(stmt) -> dict:
+    found = {}
+    post_order_visit(stmt, lambda n: found.setdefault(id(n.buffer), n.buffer) if isinstance(n, BufferLoad) else None)
+    return found
+
+
 def merge_rfactor(func: PrimFunc) -> PrimFunc:
     """``func`` with rfactor'ed reductions merged back (see the module doc)."""
     root = func.root_block
@@ -110,6 +140,11 @@ def merge_rfactor(func: PrimFunc) -> PrimFunc:
     for final in blocks:
         found = _final(final)
         if found is None:
+            tupled = _tuple_final(final, blocks, allocated)
+            if tupled is not None:
+                replace[id(final)] = tupled[0]
+                drop.add(id(tupled[1]))
+                dropped_bufs.update(id(b) for b in tupled[2])
             continue
         combiner, rf_load = found
         rf = rf_load.buffer

@@ -42,3 +42,47 @@ def test_fused_producer_is_not_a_partial():
     ``_rf`` name it is two ops."""
     func = fixture_func("rfactor_max", lambda text: text.replace('T.sblock("x_red_rf")', 'T.sblock("compute")'))
     assert merge_rfactor(func) is func
+
+
+@pytest.mark.parametrize("name, op, attrs", [
+    # argmax: the partial block stores the element pair (index, value), nothing left to reduce
+    ("argmax", "argmax", {"axis": 0, "keepdims": True}),
+    # group_norm: sum and sum of squares through T.let, the partial block reduces too
+    ("group_norm", "nn.group_norm", {"num_groups": 2, "channel_axis": 1, "axes": [2, 3], "epsilon": 1e-05}),
+])
+def test_several_accumulators_merged(name, op, attrs):
+    """rfactor of a reduction with one buffer per accumulator (:mod:`opinfo.rfactor_tuple`)."""
+    func = fixture_func(f"rfactor_{name}")
+    merged = merge_rfactor(func)
+    verify(merged)
+    assert len(list(merged.blocks())) == len(list(func.blocks())) - 1
+    assert_same_values(func, merged)
+    (got,) = opinfo.analyze(func).ops
+    assert got.name == op
+    j = got.to_json()["attrs"]
+    assert {k: j[k] for k in attrs} == attrs
+
+
+def test_several_accumulators_other_combiner_stays():
+    """A final block whose combiner differs from the partial block's (max over partial
+    sums of squares) is not one reduction: nothing is merged."""
+    func = fixture_func("rfactor_group_norm", lambda text: text.replace(
+        "x_red_temp_v1[v_ax0, v_ax1] + x_red_temp_v1_rf[vax1, v_ax0, v_ax1]",
+        "T.max(x_red_temp_v1[v_ax0, v_ax1], x_red_temp_v1_rf[vax1, v_ax0, v_ax1])"))
+    assert merge_rfactor(func) is func
+
+
+def test_several_accumulators_swapped_outputs_stay():
+    """The final block pairing the outputs with the partial buffers the other way round
+    from the partial block's own updates is not the same combiner."""
+    func = fixture_func("rfactor_group_norm", lambda text: text.replace(
+        "x_red_temp_v0[v_ax0, v_ax1] + x_red_temp_v0_rf[vax1, v_ax0, v_ax1]",
+        "x_red_temp_v0[v_ax0, v_ax1] + x_red_temp_v1_rf[vax1, v_ax0, v_ax1]"))
+    assert merge_rfactor(func) is func
+
+
+def test_flat_argmin_with_the_partial_axis_first():
+    """argmin(axis=None) rfactored over the inner axis: the merged block lists the reduction
+    variables (inner, outer); the recorded index k0 * 7 + k1 still names the row-major order."""
+    (got,) = opinfo.analyze(fixture_func("rfactor_argmin_flat")).ops
+    assert (got.name, got.to_json()["attrs"]) == ("argmin", {"axis": None, "keepdims": True})

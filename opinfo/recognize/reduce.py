@@ -149,26 +149,33 @@ def match_variance(expr, space: Space, ctx) -> "Match | None":
     return Match("variance", {"axis": axis, "keepdims": keep}, (("data", x, ins),))
 
 
-def _row_major(e: ArgReduce) -> bool:
-    """Whether the recorded index is the row-major position over all reduction axes (the
-    outermost extent is no stride, so it may be symbolic)."""
+def _row_major(e: ArgReduce) -> "list | None":
+    """The reduction variables, outermost first, when the recorded index is their row-major
+    position (the outermost extent is no stride, so it may be symbolic); else None. The
+    block may list them in any order (a merged rfactor puts its own last): the update
+    keeps the smaller index on equal values (:mod:`opinfo.arg_select`), so the order of
+    iteration does not change the result."""
     f = affine(e.index)
     if f is None or len(f) != len(e.axes):
-        return False
+        return None
+    coef = {id(iv.var): f.get(iv.var) for iv in e.axes}
+    if any(not isinstance(c, int) for c in coef.values()):
+        return None
+    order = sorted(e.axes, key=lambda iv: -coef[id(iv.var)])
     stride = 1
-    for iv in reversed(e.axes):
-        if stride is None or f.get(iv.var) != stride:
-            return False
+    for iv in reversed(order):
+        if stride is None or coef[id(iv.var)] != stride:
+            return None
         ext = const_of(iv.dom.extent)
         stride = stride * ext if ext is not None else None
-    return True
+    return [iv.var for iv in order]
 
 
 def _match_flat_arg(e: ArgReduce, space: Space) -> "Match | None":
     """argmax/argmin with ``axis=None``: over every dimension, index of the flattened input."""
-    if not _row_major(e):
+    rvs = _row_major(e)
+    if rvs is None:
         return None
-    rvs = [iv.var for iv in e.axes]
     dom = dict(space.dom)
     dom.update({iv.var: iv.dom.extent for iv in e.axes})
     src = strip(e.source)
