@@ -809,6 +809,61 @@ def _(rng):
             lambda v: R.vision.roi_pool(v[0], v[1], ps, rng.choice([1.0, 0.5]), "NCHW"))
 
 
+# ---- ops TVM 0.27 legalizes that the sample corpus does not show (session 8; arange with
+# constant arguments is folded to a constant by LegalizeOps: no PrimFunc)
+def _pool_bwd(rng, kind):
+    lay = rng.choice(["NCHW", "NHWC"])
+    sp = [rng.randint(5, 10), rng.randint(5, 10)]
+    k = [rng.choice([1, 2, 3]) for _ in range(2)]
+    st = [rng.choice([1, 2, 2]) for _ in range(2)]
+    p = [rng.randint(0, k[i] // 2) for i in range(2)] * 2
+    ceil, cip = False, (rng.random() < 0.4 if kind == "avg" else False)
+    n, c = rng.randint(1, 2), rng.randint(2, 6)
+    shape = [n, c] + sp if lay == "NCHW" else [n] + sp + [c]
+    out = [(sp[i] + 2 * p[i] - k[i]) // st[i] + 1 for i in range(2)]
+    oshape = [n, c] + out if lay == "NCHW" else [n] + out + [c]
+    fn = getattr(R.grad, f"{kind}_pool2d_backward")
+    return [T(oshape), T(shape)], lambda v: fn(v[0], v[1], k, st, p, [1, 1], ceil, cip, lay)
+
+
+SPECS["grad.max_pool2d_backward"] = lambda rng: _pool_bwd(rng, "max")
+SPECS["grad.avg_pool2d_backward"] = lambda rng: _pool_bwd(rng, "avg")
+
+
+@spec("grad.nll_loss_backward")
+def _(rng):
+    n, c = rng.randint(2, 5), rng.randint(2, 6)
+    red = rng.choice(["mean", "sum", "none"])
+    ign = rng.choice([-100, -100, 1])
+    g = T([] if red != "none" else [n])
+    return ([g, T([n, c]), T([n], "int64"), T([c])],
+            lambda v: R.grad.nll_loss_backward(v[0], v[1], v[2], v[3], red, ign))
+
+
+@spec("grad.take_backward")
+def _(rng):
+    r = rng.randint(1, 3)
+    s = rshape(rng, r)
+    ax = rng.randint(0, r - 1)
+    idx = rshape(rng, rng.randint(1, 2))
+    out = s[:ax] + idx + s[ax + 1:]
+    return [T(out), T(s), T(idx, "int64")], lambda v: R.grad.take_backward(v[0], v[1], v[2], ax)
+
+
+@spec("vision.get_valid_counts")
+def _(rng):
+    b, n = rng.randint(1, 2), rng.randint(3, 8)
+    return [T([b, n, 6])], lambda v: R.vision.get_valid_counts(v[0], rng.choice([0.0, 0.3]), 0, 1)
+
+
+@spec("vision.multibox_transform_loc")
+def _(rng):
+    b, c, n = 1, rng.randint(2, 4), rng.randint(2, 6)
+    return ([T([b, c, n]), T([b, n * 4]), T([1, n, 4])],
+            lambda v: R.vision.multibox_transform_loc(v[0], v[1], v[2], rng.random() < 0.5, 0.0,
+                                                      (0.1, 0.1, 0.2, 0.2), True, rng.random() < 0.5))
+
+
 # ----------------------------------------------------------------------------- build one case
 
 def build(name, rng, dynamic):
