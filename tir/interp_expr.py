@@ -203,8 +203,9 @@ def _cast(e, ctx, mask):
 
 def _call(e, ctx, mask):
     if e.op in CALL_STATEMENTS:
-        name = e.args[0].value if e.args and isinstance(e.args[0], E.StringImm) else "?"
-        raise InterpError(f"{ctx.where}: T.{e.op}({name!r}) calls a function of the TVM runtime; cannot execute")
+        from .interp_packed import call_runtime
+
+        return call_runtime(e, ctx, evaluate)
     if e.op == "if_then_else":
         return if_then_else(*e.args, ctx, mask)
     if e.op in ("max_value", "min_value", "infinity"):

@@ -1,0 +1,80 @@
+"""The TVM runtime functions the interpreter runs itself (``T.call_packed`` statements).
+
+TVM's legalization writes a few ops as a call into its runtime inside an opaque block:
+``median`` (and sorting ops that are not fused into loops) sort with::
+
+    T.call_packed("tvm.contrib.sort.argsort",
+                  T.tvm_stack_make_array(data.data, T.tvm_stack_make_shape(*shape), 0, ndim, <dtype>, <offset>),
+                  T.tvm_stack_make_array(out.data, ...), axis, is_ascend)
+
+``argsort`` writes, along ``axis``, the positions that sort the data (ascending or not);
+TVM's CPU implementation sorts stably, so equal values keep their order. Any other
+runtime function stays an error naming it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import expr as E
+from .interp_data import InterpError
+
+
+def _array_buffer(arg, ctx, evaluate):
+    """The Buffer and the shape (ints) an ``tvm_stack_make_array`` argument describes."""
+    where = ctx.where
+    if not (isinstance(arg, E.Call) and arg.op == "tvm_stack_make_array" and len(arg.args) >= 2):
+        raise InterpError(f"{where}: argsort expects T.tvm_stack_make_array arguments")
+    handle, shape = arg.args[0], arg.args[1]
+    if not (isinstance(handle, E.Call) and handle.op == "buffer_data" and handle.args
+            and isinstance(handle.args[0], E.BufferLoad)):
+        raise InterpError(f"{where}: argsort array is not a buffer's data")
+    if not (isinstance(shape, E.Call) and shape.op == "tvm_stack_make_shape"):
+        raise InterpError(f"{where}: argsort array has no T.tvm_stack_make_shape")
+    dims = [int(np.asarray(evaluate(d, ctx)).item()) for d in shape.args]
+    return handle.args[0].buffer, dims
+
+
+def _int(arg, where: str) -> int:
+    v = E.as_int(arg)
+    if v is None and isinstance(arg, E.Call) and arg.op == "bool" and arg.args:
+        v = E.as_int(arg.args[0])
+    if v is None:
+        raise InterpError(f"{where}: argsort expects constant axis and order arguments")
+    return int(v)
+
+
+def _argsort(args, ctx, evaluate) -> None:
+    if len(args) != 4:
+        raise InterpError(f"{ctx.where}: tvm.contrib.sort.argsort takes (data, out, axis, is_ascend)")
+    (src, src_dims), (dst, dst_dims) = (_array_buffer(a, ctx, evaluate) for a in args[:2])
+    axis = _int(args[2], ctx.where)
+    ascend = bool(np.asarray(evaluate(args[3], ctx)).item())
+    data, out = ctx.data(src), ctx.data(dst)
+    if list(src_dims) != list(data.shape) or list(dst_dims) != list(out.shape) \
+            or list(data.shape) != list(out.shape):
+        raise InterpError(f"{ctx.where}: argsort arrays do not match their buffers' shapes")
+    if not -len(data.shape) <= axis < len(data.shape):
+        raise InterpError(f"{ctx.where}: argsort axis {axis} out of range for rank {len(data.shape)}")
+    values = data.view()
+    if not ascend:  # stable descending: equal values keep their order
+        values = np.flip(values, axis)
+        order = np.flip(np.argsort(values, axis=axis, kind="stable"), axis)
+        order = values.shape[axis] - 1 - order
+    else:
+        order = np.argsort(values, axis=axis, kind="stable")
+    out.view()[...] = order.astype(out.flat.dtype)
+
+
+RUNTIME = {"tvm.contrib.sort.argsort": _argsort}
+"""Runtime function name -> fn(arguments after the name, ctx, evaluate)."""
+
+
+def call_runtime(e: E.Call, ctx, evaluate) -> int:
+    """Run the ``T.call_packed`` ``e`` when it is one of :data:`RUNTIME` (returns 0, TVM's
+    success code); an InterpError naming the function otherwise."""
+    name = e.args[0].value if e.args and isinstance(e.args[0], E.StringImm) else "?"
+    fn = RUNTIME.get(name) if e.op == "call_packed" else None
+    if fn is None:
+        raise InterpError(f"{ctx.where}: T.{e.op}({name!r}) calls a function of the TVM runtime; cannot execute")
+    fn(e.args[1:], ctx, evaluate)
+    return np.int32(0)
