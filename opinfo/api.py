@@ -31,6 +31,7 @@ from .graph_context import FuncContext, ModuleContext
 from .graph_naming import name_in_context
 from .recognize.bucketize import recognize_bucketize
 from .recognize.median import recognize_median
+from .recognize.grad_ops import recognize_nll_loss_backward, recognize_take_backward
 
 RECOGNIZER_ERRORS = (ValueError, TypeError, ArithmeticError, RecursionError, IndexError, KeyError)
 """What a recognizer may raise on a form it was not written for (an index past a short
@@ -38,7 +39,8 @@ list, a candidate formula dividing by zero): the function is then not named -- o
 abstains rather than stopping the analysis of everything else."""
 
 WHOLE_FUNCTION = (recognize_attention, recognize_attention_bias, recognize_reverse_sequence, recognize_roi,
-                  recognize_grid_sample, recognize_meshgrid, recognize_bucketize, recognize_median)
+                  recognize_grid_sample, recognize_meshgrid, recognize_bucketize, recognize_median,
+                  recognize_nll_loss_backward, recognize_take_backward)
 """Ops recognised from the whole function (most by running it on random inputs; meshgrid
 from its several outputs together), tried when the structural decomposition found nothing."""
 
