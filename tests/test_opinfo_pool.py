@@ -29,17 +29,18 @@ def test_symmetric_plain_reading_is_the_convention():
     axes = [Axis(112, 56, 3, 2, 1, 1, 1, None)] * 2
     cands = readings(axes)
     assert Reading(True, (0, 0)) in cands
-    assert choose(axes, cands) == (Reading(False, (1, 1)), True)  # picked by convention
+    assert choose(axes, cands) == (Reading(False, (1, 1)), ("ceil_mode", "padding"))  # by convention
 
 
-def test_asymmetric_ambiguity_abstains():
+def test_asymmetric_ambiguity_is_a_convention_too():
     axes = [Axis(12, 6, 2, 2, 1, 0, 1, None)]
-    assert len(readings(axes)) == 2 and choose(axes, readings(axes)) == (None, False)
+    assert len(readings(axes)) == 2
+    assert choose(axes, readings(axes)) == (Reading(False, (1,)), ("ceil_mode", "padding"))
 
 
 def test_unique_reading_is_no_convention():
     axes = [Axis(12, 6, 2, 2, 1, 0, 0, None)]  # after-padding 0 as TVM pads: only ceil_mode False
-    assert choose(axes, readings(axes)) == (Reading(False, (0,)), False)
+    assert choose(axes, readings(axes)) == (Reading(False, (0,)), ())
 
 
 def test_convention_only_in_a_network():
@@ -115,7 +116,9 @@ def test_avg_pool_divisor_settles_ceil_mode():
 def test_avg_pool_without_evidence_abstains():
     # [0, 1] without ceil_mode and [0, 0] with it give the same loops and the same divisor
     f = _pool("nn.avg_pool1d", (1, 4, 8), pool_size=[2], strides=[2], padding=[0, 1])
-    assert _ops(f) == []
+    assert _ops(f, conventions=False) == []
+    (name, got), = _ops(f)  # the importers' convention: the default flag, the padding as read
+    assert got["ceil_mode"] is False and got["padding"] == [0, 1]
 
 
 def test_inlined_pad_of_max_pool_is_read_from_the_guard():
@@ -148,3 +151,13 @@ def test_packed_pool(channels, op, pad):
         g = transform_layout(transform_layout(f, 0, m, reindex), 1, m, reindex)
         (name, got), = _ops(g)
         assert name == op and got["layout"] == "NCHW4c" and got["padding"] == [pad] * 4
+
+
+def test_flag_without_effect_is_the_importers_default():
+    """Every stride 1: ceil_mode changes nothing in the loops (an inception branch's 3x3
+    pool). Reported, in a network, with ceil_mode=False assumed; on its own it abstains."""
+    f = _pool("nn.max_pool2d", (1, 4, 7, 7), pool_size=[3, 3], strides=[1, 1], padding=[1, 1, 1, 1])
+    assert analyze(f).ops == ()
+    (op,) = analyze(f, conventions=True).ops
+    assert op.assumed == ("ceil_mode",) and op.attrs["ceil_mode"] is False
+    assert list(op.attrs["padding"]) == [1, 1, 1, 1]

@@ -19,10 +19,10 @@ a. enumerates the readings (ceil_mode, after-padding) that TVM would lower to th
 b. drops readings that pad some dimension by at least the dilated window (a window made
    only of padding; frameworks do not produce that);
 c. reports the reading if exactly one remains;
-d. if several remain and differ only in the flag (every stride 1, or the extra padding is
-   never read), ceil_mode has no effect: abstains (not observable); otherwise reports
-   ``ceil_mode=False`` only when that reading is unique and its padding is symmetric in
-   every dimension (the form frameworks emit); else abstains.
+d. if several remain, the loops do not decide ceil_mode: the unique ``ceil_mode=False``
+   reading (the flag framework importers write, with the padding they mean) is reported
+   as a convention, naming the attributes it assumes (``Match.assumed``); analyze keeps it
+   only inside a network (see ``opinfo.api.analyze``'s ``conventions``).
 
 Average pooling first keeps only the readings (and ``count_include_pad``) whose TVM divisor
 formula the divisor expression is (``pool_divisor``): with ``count_include_pad`` the clip
@@ -108,7 +108,7 @@ def match_max_pool(expr, space: Space, ctx) -> "Match | None":
     if reading is None:
         return None
     return Match(f"nn.max_pool{len(axes)}d", _attrs(axes, reading, layout),
-                 (("data", w.padded.load, space),), _ASSUMED if assumed else ())
+                 (("data", w.padded.load, space),), assumed)
 
 
 def match_avg_pool(expr, space: Space, ctx) -> "Match | None":
@@ -137,11 +137,8 @@ def match_avg_pool(expr, space: Space, ctx) -> "Match | None":
     if reading is None:
         return None
     return Match(f"nn.avg_pool{len(axes)}d", _attrs(axes, reading, layout, pairs[0][1]),
-                 (("data", w.padded.load, space),), _ASSUMED if assumed else ())
+                 (("data", w.padded.load, space),), assumed)
 
-
-_ASSUMED = ("ceil_mode", "padding")
-"""What a pool picked by convention (``pool_readings`` rule d) assumes."""
 
 
 def _adaptive_identity(red: Reduce, space: Space, ctx) -> "Match | None":

@@ -5,7 +5,7 @@ the floor; the output extent then loses one position when the last window would 
 in the after-padding (``(out - 1) * stride >= size + before``). A pool with
 ``ceil_mode=False`` and more after-padding can therefore give exactly the same loops.
 
-Policy (every step is about readings of *this* IR, never a guess):
+Policy (steps a-c read *this* IR; rule d is a convention, and says so):
 
 a. Enumerate the readings per dimension: an after-padding ``pa`` and a ceil flag such that
    TVM's lowering gives the observed output extent and the observed padded extent
@@ -15,13 +15,13 @@ b. Drop readings that pad some dimension by at least the dilated window extent (
    made only of padding; frameworks do not produce it).
 c. If exactly one reading remains, report it.
 d. If several remain and they differ only in the flag (same padding: every stride is 1,
-   or the extra ceil padding is never read), ceil_mode has no effect: not observable, so
-   abstain, except for a single window per dimension (a global pool), reported with the
-   default ``False``. Otherwise report the ``ceil_mode=False`` one only when it is the
-   only one with that flag and its padding is symmetric in every dimension (the form
-   frameworks emit); otherwise abstain. Both rule-d answers are conventions, not facts
-   of the loops: the match says so (``Match.assumed``) and :func:`opinfo.analyze` keeps
-   it only where the convention holds (a network imported from a framework).
+   a single window, or the extra ceil padding is never read), ceil_mode has no effect:
+   report the importers' default ``False``. Otherwise report the ``ceil_mode=False`` one
+   when it is the only one with that flag (importers write the default flag with the
+   padding they mean); otherwise abstain. Both rule-d answers are conventions, not facts
+   of the loops: the match names the attributes it assumed (``Match.assumed``) and
+   :func:`opinfo.analyze` keeps it only where the convention holds (a network imported
+   from a framework, whose pools in the ONNX model zoo all have ceil_mode=False).
 
 Average pooling first filters the readings by its divisor expression (see
 ``pool_divisor``), which often settles the question.
@@ -99,19 +99,19 @@ def readings(axes) -> list:
     return out
 
 
-def choose(axes, cands: list) -> "tuple[Reading | None, bool]":
-    """The reading to report among ``cands`` (rules c and d) and whether it was picked by
-    convention (rule d: the loops do not decide it); (None, False) when none."""
+def choose(axes, cands: list) -> "tuple[Reading | None, tuple]":
+    """The reading to report among ``cands`` (rules c and d) and the attributes it assumes
+    by convention (rule d; empty when the loops decide it); (None, ()) when none."""
     if len(cands) == 1:
-        return cands[0], False
+        return cands[0], ()
     plain = [r for r in cands if not r.ceil]
     if len(plain) != 1:
-        return None, False
+        return None, ()
     if all(r.after == plain[0].after for r in cands):
-        # the readings differ only in the flag (e.g. every stride is 1): ceil_mode has no
-        # effect on these loops. A pool of one window per dimension (a global pool, as the
-        # ONNX importer writes GlobalAveragePool / a full-size AveragePool) is reported
-        # with Relax's default; any other is not observable (frameworks set it either way)
-        return (plain[0], True) if all(ax.out == 1 for ax in axes) else (None, False)
-    before = tuple(ax.before for ax in axes)
-    return (plain[0], True) if plain[0].after == before else (None, False)
+        # the readings differ only in the flag (every stride 1, a single window, or the
+        # extra ceil padding never read): ceil_mode has no effect on these loops; the
+        # importers' default (False) is the convention
+        return plain[0], ("ceil_mode",)
+    # ceil_mode=True with less after-padding lowers the same: importers write ceil_mode=False
+    # (the default) with the padding they mean, so the one plain reading is the convention
+    return plain[0], ("ceil_mode", "padding")
