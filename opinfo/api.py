@@ -32,6 +32,8 @@ from .graph_naming import name_in_context
 from .recognize.bucketize import recognize_bucketize
 from .recognize.median import recognize_median
 from .recognize.grad_ops import recognize_nll_loss_backward, recognize_take_backward
+from .recognize.vision_ops import recognize_get_valid_counts
+from .recognize.pool_grad import recognize_pool_grad
 
 RECOGNIZER_ERRORS = (ValueError, TypeError, ArithmeticError, RecursionError, IndexError, KeyError)
 """What a recognizer may raise on a form it was not written for (an index past a short
@@ -40,7 +42,8 @@ abstains rather than stopping the analysis of everything else."""
 
 WHOLE_FUNCTION = (recognize_attention, recognize_attention_bias, recognize_reverse_sequence, recognize_roi,
                   recognize_grid_sample, recognize_meshgrid, recognize_bucketize, recognize_median,
-                  recognize_nll_loss_backward, recognize_take_backward)
+                  recognize_nll_loss_backward, recognize_take_backward, recognize_get_valid_counts,
+                  recognize_pool_grad)
 """Ops recognised from the whole function (most by running it on random inputs; meshgrid
 from its several outputs together), tried when the structural decomposition found nothing."""
 

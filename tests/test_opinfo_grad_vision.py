@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 import tir
 from fixture_util import fixture_func
 from opinfo import analyze
+from opinfo.recognize.vision_ops import recognize_get_valid_counts, valid_counts_reference
 from opinfo.recognize.grad_ops import (recognize_nll_loss_backward, recognize_take_backward,
                                        take_backward_reference)
 
@@ -134,3 +135,38 @@ def test_take_backward_generated(shape, data):
     op = recognize_take_backward(func)
     ambiguous = n == 1 and shape[axis] == 1 and shape.count(1) > 1
     assert (op is None) if ambiguous else (op.attrs["axis"] == axis)
+
+
+# ----------------------------------------------------------------------------- get_valid_counts
+
+@pytest.mark.parametrize("name, threshold", [("vision_get_valid_counts_dyn", 0.0),   # symbolic batch
+                                             ("vision_get_valid_counts_thr", 0.3)])
+def test_get_valid_counts_fixtures(name, threshold):
+    op = analyze(fixture_func(name)).ops[0]
+    assert op.name == "vision.get_valid_counts"
+    assert op.attrs["score_threshold"] == pytest.approx(threshold)
+    assert (op.attrs["id_index"], op.attrs["score_index"]) == (0, 1)
+
+
+@pytest.mark.parametrize("old, new, want", [
+    ("data[v, v_1, T.int64(1)] >", "data[v, v_1, T.int64(3)] >", (0, 3)),   # score column 3
+    ("data[v, v_1, T.int64(0)] >=", "data[v, v_1, T.int64(4)] >=", (4, 1)),  # class column 4
+    ("T.int64(1)] > T.float32(0.29999999999999999)", "T.int64(1)] >= T.float32(0.29999999999999999)", None),
+    ("T.float32(-1.0))", "T.float32(-2.0))", None),                          # other fill value
+    ("valid_count[v] = valid_count[v] + 1", "valid_count[v] = valid_count[v] + 2", None),
+])
+def test_get_valid_counts_edits(old, new, want):
+    func = fixture_func("vision_get_valid_counts_thr", lambda t: t.replace(old, new))
+    op = recognize_get_valid_counts(func)
+    if want is None:
+        assert op is None
+    else:
+        assert (op.attrs["id_index"], op.attrs["score_index"]) == want
+
+
+def test_valid_counts_reference_compacts_in_order():
+    data = np.array([[[0, 0.5, 7], [1, 0.1, 8], [-1, 0.9, 9], [2, 0.3, 6]]], "float32")
+    count, out, idx = valid_counts_reference(data, 0.2, 0, 1)
+    assert count.tolist() == [2] and idx.tolist() == [[0, 3, -1, -1]]
+    np.testing.assert_array_equal(out[0, :2], data[0, [0, 3]])
+    assert (out[0, 2:] == -1).all()
