@@ -1,6 +1,7 @@
 """Whether a copy is a reshape: the data read in row-major order into the output box,
 proved on the index forms, else checked at every output point; a symbolic extent of the
-data is fixed by the element counts or handled by :func:`.symbolic.symbolic_reshape`."""
+data is fixed by the element counts or handled by :func:`.symbolic.symbolic_reshape` and
+:func:`.unravel.unravel_reshape`."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,6 +12,7 @@ from ..probe import NotEvaluable, evaluate
 from .extent import sym
 from .movement_index import const_extents, const_grid, load_extents
 from . import symbolic
+from .unravel import unravel_reshape
 
 def reshape_ok(load, space) -> bool:
     """Whether ``load`` copies its data into the output box in row-major order."""
@@ -18,7 +20,7 @@ def reshape_ok(load, space) -> bool:
     if None in ine and None not in oute:
         return _reshape_into_constant(load, space)
     if None in ine:
-        return symbolic.symbolic_reshape(load, space)
+        return symbolic.symbolic_reshape(load, space) or unravel_reshape(load, space)
     if None in ine or None in oute or int(np.prod(ine)) != int(np.prod(oute)):
         return False
     return _row_major_copy(load.indices, space, ine, oute)
