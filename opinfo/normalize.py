@@ -307,7 +307,9 @@ def normalize(func: PrimFunc) -> "PrimFunc | None":
     func = drop_predicates(merge_padding(distribute(unblockize(func))))
     if func is None:
         return None
-    func = merge_rfactor(merge_inits(func))
+    # a decompose_padding pair whose predicates only drop_predicates reads (digits of split
+    # loops) is merged once they are gone
+    func = merge_rfactor(merge_inits(merge_padding(func)))
     # A chain of cache copies (cache_read then reindex of the cache: parameter -> reindex ->
     # shared) loses one copy per pass: the second becomes a copy of the parameter itself.
     for _ in range(_MAX_COPY_PASSES):

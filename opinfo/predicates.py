@@ -1,7 +1,8 @@
 """Block predicates (``T.where``) that drop no element: those of TVM's splits.
 
 A predicate conjunct ``e < c`` drops nothing when it holds on every loop iteration, or when
-it is exactly "some block iterator stays in its domain": a binding ``k * e + r`` with
+it is exactly "some block iterator stays in its domain" (a lower bound ``c <= e`` likewise,
+for an iterator bound to ``e - c``): a binding ``k * e + r`` with
 ``0 <= r < k`` and extent ``k * c`` (a non-divisible split), also with ``e // m`` for ``e``
 and ``c / m`` for ``c`` (loops fused, then split). Loops are taken to start at 0; a loop
 that does not is left out of the domain, so nothing about it is proven.
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import attrs
 
-from tir.expr import Add, Cast, FloorDiv, FloorMod, IntImm, LT, Mul, SizeVar, Sub, Var
+from tir.expr import GE, LE, LT, Add, Cast, FloorDiv, FloorMod, IntImm, Mul, SizeVar, Sub, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_visit, transform
 from tir.stmt import BlockRealize, For
@@ -78,9 +79,27 @@ def _scaled_bound(form: dict, ext: dict, e: dict, c: dict, dom: dict) -> bool:
     return False
 
 
+def _lower_bound(term, realize: BlockRealize, dom: dict) -> bool:
+    """``c <= e`` (or ``e >= c``, ``c`` a constant) holds on every loop iteration, or is
+    exactly "an iterator bound to ``e - c`` is at least its domain's start 0"
+    (decompose_padding's interior block: ``1 <= ax0 * 2 + ax1`` for ``v = ax0 * 2 + ax1 - 1``)."""
+    lo, e = (term.a, term.b) if isinstance(term, LE) else (term.b, term.a)
+    c, f = affine(lo), affine(e)
+    if c is None or f is None or not set(c) <= {ONE}:
+        return False
+    form = _add(f, c, -1)
+    whole = value_range(form, dom)
+    if whole is not None and whole[0] >= 0:
+        return True
+    return any(const_of(iv.dom.min) == 0 and affine(v) == form
+               for iv, v in zip(realize.block.iter_vars, realize.iter_values))
+
+
 def implied(term, realize: BlockRealize, dom: dict) -> bool:
     """``e < c`` holds on every loop iteration, or is implied by some iterator's domain
-    (see :func:`_bounds`)."""
+    (see :func:`_bounds`); so does a lower bound ``c <= e`` (:func:`_lower_bound`)."""
+    if isinstance(term, (LE, GE)):
+        return _lower_bound(term, realize, dom)
     if not isinstance(term, LT):
         return False
     if any(_is_binding_bound(term, iv, v) or _is_divided_binding_bound(term, iv, v, dom)

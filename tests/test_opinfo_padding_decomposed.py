@@ -182,3 +182,31 @@ def test_decomposed_pad_property(shape, before, after, factor, value):
     (got,) = opinfo.analyze(func).ops
     j = got.to_json()["attrs"]
     assert (got.name, j["pad_width"], j["pad_value"]) == ("nn.pad", [before[0], after[0], before[1], after[1]], value)
+
+
+def test_copy_under_a_split_digit_predicate_is_merged_after_the_predicates():
+    """TVM 0.27 (decompose_padding then inline): the copy runs under ``1 <= f and ax2_0 < 3
+    and f < 7`` for ``v = f - 1`` of extent 5, ``f = ax2_0 * 2 + ax2_1`` -- ``ax2_0 < 3`` is
+    ``v < 5`` in digits of the split loop, which only drop_predicates reads; the lower bound
+    ``1 <= f`` is ``v >= 0``. normalize merges the pair once the predicates are gone."""
+    from opinfo.predicates import drop_predicates
+
+    func = fixture_func("decomposed_pad_avg_pool1d_digit_where")
+    assert merge_padding(func) is func
+    dropped = drop_predicates(func)
+    assert dropped is not None
+    merged = normalize(func)
+    assert len(list(merged.blocks())) == len(list(func.blocks())) - 1
+    assert_same_values(func, merged)
+    (got,) = opinfo.analyze(func, conventions=True).ops
+    j = got.to_json()["attrs"]
+    assert got.name == "nn.avg_pool1d" and j["dilation"] == [2] and j["pool_size"] == [2] and j["padding"][0] == 1
+
+
+def test_lower_bound_that_drops_elements_is_kept():
+    """``2 <= f`` for a variable bound to ``f - 1`` would skip v = 0: not a domain bound."""
+    from opinfo.predicates import drop_predicates
+
+    func = fixture_func("decomposed_pad_avg_pool1d_digit_where",
+                        lambda t: t.replace("T.where(T.int64(1) <= ax2_0", "T.where(T.int64(2) <= ax2_0"))
+    assert drop_predicates(func) is None
