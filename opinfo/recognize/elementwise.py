@@ -38,6 +38,9 @@ UNARY = {
     "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin, "asinh": np.arcsinh,
     "atan": np.arctan, "atanh": np.arctanh, "cosh": np.cosh, "sinh": np.sinh,
 }
+PIECEWISE = {"nn.relu", "abs", "negative", "sign", "floor", "ceil", "round", "trunc", "square"}
+"""Ops also compared on large values: clip(x, 0, 1e4) is relu on the ordinary samples."""
+BIG = np.array([-1e6, -3e4, 3e4, 1e6])
 PREDICATES = {"isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite}
 """Ops that are constant on ordinary numbers: told apart on special values."""
 SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, 1.5, -2.0])
@@ -88,7 +91,7 @@ def identify_unary(f, consts, compare_consts, integer=False, boolean=False) -> "
     ys = f(xs)
     for name, ref in UNARY.items():
         with np.errstate(all="ignore"):
-            if close(ys, ref(xs)):
+            if close(ys, ref(xs)) and (name not in PIECEWISE or close(f(BIG), ref(BIG))):
                 return name, {}
     if integer:
         got = _first(INTEGER_UNARY, lambda ref: np.array_equal(ys, ref(xs).astype(float)))
@@ -187,6 +190,8 @@ def identify_binary(f, integer=False, boolean=False) -> "tuple | None":
         for name, ref in BINARY.items():
             if swapped and name in COMMUTATIVE:
                 continue
+            if integer and name == "divide":
+                ref = _trunc_divide  # TVM's divide on integers truncates (T.Div)
             with np.errstate(all="ignore"):
                 if name == "power":
                     xx, yy = ((np.abs(b) + 0.2), a) if swapped else (pa, b)
@@ -196,6 +201,10 @@ def identify_binary(f, integer=False, boolean=False) -> "tuple | None":
                 if close(got, ref(x, y)):
                     return name, swapped
     return None
+
+
+def _trunc_divide(a, b):
+    return np.trunc(a / b)
 
 
 def _identify_exact(f, a, b, table, cast=lambda v: v):

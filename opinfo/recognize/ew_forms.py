@@ -11,7 +11,7 @@ with a constant operand) is not named ``negative``.
 """
 from __future__ import annotations
 
-from tir.expr import And, BinaryOp, BufferLoad, Call, Mod, Mul, Or
+from tir.expr import And, BinaryOp, BufferLoad, Call, Max, Mod, Mul, Or
 from tir.functor import pre_order_visit
 
 from ..semantic import ArgReduce, Reduce
@@ -36,10 +36,11 @@ _CALLS = {
     "left_shift": {"shift_left"}, "right_shift": {"shift_right"}, "atan2": {"atan2"},
 }
 _ANYWHERE = {"if_then_else"}
-_ARITHMETIC = {"negative": {Mul}, "square": {Mul}, "logical_and": {And}, "logical_or": {Or},
+_ARITHMETIC = {"nn.relu": {Max}, "negative": {Mul}, "square": {Mul}, "logical_and": {And}, "logical_or": {Or},
                "logical_not": set(), "mod": {Mod}, "bitwise_not": set(), "bitwise_and": set(),
                "bitwise_or": set(), "bitwise_xor": set(), "left_shift": set(), "right_shift": set()}
-"""Ops whose TVM form is one arithmetic node: the only arithmetic node types they may use."""
+"""Ops whose TVM form is one arithmetic node: the only arithmetic node types they may use
+(relu is ``max(x, 0)``; leakyrelu with alpha 0 prints ``Select(0 < x, x, 0)``)."""
 
 
 def calls_allowed(name: str, expr, leaves) -> bool:

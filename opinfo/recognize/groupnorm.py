@@ -17,8 +17,8 @@ import numpy as np
 
 from ..semantic import Inlined
 from .common import Match, Space
-from .layernorm import axes_candidates, normalisation
-from .numeric import (Check, claim, data_operands, float_consts, param_loads, reduction_sizes, unique,
+from .layernorm import axes_candidates, eps_consts, normalisation
+from .numeric import (Check, claim, data_operands, param_loads, reduction_sizes, unique,
                       visit_once)
 
 
@@ -81,7 +81,7 @@ def _candidates(check: Check, others: list):
         for groups in (g for g in range(1, c + 1) if c % g == 0):
             group_sizes = {s // (c // groups) for s in sizes if s % (c // groups) == 0}
             for axes in axes_candidates(check, group_sizes, skip=(ca,)) + ([[]] if 1 in group_sizes else []):
-                for eps in float_consts(check.expr):
+                for eps in eps_consts(check.expr):
                     for gamma, beta in _roles(others):
                         yield ca, groups, tuple(axes), eps, gamma, beta
 

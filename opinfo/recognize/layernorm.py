@@ -16,7 +16,7 @@ from itertools import combinations
 
 import numpy as np
 
-from tir.expr import FloorDiv, FloorMod
+from tir.expr import Add, FloatImm, FloorDiv, FloorMod
 from tir.functor import pre_order_visit
 
 from ..semantic import ArgReduce, Inlined, Reduce
@@ -39,6 +39,23 @@ def axes_candidates(check: Check, sizes: set, skip=()) -> list:
             if int(np.prod([check.extents[a] for a in axes])) in sizes:
                 out.append(list(axes))
     return out
+
+
+def eps_consts(expr) -> tuple:
+    """Epsilon candidates: the float constants added to something (``var / n + eps``); a
+    reduction's 0.0 start value is not one (numerically, 1e-12 and 0 cannot be told apart).
+    All float constants when none is an addend."""
+    added: list = []
+
+    def visit(n):
+        if isinstance(n, Add):
+            for side in (n.a, n.b):
+                if isinstance(side, FloatImm) and side.value not in added:
+                    added.append(side.value)
+        return True
+
+    pre_order_visit(expr, visit)
+    return tuple(added) or float_consts(expr)
 
 
 def _stats(check: Check, data, axes, scale) -> tuple:
@@ -95,7 +112,7 @@ def _fits(check: Check, load, axes) -> bool:
 def _candidates(check: Check, data, others: list):
     sizes = reduction_sizes(check)
     for axes in axes_candidates(check, sizes):
-        for eps in float_consts(check.expr):
+        for eps in eps_consts(check.expr):
             for gamma, beta in _roles(others):
                 if _fits(check, gamma, axes) and _fits(check, beta, axes):
                     yield "nn.layer_norm", axes, eps, gamma, beta

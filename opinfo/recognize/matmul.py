@@ -42,7 +42,9 @@ def match_matmul(expr, space: Space, ctx) -> "Match | None":
     if a is None or b is None or a.indices[-1] is not k:
         return None
     out = space.indices
-    if len(b.indices) == 1:
+    if len(a.indices) == 1 and len(b.indices) == 1:
+        ok = b.indices[0] is k and len(out) == 0  # vector . vector: a 0-d result
+    elif len(b.indices) == 1:
         if b.indices[0] is not k or len(a.indices) < 2 or a.indices[-2] is not out[-1]:
             return None
         ok = _batch_ok(a, 2, out[:-1])

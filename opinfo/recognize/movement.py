@@ -5,7 +5,7 @@ variables) and checks it. Selects over loads (nn.pad, concat, stack) are read by
 :mod:`.movement_select`, the row-major proof of a reshape by :mod:`.movement_reshape`."""
 from __future__ import annotations
 
-from tir.expr import BufferLoad, Call, Cast, FloorMod, Select, Sub
+from tir.expr import Add, BufferLoad, Call, Cast, FloorMod, Max, Min, Mod, Select, Sub
 
 from ..affine import const_of
 from ..semantic import Inlined
@@ -119,6 +119,8 @@ def _slice_or_flip(load, space, t):
                if (a, b) != (1, 0) or not _same_extent(load.buffer.shape[d], space.extents[d])]
     if any(ine[d] is None or oute[d] is None for d in changed):
         return None  # a symbolic dimension is only ever read whole
+    if any(oute[d] == 0 for d in changed):
+        return None  # an empty slice: every end at or before its begin prints the same
     # TVM writes flip's index ``n - 1 - v`` (a strided_slice with stride -1 writes ``v * -1 + b``)
     flips = [d for d in changed if t[d][1] == -1 and t[d][2] == ine[d] - 1 and oute[d] == ine[d]
              and isinstance(load.indices[d], Sub)]
@@ -163,16 +165,23 @@ def _tile(load, space):
 
 
 def _take(load, space, ctx):
-    nested = [d for d, i in enumerate(load.indices) if _index_load(i, ctx) is not None]
+    nested = [d for d, i in enumerate(load.indices) if _take_index(i, load.buffer.shape[d], ctx) is not None]
     if len(nested) != 1:
         return None
     d = nested[0]
-    ind = _index_load(load.indices[d], ctx)
+    ind, mode = _take_index(load.indices[d], load.buffer.shape[d], ctx)
     # take's output dimensions are the data's before the axis, the indices', the data's after
     # it, each read once; gather_elements reads data and indices at the same positions instead
     order = list(load.indices[:d]) + list(ind.indices) + list(load.indices[d + 1:])
     if len(order) != space.rank or not all(i is o for i, o in zip(order, space.indices)):
         return None
+    if mode == "flat":
+        # TVM's take with axis=None (1-D data only) reads x[y % n] in mode "fast"
+        return Match("take", {"axis": None}, (("data", load, space), ("indices", ind, space)))
+    if mode != "fast":
+        if len(load.indices) == 1:
+            return None  # 1-D data: axis=None and axis=0 print the very same clip / wrap index
+        return Match("take", {"axis": d, "mode": mode}, (("data", load, space), ("indices", ind, space)))
     name = "take"
     if len(load.indices) == 1 and len(ind.indices) == 1:
         # 1-D data and indices: gather_elements(axis=0) computes exactly the same; a
@@ -181,6 +190,28 @@ def _take(load, space, ctx):
             return None
         name = TAKE_OR_GATHER
     return Match(name, {"axis": d}, (("data", load, space), ("indices", ind, space)))
+
+
+def _take_index(e, n, ctx) -> "tuple | None":
+    """(indices load, mode) when ``e`` is TVM's take index into a dimension of extent ``n``:
+    ``y[..]`` (mode fast), ``min(max(0, y[..]), n - 1)`` (clip), ``truncmod(truncmod(y[..], n)
+    + n, n)`` (wrap), ``floormod(y[..], n)`` (fast with axis=None: "flat")."""
+    def extent(x, k):
+        return always_equal(sym(x), sym(n) + k) if sym(n) is not None else False
+
+    if isinstance(e, Min) and isinstance(e.a, Max) and extent(e.b, -1):
+        lo, y = (e.a.a, e.a.b) if const_of(e.a.a) == 0 else (e.a.b, e.a.a)
+        got = _index_load(y, ctx) if const_of(lo) == 0 else None
+        return (got, "clip") if got is not None else None
+    if isinstance(e, Mod) and extent(e.b, 0) and isinstance(e.a, Add) and extent(e.a.b, 0) \
+            and isinstance(e.a.a, Mod) and extent(e.a.a.b, 0):
+        got = _index_load(e.a.a.a, ctx)
+        return (got, "wrap") if got is not None else None
+    if isinstance(e, FloorMod) and extent(e.b, 0):
+        got = _index_load(e.a, ctx)
+        return (got, "flat") if got is not None else None
+    got = _index_load(e, ctx)
+    return (got, "fast") if got is not None else None
 
 
 def _index_load(e, ctx):

@@ -864,6 +864,13 @@ def _(rng):
                                                       (0.1, 0.1, 0.2, 0.2), True, rng.random() < 0.5))
 
 
+if not os.environ.get("OPINFO_NO_GAPS"):
+    # attribute values the specs above never draw, mixed in with probability 1/2 (the original
+    # draws stay; OPINFO_NO_GAPS=1 reproduces corpora generated before)
+    from gen_attr_gaps import extend
+    extend(SPECS, T, rshape, R, relax, tirx)
+
+
 # ----------------------------------------------------------------------------- build one case
 
 def build(name, rng, dynamic):
