@@ -162,3 +162,17 @@ def test_empty_strided_slice_abstains():
     assert _ops(_parse(EMPTY_SLICE.replace("{n}", "0"))) == []
     assert _ops(_parse(EMPTY_SLICE.replace("{n}", "1"))) == [
         ("strided_slice", {"axes": [0], "begin": [4], "end": [5], "strides": [1]})]
+
+
+@pytest.mark.parametrize("name,method,size,layout", [
+    ("attr_gap_resize2d_pytorch_linear", "linear", [1, 5], "NCHW"),
+    ("attr_gap_resize2d_pytorch_cubic", "cubic", [1, 5], "NCHW"),
+    ("attr_gap_resize2d_pytorch_nearest", "nearest_neighbor", [9, 1], "NHWC")])
+def test_pytorch_half_pixel_with_a_unit_output_axis(name, method, size, layout):
+    # TVM 0.27's output: the unit axis reads index 0 at every tap, so linear keeps 2 loads and
+    # cubic 4 (TVM merges the equal ones); half_pixel would read between rows there
+    from fixture_util import FIXTURES
+    (op, attrs), = _ops(_parse((FIXTURES / f"{name}.py").read_text()))
+    assert op == "image.resize2d"
+    assert (attrs["method"], attrs["size"], attrs["layout"], attrs["coordinate_transformation_mode"]) == (
+        method, size, layout, "pytorch_half_pixel")

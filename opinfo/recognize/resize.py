@@ -113,13 +113,16 @@ def _candidates(spec: Spec, n_loads: int, spatial: int, consts) -> list:
     if n_loads == 1:
         return [({"method": "nearest_neighbor", "coordinate_transformation_mode": m, "rounding_method": r},
                  lambda *a, m=m, r=r: ref.nearest_nd(*a, fl, m, r)) for m in ref.MODES for r in ref.ROUNDINGS]
-    if n_loads == 2 ** spatial:
-        return [({"method": "linear", "coordinate_transformation_mode": m, "rounding_method": rnd},
+    # an axis resized to one pixel by pytorch_half_pixel reads index 0 at every tap: TVM's
+    # simplifier merges those loads, leaving 2 ** k (linear) or 4 ** k (cubic) of them, k < spatial
+    out = []
+    if n_loads in [2 ** k for k in range(1, spatial + 1)]:
+        out += [({"method": "linear", "coordinate_transformation_mode": m, "rounding_method": rnd},
                  lambda *a, m=m: ref.linear_nd(*a, fl, m)) for m in ref.MODES]
-    if n_loads != 4 ** spatial:
-        return []
+    if n_loads not in [4 ** k for k in range(1, spatial + 1)]:
+        return out
     alphas = [-0.75, -0.5] + [c for c in consts if c < 0 and c not in (-0.75, -0.5)]
-    return [({"method": "cubic", "coordinate_transformation_mode": m, "rounding_method": rnd,
+    return out + [({"method": "cubic", "coordinate_transformation_mode": m, "rounding_method": rnd,
               "cubic_alpha": a, "cubic_exclude": e}, lambda *args, m=m, a=a, e=e: ref.cubic_nd(*args, fl, m, a, e))
             for m in ref.MODES for a in alphas for e in (0, 1)]
 

@@ -6,7 +6,7 @@ by comparing each op's Relax signature (TVM 0.27) with the original draws:
 
 - image.resize2d: coordinate_transformation_mode pytorch_half_pixel / tf_half_pixel_for_nn /
   tf_crop_and_resize (with roi, extrapolation_value), rounding_method ceil (and nearest with
-  the other modes), cubic_alpha -0.5, cubic_exclude 1
+  the other modes), cubic_alpha -0.5, cubic_exclude 1, an output axis of size 1
 - take: mode clip / wrap, axis None, negative axis, int32 indices
 - conv: out_layout other than data_layout, padding wider than the kernel, transposed
   dilation > 1 and output_padding > 0, groups on conv3d_transpose
@@ -16,7 +16,7 @@ by comparing each op's Relax signature (TVM 0.27) with the original draws:
 - group_norm / instance_norm / batch_norm: channel last (axis -1 or 3), wider epsilon
 - softmax / log_softmax: covered already
 - strided_slice: negative begin/end, end past the extent, negative strides, strides omitted
-- nn.pad: pad_mode reflect / edge
+- nn.pad: pad_mode reflect / replicate / circular / edge (edge lowers as constant)
 - clip: integer bounds, one-sided wide bounds; leakyrelu alpha 0.5/0.25/0.001;
   softplus beta/threshold
 - tile: repeats longer / shorter than the rank; flip, argmax/argmin, concat, cumsum,
@@ -42,7 +42,7 @@ def extend(SPECS, T, rshape, R, relax, tirx):
     def _(rng):
         lay = rng.choice(["NCHW", "NHWC"])
         h, w = rng.randint(3, 8), rng.randint(3, 8)
-        sz = [rng.randint(2, 12), rng.randint(2, 12)]
+        sz = rng.choice([[rng.randint(2, 12), rng.randint(2, 12)], [1, rng.randint(2, 9)], [rng.randint(2, 9), 1]])
         method = rng.choice(["nearest_neighbor", "linear", "cubic"])
         ctm = rng.choice(["pytorch_half_pixel", "tf_half_pixel_for_nn", "tf_crop_and_resize",
                           "half_pixel", "align_corners", "asymmetric"])
@@ -225,7 +225,8 @@ def extend(SPECS, T, rshape, R, relax, tirx):
         r = rng.randint(1, 4)
         s = rshape(rng, r, 3, 8)
         pw = [rng.randint(0, 2) for _ in range(2 * r)]
-        mode = rng.choice(["reflect", "edge", "constant"])
+        # "edge" is not a mode TVM 0.27 legalizes: it lowers as a constant pad (unobservable)
+        mode = rng.choice(["reflect", "replicate", "circular", "edge", "constant"])
         val = rng.choice([0.0, 2.0, -0.5])
         return [T(s)], lambda v: R.nn.pad(v[0], pw, mode, val)
 
