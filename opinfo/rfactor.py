@@ -24,7 +24,6 @@ from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IterKind, I
 
 from .affine import affine
 from .rewrite import EMPTY, loaded, prune, stored
-from .rfactor_tuple import merge_tuple
 
 COMBINERS = (Add, Mul, Max, Min)
 
@@ -73,25 +72,41 @@ def _partial(block: Block, combiner):
     return (store, split[1]) if split is not None and split[0] is combiner else None
 
 
-def _merge(final: Block, partial: Block, combiner, rf_load) -> "tuple | None":
-    """(merged block, the fresh reduction variables with their extents)."""
-    got = _partial(partial, combiner)
-    if got is None:
-        return None
-    store, contribution = got
+def index_mapping(partial: Block, final: Block, mine, theirs) -> "dict | None":
+    """Partial-block variable -> final-block variable for the ``rf`` indices written
+    (``mine``) and read (``theirs``), each pair over the same domain; None otherwise."""
     mapping = {}
-    for mine, theirs in zip(store.indices, rf_load.indices):
-        a = next(iv for iv in partial.iter_vars if iv.var is mine)
-        b = next(iv for iv in final.iter_vars if iv.var is theirs)
+    for m, t in zip(mine, theirs):
+        a = next(iv for iv in partial.iter_vars if iv.var is m)
+        b = next(iv for iv in final.iter_vars if iv.var is t)
         if affine(a.dom.extent) != affine(b.dom.extent) or affine(a.dom.min) != affine(b.dom.min):
             return None
-        mapping[mine] = theirs
+        mapping[m] = t
+    return mapping
+
+
+def fresh_reductions(partial: Block, mapping: dict) -> list:
+    """A fresh reduction variable (an IterVar) per reduction variable of the partial block,
+    added to ``mapping``: the merged block reduces over them too."""
     fresh = []
     for iv in partial.iter_vars:
         if iv.kind != IterKind.SPATIAL:
             var = Var(iv.var.name, iv.var.dtype)
             mapping[iv.var] = var
             fresh.append(IterVar(var, iv.dom, IterKind.REDUCE))
+    return fresh
+
+
+def _merge(final: Block, partial: Block, combiner, rf_load) -> "tuple | None":
+    """(merged block, the fresh reduction variables with their extents)."""
+    got = _partial(partial, combiner)
+    if got is None:
+        return None
+    store, contribution = got
+    mapping = index_mapping(partial, final, store.indices, rf_load.indices)
+    if mapping is None:
+        return None
+    fresh = fresh_reductions(partial, mapping)
     value = final.body.value
     term = substitute(contribution, mapping)
     value = combiner(value.a, term) if value.b is rf_load else combiner(term, value.b)
@@ -119,6 +134,8 @@ def _tuple_final(final: Block, blocks: list, allocated: set) -> "tuple | None":
         return None
     if any(id(b) in loaded(other) for b in rf for other in blocks if other is not final and other is not partial):
         return None
+    from .rfactor_tuple import merge_tuple  # it builds on this module's helpers
+
     merged = merge_tuple(final, partial, rf)
     return None if merged is None else (merged, partial, rf)
 

@@ -24,9 +24,9 @@ import attrs
 from tir.expr import BufferLoad, Var
 from tir.functor import node_fields, post_order_visit, substitute, transform
 from tir.node import Node
-from tir.stmt import Block, BufferStore, IterKind, IterVar, LetStmt, SeqStmt
+from tir.stmt import Block, BufferStore, IterKind, LetStmt, SeqStmt
 
-from .affine import affine
+from .rfactor import fresh_reductions, index_mapping
 
 
 def _stores(stmt) -> "list | None":
@@ -143,13 +143,9 @@ def merge_tuple(final: Block, partial: Block, rf_bufs: list) -> "tuple | None":
     spatial = [iv for iv in partial.iter_vars if iv.kind == IterKind.SPATIAL]
     if {id(v) for v in rf_idx} != {id(iv.var) for iv in spatial}:
         return None
-    mapping = {}
-    for mine, theirs in zip(rf_idx, f_rf_idx):
-        a = next(iv for iv in partial.iter_vars if iv.var is mine)
-        b = next(iv for iv in final.iter_vars if iv.var is theirs)
-        if affine(a.dom.extent) != affine(b.dom.extent) or affine(a.dom.min) != affine(b.dom.min):
-            return None
-        mapping[mine] = theirs
+    mapping = index_mapping(partial, final, rf_idx, f_rf_idx)
+    if mapping is None:
+        return None
     u = _Unifier(rf_ids, out_idx, rf_idx)
     if partial.init is None:
         stores = _stores(partial.body)
@@ -172,12 +168,7 @@ def merge_tuple(final: Block, partial: Block, rf_bufs: list) -> "tuple | None":
         post_order_visit(e, lambda n: used.add(id(n)) if isinstance(n, Var) else None)
         if used & let_vars or _accesses(e, rf_ids):
             return None
-    fresh = []
-    for iv in partial.iter_vars:
-        if iv.kind != IterKind.SPATIAL:
-            var = Var(iv.var.name, iv.var.dtype)
-            mapping[iv.var] = var
-            fresh.append(IterVar(var, iv.dom, IterKind.REDUCE))
+    fresh = fresh_reductions(partial, mapping)
     terms = {k: substitute(e, mapping) for k, e in u.elements.items()}
     body = transform(final.body, lambda n: None,
                      lambda n: terms.get(id(n.buffer)) if isinstance(n, BufferLoad) else None)

@@ -16,6 +16,11 @@ from fixture_util import assert_same_values, fixture_func
     ("max", "max", {"axis": [0], "keepdims": True}),  # partial block is a copy
     ("conv2d", "nn.conv2d", {"strides": [1, 1], "padding": [0, 0, 0, 0], "groups": 2,
                              "data_layout": "NHWC", "kernel_layout": "HWIO"}),
+    # several accumulators (opinfo.rfactor_tuple): argmax's partial block stores the element
+    # pair (index, value), nothing left to reduce; group_norm's sum and sum of squares go
+    # through T.let and its partial block reduces too
+    ("argmax", "argmax", {"axis": 0, "keepdims": True}),
+    ("group_norm", "nn.group_norm", {"num_groups": 2, "channel_axis": 1, "axes": [2, 3], "epsilon": 1e-05}),
 ])
 def test_rfactor_merged(name, op, attrs):
     func = fixture_func(f"rfactor_{name}")
@@ -43,24 +48,6 @@ def test_fused_producer_is_not_a_partial():
     func = fixture_func("rfactor_max", lambda text: text.replace('T.sblock("x_red_rf")', 'T.sblock("compute")'))
     assert merge_rfactor(func) is func
 
-
-@pytest.mark.parametrize("name, op, attrs", [
-    # argmax: the partial block stores the element pair (index, value), nothing left to reduce
-    ("argmax", "argmax", {"axis": 0, "keepdims": True}),
-    # group_norm: sum and sum of squares through T.let, the partial block reduces too
-    ("group_norm", "nn.group_norm", {"num_groups": 2, "channel_axis": 1, "axes": [2, 3], "epsilon": 1e-05}),
-])
-def test_several_accumulators_merged(name, op, attrs):
-    """rfactor of a reduction with one buffer per accumulator (:mod:`opinfo.rfactor_tuple`)."""
-    func = fixture_func(f"rfactor_{name}")
-    merged = merge_rfactor(func)
-    verify(merged)
-    assert len(list(merged.blocks())) == len(list(func.blocks())) - 1
-    assert_same_values(func, merged)
-    (got,) = opinfo.analyze(func).ops
-    assert got.name == op
-    j = got.to_json()["attrs"]
-    assert {k: j[k] for k in attrs} == attrs
 
 
 def test_several_accumulators_other_combiner_stays():
