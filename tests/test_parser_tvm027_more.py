@@ -4,6 +4,8 @@ to the PrimFunc's scalar parameter, buffer extents quoted because they use it) a
 both engines and compared with numpy."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -29,45 +31,7 @@ def _round_trip(text: str):
 
 # TVM's FuseOps/FuseTIR output (gen/v_fused/fused_reshape_exp_12_251.py): the exp kernel
 # takes ``n`` as a scalar; ``lv``'s extent is quoted because ``n`` is declared after it.
-RESHAPE_EXP = '''# from typing import TypeVar
-# from tvm.script import ir as I
-# from tvm.script import tirx as T
-# from tvm.script import relax as R
-
-n = TypeVar("n")
-@I.ir_module
-class Module:
-    @T.prim_func(private=True, s_tir=True)
-    def reshape(x: T.Buffer((n, T.int64(3), T.int64(6), T.int64(5)), "float32"), T_reshape: T.Buffer((T.int64(5), "n * T.int64(18)"), "float32")):
-        T.func_attr({"tirx.noalias": True})
-        # with T.sblock("root"):
-        for ax0, ax1 in T.grid(T.int64(5), n * T.int64(18)):
-            with T.sblock("T_reshape"):
-                v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
-                T.reads(x[(v_ax0 * n * T.int64(18) + v_ax1) // T.int64(90) % n, (v_ax0 * n * T.int64(18) + v_ax1) % T.int64(90) // T.int64(30), (v_ax0 * n * T.int64(18) + v_ax1) % T.int64(30) // T.int64(5), (v_ax0 * n * T.int64(18) + v_ax1) % T.int64(5)])
-                T.writes(T_reshape[v_ax0, v_ax1])
-                T_reshape[v_ax0, v_ax1] = x[(v_ax0 * n * T.int64(18) + v_ax1) // T.int64(90) % n, (v_ax0 * n * T.int64(18) + v_ax1) % T.int64(90) // T.int64(30), (v_ax0 * n * T.int64(18) + v_ax1) % T.int64(30) // T.int64(5), (v_ax0 * n * T.int64(18) + v_ax1) % T.int64(5)]
-
-    @T.prim_func(private=True, s_tir=True)
-    def tir_exp(lv: T.Buffer((T.int64(5), "n * T.int64(18)"), "float32"), n: T.int64, compute: T.Buffer((T.int64(5), n * T.int64(18)), "float32")):
-        T.func_attr({"tirx.noalias": True})
-        # with T.sblock("root"):
-        for i0, i1 in T.grid(T.int64(5), n * T.int64(18)):
-            with T.sblock("compute"):
-                v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
-                T.reads(lv[v_i0, v_i1])
-                T.writes(compute[v_i0, v_i1])
-                compute[v_i0, v_i1] = T.exp(lv[v_i0, v_i1])
-
-    @R.function
-    def main(x: R.Tensor((n, 3, 6, 5), dtype="float32")) -> R.Tensor((5, "n * 18"), dtype="float32"):
-        cls = Module
-        with R.dataflow():
-            lv = R.call_tir(cls.reshape, (x,), out_ty=R.Tensor((5, n * 18), dtype="float32"))
-            gv = R.call_tir(cls.tir_exp, (lv, n), out_ty=R.Tensor((5, n * 18), dtype="float32"))
-            R.output(gv)
-        return gv
-'''
+RESHAPE_EXP = (Path(__file__).parent / "fixtures" / "reshape_symbolic_inner.py").read_text()
 
 
 def test_quoted_extent_uses_the_scalar_parameter_declared_after_it():
