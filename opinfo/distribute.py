@@ -10,14 +10,21 @@ change, the recognizers see TVM's unscheduled form. A spatial block alone in its
 loops run more iterations than it has elements (computed at a consumer's loops, the
 consumer then moved on) is given its own loops the same way.
 
-Only when it is sound: every block of the nest is the only writer of what it writes (no
+Only when it is sound: a block alone in its nest has a ``T.where`` that only restates its
+iteration domain (see :func:`.predicates.drop_predicates`, or shown by enumerating constant
+loops; nothing in the nest reads it, so a predicate skipping elements would be lost --
+under a consumer's loops the predicate bounds the region the consumer reads), every
+block of the nest is the only writer of what it writes (no
 block computes a piece of a buffer that another completes), and no block under a
 reduction's own loops reads what the reduction writes (it would read partial results). Nests holding anything but loops and blocks are left as they are;
 so are nested blocks (a block inside another block's body).
 """
 from __future__ import annotations
 
+import math
+
 import attrs
+import numpy as np
 
 from tir.expr import Var
 from tir.function import PrimFunc
@@ -25,6 +32,9 @@ from tir.functor import post_order_visit, transform
 from tir.stmt import BlockRealize, For, IterKind, SeqStmt
 
 from .affine import const_of
+from .probe import NotEvaluable, evaluate
+from .predicates import _all_implied, _is_true, loop_domain
+from .recognize.guard import conjuncts
 from .rewrite import loaded, own_nest, stored
 
 
@@ -82,10 +92,49 @@ def _redundant(realize: BlockRealize, loops: tuple) -> bool:
     return runs > elements
 
 
-def _distributed(stmt, writers: dict) -> "list | None":
+MAX_COVER = 1 << 20
+"""Loop iterations above which a block's predicate is not checked by enumeration."""
+
+
+def _covers(realize: BlockRealize, loops: tuple) -> bool:
+    """Over its loops (constant extents) the block, where its predicate holds, visits
+    every point of its iteration domain and no other."""
+    ext = [(const_of(lp.min), const_of(lp.extent)) for lp in loops]
+    dom = [(const_of(iv.dom.min), const_of(iv.dom.extent)) for iv in realize.block.iter_vars]
+    if any(None in p for p in ext + dom) or math.prod(e for _, e in ext) > MAX_COVER:
+        return False
+    grids = np.meshgrid(*[np.arange(m, m + e, dtype=float) for m, e in ext], indexing="ij")
+    env = {lp.loop_var: g.reshape(-1) for lp, g in zip(loops, grids)}
+    size = math.prod(e for _, e in ext)
+    try:
+        keep = np.broadcast_to(np.asarray(evaluate(realize.predicate, env)), (size,)).astype(bool)
+        points = [np.broadcast_to(np.asarray(evaluate(v, env), dtype=float), (size,))[keep]
+                  for v in realize.iter_values]
+    except (NotEvaluable, TypeError, ValueError, ZeroDivisionError):
+        return False
+    if any(np.any(p < m) or np.any(p >= m + e) for p, (m, e) in zip(points, dom)):
+        return False
+    flat = np.zeros(int(keep.sum()), dtype=np.int64)
+    for p, (m, e) in zip(points, dom):
+        flat = flat * e + (p - m).astype(np.int64)
+    return len(np.unique(flat)) == math.prod(e for _, e in dom)
+
+
+def _whole_domain(realize: BlockRealize, loops: tuple, dom: dict) -> bool:
+    """The block's predicate only restates its iteration domain: in a nest of its own it
+    computes the same elements (a ``T.where`` that skips some, ``k0 < 2`` of a domain of 3,
+    would be lost). Shown by :func:`.predicates.drop_predicates`' rules or, for constant
+    loops, by enumerating them."""
+    return _is_true(realize.predicate) or _all_implied(conjuncts(realize.predicate), realize, dom) \
+        or _covers(realize, loops)
+
+
+def _distributed(stmt, writers: dict, dom: dict) -> "list | None":
     found = _realizes(stmt)
     if found is None or not found or (len(found) == 1 and not _redundant(*found[0])):
         return None
+    if len(found) == 1 and not _whole_domain(*found[0], dom):
+        return None  # alone in its nest: a T.where that skips points bounds no consumer's region
     for k, (realize, _) in enumerate(found):
         if any(writers.get(b, 0) != 1 for b in stored(realize.block)):
             return None
@@ -104,9 +153,10 @@ def distribute(func: PrimFunc) -> PrimFunc:
         for key in stored(b):
             writers[key] = writers.get(key, 0) + 1
     stmts = list(root.body.seq) if isinstance(root.body, SeqStmt) else [root.body]
+    dom = loop_domain(func)
     out, changed = [], False
     for s in stmts:
-        parts = _distributed(s, writers)
+        parts = _distributed(s, writers, dom)
         changed |= parts is not None
         out.extend(parts if parts is not None else [s])
     if not changed:

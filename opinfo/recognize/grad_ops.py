@@ -20,6 +20,13 @@ and, for ``ignore_index``, from the integer constants the function compares with
 function is then run on random inputs (repeated indices, the candidate ignored classes
 among the targets) and compared with a numpy reference of each candidate. Only a single
 surviving candidate is reported.
+
+What random values of one scale cannot show is checked apart: the predictions must not be
+loaded at all (a test of their values is not the op); nll_loss_backward is also run on
+values of widely spread magnitudes (weights of one sign, so no sum cancels), which shows a
+clamp or a threshold far from 1; take_backward's indices visit every position of the
+gathered axis over the trials (an index clamped or tested at a position never drawn is
+otherwise invisible) and its gradients are also drawn of widely spread magnitudes.
 """
 from __future__ import annotations
 
@@ -27,7 +34,7 @@ import itertools
 
 import numpy as np
 
-from tir.expr import EQ, NE, IntImm, PrimExpr, Var
+from tir.expr import EQ, NE, BufferLoad, IntImm, PrimExpr, Var
 from tir.function import PrimFunc
 from tir.functor import pre_order_visit
 from tir.stmt import BufferStore, For, SeqStmt, Stmt, While
@@ -38,10 +45,14 @@ from .running import run
 
 MAX_ELEMENTS = 50_000
 TRIALS = 4
+WIDE_TRIALS = 4
+"""nll_loss_backward runs on widely spread magnitudes after the plain trials."""
 DEFAULT_EXTENT = 3
 """Value tried for a symbolic extent besides the constant extents of the other buffers."""
 REDUCTIONS = ("mean", "sum", "none")
 TAKE_TRIALS = 2
+TAKE_MAX_WINDOWS = 64
+"""Trials needed to draw every position of the gathered axis above which take_backward is not run."""
 TAKE_MAX_STEPS = 1024
 """take_backward's accumulation runs one element at a time in the interpreter (its indices
 are data): gradients larger than this are not run."""
@@ -88,6 +99,34 @@ def shape_bindings(bufs) -> list:
         out.append([tuple(const_of(s) if const_of(s) is not None else next(x for v, x in env if v is s)
                           for s in b.shape) for b in bufs])
     return out
+
+
+def _loaded(func: PrimFunc, buf) -> bool:
+    """Whether ``func`` loads ``buf`` anywhere."""
+    found = []
+    pre_order_visit(func.body, lambda n: not found and (
+        found.append(n) if isinstance(n, BufferLoad) and n.buffer is buf else True))
+    return bool(found)
+
+
+def _wide(rng, shape, dtype: str, sign=None, large: bool = False) -> np.ndarray:
+    """Values of magnitudes spread over many decades (a quarter of the dtype's exponent range
+    up, a twelfth down; with ``large`` only the upper half of that), of random sign unless
+    ``sign`` is given."""
+    top = np.log10(float(np.finfo(dtype).max)) / 4
+    v = 10.0 ** rng.uniform(top / 2 if large else -top / 3, top, shape)
+    return v * (rng.choice([-1, 1], shape) if sign is None else sign)
+
+
+def agreeing(results) -> set:
+    """The candidates that agreed with the trials on some binding of the symbolic extents and
+    on every binding whose shapes allow them (``results``: (allowed, agreeing) per binding;
+    a binding that could not be run refutes all it allows)."""
+    ok, refuted = set(), set()
+    for tried, kept in results:
+        ok |= kept
+        refuted |= tried - kept
+    return ok - refuted
 
 
 def _size(shape) -> int:
@@ -151,41 +190,52 @@ def _nll_roles(shapes, bufs) -> list:
     return roles
 
 
-def _nll_inputs(rng, shapes, bufs, t: int, classes: int, ignored: list, trial: int) -> list:
+def _nll_inputs(rng, shapes, bufs, t: int, w, classes: int, ignored: list, trial: int, wide: bool) -> list:
     args = []
     for i, (b, s) in enumerate(zip(bufs, shapes)):
         if i == t:
             v = rng.integers(0, classes, s)
             if ignored and trial % 2 == 0:
                 v.reshape(-1)[trial // 2 % v.size] = ignored[trial // 2 % len(ignored)]
+        elif wide:  # wide magnitudes (all large every other trial); weights of one sign
+            v = _wide(rng, s, str(b.dtype), sign=(1 if trial % 2 else -1) if i == w else (1 if trial % 4 < 2 else -1),
+                      large=trial % 4 in (0, 3))
         else:
             v = rng.uniform(0.5, 1.5, s) * rng.choice([-1, 1], s)
         args.append(np.asarray(v).astype(str(b.dtype)))
     return args
 
 
-def _nll_readings(func, bufs, shapes, ignored) -> set:
-    """{(g, pred, t, w, reduction, ignore)} agreeing with every trial on these shapes."""
+def _nll_readings(func, bufs, shapes, ignored) -> tuple:
+    """The candidates {(g, pred, t, w, reduction, ignore)} these shapes allow and those of
+    them agreeing with every trial on these shapes."""
     out = shapes[-1]
     classes = out[1] if len(out) > 1 else out[0]
     roles = _nll_roles(shapes, bufs)
     cands = [(g, p, t, w, r, ig) for g, p, t, w, reds in roles for r in reds
              for ig in [None] + [k for k in ignored if k < classes]]
+    tried = set(cands)
     if not cands or any(_size(s) > MAX_ELEMENTS for s in shapes):
-        return set()
+        return tried, set()
+    cands = [c for c in cands if not _loaded(func, bufs[c[1]])]  # predictions: their shape only
     rng = np.random.default_rng(11)
-    t = cands[0][2]
-    for trial in range(max(TRIALS, 2 * len(ignored))):
-        args = _nll_inputs(rng, shapes, bufs, t, classes, [k for k in ignored if k < classes], trial)
+    t = cands[0][2] if cands else None
+    plain = max(TRIALS, 2 * len(ignored))
+    for trial in range(plain + WIDE_TRIALS):
+        if not cands:
+            return tried, set()
+        ws = {c[3] for c in cands}
+        args = _nll_inputs(rng, shapes, bufs, t, next(iter(ws)) if len(ws) == 1 else None, classes,
+                           [k for k in ignored if k < classes], trial, trial >= plain)
         got = run(func, args)
         if got is None:
-            return set()
+            return tried, set()
         cands = [c for c in cands if np.allclose(
             got, nll_backward_reference(args[c[0]], args[t], None if c[3] is None else args[c[3]],
                                         c[4], c[5], classes, out), rtol=1e-4, atol=1e-6, equal_nan=True)]
         if not cands:
-            return set()
-    return set(cands)
+            return tried, set()
+    return tried, set(cands)
 
 
 def recognize_nll_loss_backward(func: PrimFunc) -> "OpInfo | None":
@@ -197,10 +247,11 @@ def recognize_nll_loss_backward(func: PrimFunc) -> "OpInfo | None":
     if not bindings or not any(_nll_roles(s, bufs) for s in bindings) or not _runnable(func):
         return None
     constants = _eq_constants(func)
-    readings = set()
+    readings = []
     for shapes in bindings:
         if _nll_roles(shapes, bufs):
-            readings |= _nll_readings(func, bufs, shapes, sorted(constants))
+            readings.append(_nll_readings(func, bufs, shapes, sorted(constants)))
+    readings = agreeing(readings)
     if len(readings) != 1:
         return None
     (g, pred, t, w, reduction, ignore), = readings
@@ -279,29 +330,43 @@ def _take_roles(shapes, bufs) -> list:
     return roles
 
 
-def _take_readings(func, bufs, shapes) -> set:
-    """{(g, x, idx, axis)} agreeing with every trial on these shapes."""
+def _take_readings(func, bufs, shapes) -> tuple:
+    """The candidates {(g, x, idx, axis)} these shapes allow and those of them agreeing
+    with every trial on these shapes."""
     out = shapes[-1]
     cands = _take_roles(shapes, bufs)
+    tried = set(cands)
     if not cands or any(_size(s) > MAX_ELEMENTS for s in shapes) or _size(out) == 0 \
             or any(_size(shapes[g]) > TAKE_MAX_STEPS for g, *_ in cands):
-        return set()
+        return tried, set()
     rng = np.random.default_rng(13)
-    for _ in range(TAKE_TRIALS):
+    bounds = {_size(out) if ax is None else out[ax] for *_, ax in cands}
+    n = shapes[cands[0][2]][0]
+    few = max(1, min(n // 2 + 1, n - 1))  # distinct positions per trial: indices repeat
+    windows = -(-max(bounds) // few)
+    if windows > TAKE_MAX_WINDOWS:
+        return tried, set()
+    for trial in range(max(TAKE_TRIALS, windows) + 1):
         kept = []
-        for bound in {_size(out) if ax is None else out[ax] for *_, ax in cands}:
+        for bound in bounds:
             i = cands[0][2]
-            args = [rng.uniform(-2, 2, s).astype(str(b.dtype)) for b, s in zip(bufs, shapes)]
-            # few distinct positions, so that repeated indices accumulate
-            args[i] = rng.integers(0, min(bound, shapes[i][0] // 2 + 2), shapes[i]).astype(str(bufs[i].dtype))
+            if trial == max(TAKE_TRIALS, windows):  # gradients of widely spread magnitudes
+                args = [(_wide(rng, s, str(b.dtype)) if b.dtype.is_float else np.zeros(s)).astype(str(b.dtype))
+                        for b, s in zip(bufs, shapes)]
+            else:
+                args = [rng.uniform(-2, 2, s).astype(str(b.dtype)) for b, s in zip(bufs, shapes)]
+            # few distinct positions, so that repeated indices accumulate; over the trials
+            # the windows of positions cover the whole axis
+            at = (np.arange(few) + trial * few) % bound
+            args[i] = rng.choice(at, shapes[i]).astype(str(bufs[i].dtype))
             got = run(func, args)
             kept += [(g, x, i, ax) for g, x, i, ax in cands
                      if (_size(out) if ax is None else out[ax]) == bound and got is not None
                      and np.allclose(got, take_backward_reference(args[g], args[i], out, ax), rtol=1e-5, atol=1e-6)]
         cands = kept
         if not cands:
-            return set()
-    return set(cands)
+            return tried, set()
+    return tried, set(cands)
 
 
 def recognize_take_backward(func: PrimFunc) -> "OpInfo | None":
@@ -312,10 +377,11 @@ def recognize_take_backward(func: PrimFunc) -> "OpInfo | None":
     bindings = shape_bindings(bufs)
     if not bindings or not any(_take_roles(s, bufs) for s in bindings) or not _runnable(func):
         return None
-    readings = set()
+    readings = []
     for shapes in bindings:
         if _take_roles(shapes, bufs):
-            readings |= _take_readings(func, bufs, shapes)
+            readings.append(_take_readings(func, bufs, shapes))
+    readings = agreeing(readings)
     if len({r[:3] for r in readings}) != 1:
         return None
     depth = _accumulation_depth(func, bufs[-1])

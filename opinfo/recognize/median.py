@@ -10,9 +10,13 @@ shape with the axis set to 1 (``keepdims``) or dropped.
 
 Only a function that makes exactly that runtime call, takes one floating-point input and
 writes one or two outputs is tried. Every (axis, keepdims) whose output shapes match is
-run against numpy on distinct random values; the answer is given only when exactly one
-reading reproduces every output (an axis of extent 1 read with ``keepdims`` copies the
-input whatever it is: such readings are several and the function abstains).
+run against numpy on distinct random values and on values with many ties (the index
+output of a descending sort picks the same value as the ascending one at the middle of an
+odd extent, but another of equal elements), with every symbolic extent bound to each of
+:data:`SYMBOLIC_VALUES` (a gather position written for one extent, ``1`` for ``(n - 1) // 2``,
+shows at another); the answer is given only when exactly one reading reproduces every
+output on every run (an axis of extent 1 read with ``keepdims`` copies the input whatever
+it is: such readings are several and the function abstains).
 """
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ from .running import concrete_shapes, run
 
 ARGSORT = "tvm.contrib.sort.argsort"
 MAX_ELEMENTS = 100_000
-SYMBOLIC_VALUE = 3
+SYMBOLIC_VALUES = (3, 4, 5, 8)
 
 
 def _runtime_calls(func: PrimFunc) -> list:
@@ -70,6 +74,26 @@ def _reference(x: np.ndarray, axis, keepdims: bool) -> list:
     return [val, idx]
 
 
+def _kept(func: PrimFunc, bufs: list, shapes: list) -> list:
+    """The readings (axis, keepdims) of these concrete shapes that reproduce every output
+    on distinct values and on values with ties."""
+    cands = _readings(shapes[0], shapes[1:])
+    rng = np.random.default_rng(11)
+    dtype = str(bufs[0].dtype)
+    size = int(np.prod(shapes[0]))
+    distinct = (rng.permutation(size).astype("float64") - size / 2).reshape(shapes[0])
+    for x in (distinct, rng.integers(0, 3, shapes[0]), rng.integers(-1, 2, shapes[0])):
+        x = x.astype(dtype)
+        outs = [np.zeros(s, str(b.dtype)) for s, b in zip(shapes[1:], bufs[1:])]
+        got = [run(func, [x] + outs, out=k) for k in range(1, len(bufs))]
+        if any(g is None for g in got):
+            return []
+        cands = [(axis, keep) for axis, keep in cands
+                 if all(g.shape == r.shape and np.array_equal(g, r.astype(g.dtype))
+                        for g, r in zip(got, _reference(x, axis, keep)))]
+    return cands
+
+
 def recognize_median(func: PrimFunc) -> "OpInfo | None":
     """The median ``func`` computes, or None (see the module doc)."""
     if _runtime_calls(func) != [ARGSORT]:
@@ -81,23 +105,16 @@ def recognize_median(func: PrimFunc) -> "OpInfo | None":
         return None
     if len(bufs) == 2 and bufs[1].dtype != bufs[0].dtype:
         return None
-    shapes = concrete_shapes(bufs, SYMBOLIC_VALUE)
-    if shapes is None or int(np.prod(shapes[0])) > MAX_ELEMENTS or int(np.prod(shapes[0])) < 1:
-        return None
-    cands = _readings(shapes[0], shapes[1:])
-    if not cands:
-        return None
-    rng = np.random.default_rng(11)
-    dtype = str(bufs[0].dtype)
-    size = int(np.prod(shapes[0]))
-    x = (rng.permutation(size).astype("float64") - size / 2).reshape(shapes[0]).astype(dtype)  # distinct values
-    outs = [np.zeros(s, str(b.dtype)) for s, b in zip(shapes[1:], bufs[1:])]
-    got = [run(func, [x] + outs, out=k) for k in range(1, len(bufs))]
-    if any(g is None for g in got):
-        return None
-    kept = [(axis, keep) for axis, keep in cands
-            if all(np.array_equal(g, r.astype(g.dtype)) for g, r in zip(got, _reference(x, axis, keep)))]
-    if len(kept) != 1:
+    kept = None
+    bindings = {tuple(concrete_shapes(bufs, v) or ()) for v in SYMBOLIC_VALUES}
+    for shapes in sorted(bindings):
+        if not shapes or int(np.prod(shapes[0])) > MAX_ELEMENTS or int(np.prod(shapes[0])) < 1:
+            return None
+        found = _kept(func, bufs, list(shapes))
+        kept = found if kept is None else [c for c in kept if c in found]
+        if not kept:
+            return None
+    if kept is None or len(kept) != 1:
         return None
     axis, keepdims = kept[0]
     return OpInfo("median", {"axis": None if axis is None else [axis], "keepdims": keepdims},

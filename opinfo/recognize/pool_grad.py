@@ -18,7 +18,8 @@ before W, as the forward pools read layouts), the stride and before-padding per 
 extent times ``s``, settled by running; max pooling's is the extent of its argmax
 reduction), and for max pooling the padded extents (ratios of
 the flat index's coefficients). The function is then run on random data (and on data with
-ties) and compared with a numpy reference for every candidate; exactly one must agree.
+ties, and on magnitudes far from 1: all-negative data under a pad value, clamped gradients)
+and compared with a numpy reference for every candidate; exactly one must agree.
 TVM's max-pool gradient reads ``argmax``/``output_grad`` out of bounds where the guard
 only bounds from below (undefined values, compared and discarded): it is run with every
 load guarded to read 0 out of bounds, the op's meaning.
@@ -47,11 +48,14 @@ from ..tags import tag
 from .pool_grad_read import ARGMAX, GRAD, argmax_windows, grad_block, include_pad, layout_of, padded_extents, structure
 from .pool_readings import Axis, Reading, choose
 from .pool_ref import pool_grad_ref
+from .grad_ops import _wide
 from .running import run
 
 MAX_WORK = 400_000
 """Data elements times window positions above which the function is not run."""
 TRIALS = 3
+WIDE_TRIALS = 2
+"""Runs on values of widely spread magnitudes after the TRIALS plain ones."""
 
 
 def _runnable(func: PrimFunc, guard_loads: bool) -> PrimFunc:
@@ -147,13 +151,19 @@ def recognize_pool_grad(func: PrimFunc) -> "OpInfo | None":
     runner = _runnable(nf, kind == "max")  # the average guards every load itself
     rng = np.random.default_rng(11)
     tol = 1e-5 if bufs[1].dtype.bits > 16 else 4e-3  # sums of at most a few float16 quotients
-    for trial in range(TRIALS):
-        grad = (rng.integers(-8, 9, gshape) / 4).astype(dtype)  # exact in every float type
-        data = (rng.standard_normal(shape) if trial < 2 else rng.integers(0, 3, shape)).astype(dtype)
+    for trial in range(TRIALS + WIDE_TRIALS):
+        if trial < TRIALS:
+            grad = (rng.integers(-8, 9, gshape) / 4).astype(dtype)  # exact in every float type
+            data = (rng.standard_normal(shape) if trial < 2 else rng.integers(0, 3, shape)).astype(dtype)
+        else:  # magnitudes far from 1: a clamp of the gradient, a pad value above the data
+            grad = _wide(rng, gshape, dtype).astype(dtype)
+            data = (_wide(rng, shape, dtype, sign=-1 if trial == TRIALS else None)).astype(dtype)
         got = run(runner, [grad, data, np.zeros(shape, dtype)])
         if got is None:
             return None
-        cands = [c for c in cands if np.allclose(got, pool_grad_ref(kind, c, grad, data, axes), rtol=tol, atol=tol)]
+        # error bound: tol relative to the sum of the magnitudes added into each element
+        cands = [c for c in cands if np.all(np.abs(got - pool_grad_ref(kind, c, grad, data, axes))
+                                            <= tol * (pool_grad_ref(kind, c, np.abs(grad), data, axes) + 1))]
         if not cands:
             return None
     if kind == "avg" and len(cands) == 2 and cands[0][:2] == cands[1][:2]:

@@ -26,6 +26,17 @@ def concrete_shapes(bufs, value: int) -> "list | None":
     return out
 
 
+def above_constants(func) -> int:
+    """One more than every integer constant of ``func``'s body: a symbolic extent bound to it
+    exceeds any constant a clamp (``min(n, c)``) or a test (``n < c``) could compare it with."""
+    from tir.expr import IntImm
+    from tir.functor import post_order_visit
+
+    found = [1]
+    post_order_visit(func.body, lambda n: found.append(abs(int(n.value))) if isinstance(n, IntImm) else None)
+    return max(found) + 1
+
+
 def run(func, arrays, out: int = -1) -> "np.ndarray | None":
     """Run ``func`` in destination-passing style on copies of ``arrays`` (outputs
     included); the array at position ``out`` afterwards, or None when the interpreter

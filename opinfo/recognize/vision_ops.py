@@ -13,7 +13,9 @@ and ``id_index`` range over the K columns. The function is run on data whose sco
 exactly on, just above and just below each candidate threshold, with class ids on both
 sides of 0 and outputs pre-filled with noise (every element must be written), and all
 three outputs are compared with a numpy reference of each candidate: exactly one must
-agree on every trial.
+agree on every trial. A symbolic function is run with its symbols bound to two of the
+other extents and to a value above every integer constant of the function (a clamp of
+the batch extent shows only there).
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from tir.interp import interpret
 
 from ..info import OpInfo, Operand
 from .grad_ops import _runnable, _signature, _size, shape_bindings
+from .running import above_constants, concrete_shapes
 
 MAX_ELEMENTS = 4096
 """Data elements above which the function (run one box at a time) is not run."""
@@ -115,14 +118,18 @@ def recognize_get_valid_counts(func: PrimFunc) -> "OpInfo | None":
     if bufs is None or len(bufs) != 4:
         return None
     bindings = [s for s in shape_bindings(bufs) if _roles(s, bufs)]
-    if not bindings or any(_size(s[0]) > MAX_ELEMENTS for s in bindings) or not _runnable(func):
+    if bindings and bindings[0] != bindings[-1]:  # symbolic: also every symbol above every constant
+        high = concrete_shapes(bufs, above_constants(func))
+        bindings = bindings[:2] + ([high] if high is not None and _roles(high, bufs) else [None])
+    if not bindings or None in bindings or any(_size(s[0]) > MAX_ELEMENTS for s in bindings) or not _runnable(func):
         return None
     thresholds = _float_constants(func)
     if not thresholds or len(thresholds) > 4:
         return None
-    readings = set()
-    for shapes in bindings[:2]:
-        readings |= _readings(func, bufs, shapes, thresholds)
+    readings = None
+    for shapes in bindings:  # every binding must agree
+        found = _readings(func, bufs, shapes, thresholds)
+        readings = found if readings is None else readings & found
     if len(readings) != 1:
         return None
     (threshold, id_index, score_index), = readings
