@@ -85,3 +85,16 @@ def test_bad_file_in_the_table(folder):
     out = _analyze(bad, folder / "add_1_1.py")
     assert out.returncode != 0
     assert f"{bad}:" in out.stderr and "add_1_1.py" in out.stdout
+
+
+def test_assumed_attributes_are_starred_in_the_table():
+    from opinfo.cli.analyze import table
+
+    op = {"op": "nn.max_pool2d", "attrs": {"pool_size": [3, 3], "padding": [1, 1, 1, 1], "ceil_mode": False},
+          "operands": [], "assumed": ["ceil_mode", "padding"]}
+    text = table({"file": "m.py", "functions": [{"name": "pool", "kind": "out_ewise_fusable", "ops": [op]}]})
+    assert "pool_size=[3, 3], padding*=[1, 1, 1, 1], ceil_mode*=False" in text
+    assert "convention of framework importers" in text
+    plain = dict(op, assumed=[])
+    text = table({"file": "m.py", "functions": [{"name": "pool", "kind": "out_ewise_fusable", "ops": [plain]}]})
+    assert "*" not in text

@@ -77,16 +77,22 @@ def module_record(mod, path: str) -> dict:
 
 
 def table(rec: dict) -> str:
-    """A record of a file that was read, as a readable table: one line per function."""
+    """A record of a file that was read, as a readable table: one line per function (and a
+    footnote when an attribute is starred as assumed)."""
     lines = [rec["file"]]
     for fn in rec["functions"]:
         ops = "; ".join(_op_text(o) for o in fn["ops"]) or "(not recognized)"
         lines.append(f"  {fn['name']:<28} {fn['kind']:<18} {ops}")
+    if any(o.get("assumed") for fn in rec["functions"] for o in fn["ops"]):
+        lines.append("  * not decided by the loops: the convention of framework importers (inside a network)")
     return "\n".join(lines)
 
 
 def _op_text(op: dict) -> str:
-    attrs = ", ".join(f"{k}={v}" for k, v in op["attrs"].items())
+    """``name(k=v, ...)``; an attribute filled in by the importers' convention (the loops
+    leave it open, see OpInfo.assumed) is starred: ``ceil_mode*=False``."""
+    assumed = set(op.get("assumed", ()))
+    attrs = ", ".join(f"{k}{'*' if k in assumed else ''}={v}" for k, v in op["attrs"].items())
     return f"{op['op']}({attrs})" if attrs else op["op"]
 
 
