@@ -20,7 +20,8 @@ RESHAPES = frozenset({"reshape", "squeeze", "expand_dims", "flatten"})
 TAGS = {"T_reshape": "reshape", "T_squeeze": "squeeze", "T_expand_dims": "expand_dims", "expand_dims": "expand_dims",
         "T_dynamic_strided_slice_with_axes": "strided_slice",
         "T_broadcast_to": "broadcast_to", "T_tile": "tile", "T_transpose": "permute_dims",
-        "PadInput": "nn.pad", "T_pad": "nn.pad", "T_strided_slice": "strided_slice",
+        "PadInput": "nn.pad", "T_pad": "nn.pad",
+        "ReflectPadInput": "nn.pad", "ReplicatePadInput": "nn.pad", "CircularPadInput": "nn.pad", "T_strided_slice": "strided_slice",
         "T_strided_slice_with_axes": "strided_slice", "T_split": "split", "T_split_sections": "split"}
 
 

@@ -15,6 +15,7 @@ from .extent import always_equal, sym
 from .movement_index import affine_terms, const_extents, data_operand, load_extents, pure_space
 from .movement_reshape import reshape_ok
 from .movement_select import match_select_movement
+from .pad_modes import match_pad_modes
 from . import symbolic
 
 
@@ -25,7 +26,7 @@ def match_movement(expr, space: Space, ctx) -> "Match | None":
     if not pure_space(space):
         return None
     if isinstance(e, BufferLoad) and ctx.is_param(e.buffer):
-        return _take(e, space, ctx) or _affine_copy(e, space) or _mod_copy(e, space)
+        return _take(e, space, ctx) or _affine_copy(e, space) or _mod_copy(e, space) or match_pad_modes(e, space, ctx)
     if isinstance(e, Call) and e.op == "if_then_else" or isinstance(e, Select):
         return match_select_movement(e, space, ctx)
     return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..buffer import Buffer
 from ..builder import Builder
-from ..expr import EQ, LE, FloorDiv, FloorMod, Max, Min, as_int, cast, if_then_else
+from ..expr import EQ, LE, FloorDiv, FloorMod, Max, Min, Select, as_int, cast, if_then_else
 from .. import dtype as dt
 from .broadcast import broadcast_index, broadcast_shape
 from .common import OpError, add, index, mul, normalize_axis, pad, static, sub
@@ -179,13 +179,47 @@ def strided_slice(b: Builder, x: Buffer, axes, begin, end, strides=None, assume_
 
 
 def nn_pad(b: Builder, x: Buffer, pad_width, pad_value=0.0, pad_mode="constant") -> Buffer:
-    """``PadInput``: constant padding; ``pad_width`` is ``[before0, after0, before1, after1, ...]``."""
-    if pad_mode != "constant":
-        raise OpError("nn.pad", "pad_mode", f"only 'constant' is supported, got {pad_mode!r}")
+    """``PadInput``: constant padding; ``pad_width`` is ``[before0, after0, before1, after1, ...]``.
+    ``reflect`` / ``replicate`` / ``circular`` (``ReflectPadInput`` / ``ReplicatePadInput`` /
+    ``CircularPadInput``) read the data at a mirrored, clamped or wrapped index instead (numpy's
+    ``reflect`` / ``edge`` / ``wrap``, reflect and circular widths below the extent); ``pad_value`` is unused."""
     pw = list(pad_width)
     if len(pw) != 2 * x.ndim:
         raise OpError("nn.pad", "pad_width", f"expected {2 * x.ndim} integers, got {len(pw)}")
-    return pad(b, x, pw[0::2], pw[1::2], float(pad_value) if x.dtype.is_float else pad_value, name="PadInput")
+    if pad_mode == "constant":
+        return pad(b, x, pw[0::2], pw[1::2], float(pad_value) if x.dtype.is_float else pad_value, name="PadInput")
+    if pad_mode not in _PAD_INDEX:
+        raise OpError("nn.pad", "pad_mode", f"expected constant, reflect, replicate or circular, got {pad_mode!r}")
+    before, after = pw[0::2], pw[1::2]
+    for n, lo, hi in zip(x.shape, before, after):
+        limit = as_int(n)
+        if lo < 0 or hi < 0 or pad_mode != "replicate" and limit is not None and max(lo, hi) >= limit:
+            raise OpError("nn.pad", "pad_width", f"{pad_mode} widths must be non-negative"
+                          + ("" if pad_mode == "replicate" else " and below the extent"))
+    index_of = _PAD_INDEX[pad_mode]
+    shape = [add(add(n, lo), hi) for n, lo, hi in zip(x.shape, before, after)]
+
+    def body(*i):
+        return x[tuple(index_of(sub(v, lo), n) for v, n, lo in zip(i, x.shape, before))]
+
+    name = {"reflect": "ReflectPadInput", "replicate": "ReplicatePadInput", "circular": "CircularPadInput"}[pad_mode]
+    return b.compute(name, shape, body, names=_ax(x.ndim))
+
+
+def _abs(p):
+    return Select(LE(index(0), p), p, sub(index(0), p))
+
+
+def _reflect_index(p, n):
+    """``n - 1 - |n - 1 - |p||``: the data mirrored about its first and last element."""
+    return sub(sub(n, 1), _abs(sub(sub(n, 1), _abs(p))))
+
+
+_PAD_INDEX = {
+    "reflect": _reflect_index,
+    "replicate": lambda p, n: Max(index(0), Min(sub(n, 1), p)),
+    "circular": lambda p, n: FloorMod(add(p, n), index(n)),
+}
 
 
 def take(b: Builder, x: Buffer, indices: Buffer, axis=None, mode="fast") -> Buffer:
