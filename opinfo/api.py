@@ -31,7 +31,8 @@ from .graph_context import FuncContext, ModuleContext
 from .graph_naming import name_in_context
 from .recognize.bucketize import recognize_bucketize
 from .recognize.median import recognize_median
-from .recognize.grad_ops import recognize_nll_loss_backward, recognize_take_backward
+from .recognize.grad_ops import recognize_nll_loss_backward
+from .recognize.grad_take import recognize_take_backward
 from .recognize.vision_ops import recognize_get_valid_counts
 from .recognize.pool_grad import recognize_pool_grad
 

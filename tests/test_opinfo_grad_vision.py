@@ -1,5 +1,5 @@
-"""grad.nll_loss_backward / grad.take_backward (opinfo/recognize/grad_ops.py): TVM-printed
-fixtures, edits that change the computation (must abstain), and generated take_backward
+"""grad.nll_loss_backward / grad.take_backward (opinfo/recognize/grad_ops.py, grad_take.py):
+TVM-printed fixtures, edits that change the computation (must abstain), and generated take_backward
 externs of TVM's ir_builder form for random shapes and axes."""
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import tir
 from fixture_util import fixture_func
 from opinfo import analyze
 from opinfo.recognize.vision_ops import recognize_get_valid_counts, valid_counts_reference
-from opinfo.recognize.grad_ops import (recognize_nll_loss_backward, recognize_take_backward,
-                                       take_backward_reference)
+from opinfo.recognize.grad_ops import recognize_nll_loss_backward
+from opinfo.recognize.grad_take import recognize_take_backward, take_backward_reference
 
 
 @pytest.mark.parametrize("name, reduction, ignore", [
@@ -99,7 +99,7 @@ def _take_backward_text(shape, axis, n) -> str:
     """TVM's take_backward extern (flattened ir_builder loops) for x of ``shape``."""
     gshape = shape[:axis] + (n,) + shape[axis + 1:]
     pre, nxt = int(np.prod(shape[:axis])), int(np.prod(shape[axis + 1:]))
-    size, glen = int(np.prod(shape)), int(np.prod(gshape))
+    size = int(np.prod(shape))
     ty = lambda s: "(" + "".join(f"T.int64({d}), " for d in s) + ")"
     out_idx = f"v // T.int64({nxt}) * T.int64({nxt * shape[axis]}) + idx[v_1] * T.int64({nxt}) + v % T.int64({nxt})"
     g_idx = f"v // T.int64({nxt}) * T.int64({nxt * n}) + v_1 * T.int64({nxt}) + v % T.int64({nxt})"

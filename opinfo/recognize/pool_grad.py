@@ -48,8 +48,7 @@ from ..tags import tag
 from .pool_grad_read import ARGMAX, GRAD, argmax_windows, grad_block, include_pad, layout_of, padded_extents, structure
 from .pool_readings import Axis, Reading, choose
 from .pool_ref import pool_grad_ref
-from .grad_ops import _wide
-from .running import run
+from .running import run, wide as _wide
 
 MAX_WORK = 400_000
 """Data elements times window positions above which the function is not run."""

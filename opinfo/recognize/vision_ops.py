@@ -27,8 +27,8 @@ from tir.functor import pre_order_visit
 from tir.interp import interpret
 
 from ..info import OpInfo, Operand
-from .grad_ops import _runnable, _signature, _size, shape_bindings
-from .running import above_constants, concrete_shapes
+from .running import above_constants, concrete_shapes, runnable as _runnable, shape_bindings
+from .running import signature as _signature, size as _size
 
 MAX_ELEMENTS = 4096
 """Data elements above which the function (run one box at a time) is not run."""
