@@ -129,3 +129,48 @@ def test_other_axis_in_index_abstains():
     f = _one("ReplicatePadInput", [((4, 4), "float32")],
              lambda x: lambda i, j: x[i, Max(Min(j - i, const(3, I64)), const(0, I64))], (4, 6))
     assert _attrs(f) == []
+
+
+# ------------------------------------------------------------ image.resize2d tf_crop_and_resize
+def _resize(name):
+    return [(o.name, o.to_json()["attrs"]) for o in analyze(fixture_func(name)).ops]
+
+
+def _crop(size, layout, method, rounding, roi, ext, **cubic):
+    return [("image.resize2d", {"size": size, "layout": layout, "method": method,
+                                "coordinate_transformation_mode": "tf_crop_and_resize", "rounding_method": rounding,
+                                "roi": roi, "extrapolation_value": ext, **cubic})]
+
+
+@pytest.mark.parametrize("name, want", [
+    ("resize_crop_nearest_ceil", _crop([10, 10], "NCHW", "nearest_neighbor", "ceil", [-0.07, 0.1, 1.09, 1.06], 0.5)),
+    ("resize_crop_linear_nhwc", _crop([4, 6], "NHWC", "linear", "round", [0.18, 0.04, 0.72, 0.82], 0.5)),
+    ("resize_crop_cubic_dynamic", _crop([8, 8], "NCHW", "cubic", "round", [-0.18, 0.1, 1.17, 1.09], 0.5,
+                                        cubic_alpha=-0.75, cubic_exclude=1)),
+    # split and cached by the schedule; rounding floor(x + 0.5), told from floor by the values
+    ("resize_crop_nearest_sched", _crop([3, 10], "NHWC", "nearest_neighbor", "round_prefer_ceil",
+                                        [0.03, -0.19, 1.14, 0.96], -1.0)),
+])
+def test_tf_crop_and_resize_fixtures(name, want):
+    assert _resize(name) == want
+
+
+def test_tf_crop_cubic_exclude_not_seen_abstains():
+    """No source coordinate near a border: cubic_exclude 0 and 1 compute the same here."""
+    assert _resize("resize_crop_cubic_exclude_unseen") == []
+
+
+def test_tf_crop_guard_on_a_wrong_bound_abstains():
+    """The upper guard must be the input's last index (here 4.0 against an extent of 4)."""
+    edit = lambda t: t.replace("T.float32(3.0) < ", "T.float32(4.0) < ")
+    text = (FIXTURES / "resize_crop_linear_nhwc.py").read_text()
+    assert "T.float32(3.0) < " in text
+    assert [o.name for o in analyze(fixture_func("resize_crop_linear_nhwc", edit)).ops] == []
+
+
+def test_tf_crop_mixed_extrapolation_values_abstain():
+    text = (FIXTURES / "resize_crop_nearest_ceil.py").read_text()
+    first = text.index("T.float32(0.5), T.if_then_else")
+    edited = text[:first] + "T.float32(0.25), T.if_then_else" + text[first + len("T.float32(0.5), T.if_then_else"):]
+    assert edited != text
+    assert [o.name for o in analyze(fixture_func("resize_crop_nearest_ceil", lambda t: edited)).ops] == []

@@ -19,6 +19,8 @@ from tir.expr import BufferLoad
 from tir.topi.resize import RESIZE2D, RESIZE3D, Flavour
 
 from ..affine import affine
+from ..probe import NotEvaluable
+from . import resize_crop as crop
 from . import resize_ref as ref
 from .common import Match, Space
 from .numeric import Check, Operand, claim, float_consts, visit_once
@@ -140,6 +142,8 @@ def _find(spec: Spec, check: Check) -> "Match | None":
     x = load.buffer
     n_loads = _count_loads(check.expr)
     in_shape = check.shape_of(x)
+    if crop.guards(check.expr) is not None:
+        return _crop(spec, check, load, in_shape, n_loads)
     found = []
     for layout, axes in spec.layouts(check.extents):
         if _fits(load, check.space, in_shape, check.extents, axes):
@@ -153,6 +157,50 @@ def _find(spec: Spec, check: Check) -> "Match | None":
     if chosen is None:
         return None
     attrs_ = {"size": size, "layout": layout, **chosen}
+    return Match(spec.op, attrs_, (("data", load, check.space),))
+
+
+def _crop(spec: Spec, check: Check, load, in_shape, n_loads) -> "Match | None":
+    """tf_crop_and_resize (2-D only): the one layout whose axes the guards read, the one
+    candidate equal to the expression at every spatial position (:mod:`.resize_crop`)."""
+    if spec is not SPEC2D or None in in_shape:
+        return None
+    x, found = load.buffer, []
+    for layout, axes in spec.layouts(check.extents):
+        if not _fits(load, check.space, in_shape, check.extents, axes):
+            continue
+        in_sizes = tuple(in_shape[a] for a in axes)
+        out_sizes = tuple(check.extents[a] for a in axes)
+        read = crop.read_crop(check.expr, check.space, list(axes), in_sizes, out_sizes)
+        if read is None or int(np.prod(out_sizes)) * 4 > MAX_POSITIONS:
+            continue
+        roi, ext, coords, inner = read
+        check.use_points(_grid(check.extents, axes))
+        try:
+            srcs = crop.coordinates_at(coords, check.space, list(axes), check.pts)
+        except NotEvaluable:
+            return None
+        outside = np.zeros(len(check.pts), dtype=bool)
+        for s, n in zip(srcs, in_sizes):
+            outside |= (s < 0) | (s > n - 1)
+        data = Operand(x, None, True)
+        outs = [check.pts[:, a].astype(float) for a in axes]
+
+        def reference(scale, make, axes=axes, in_sizes=in_sizes, srcs=srcs, outside=outside, ext=ext):
+            val = make(srcs)(_pixel(check, x, axes, in_sizes, scale), outs, in_sizes)
+            return np.where(outside, ext, val)
+
+        passing = [a for a, make in crop.candidates(n_loads, len(axes), float_consts(check.expr), inner)
+                   if check.matches(data, lambda s, make=make: reference(s, make))]
+        if passing:
+            found.append((layout, axes, roi, ext, passing))
+    if len(found) != 1 or len(found[0][4]) != 1:
+        return None
+    layout, axes, roi, ext, (chosen,) = found[0]
+    attrs_ = {"size": [check.extents[a] for a in axes], "layout": layout, "method": chosen["method"],
+              "coordinate_transformation_mode": crop.MODE, "rounding_method": chosen["rounding_method"],
+              "roi": roi, "extrapolation_value": ext}
+    attrs_.update({k: v for k, v in chosen.items() if k.startswith("cubic_")})
     return Match(spec.op, attrs_, (("data", load, check.space),))
 
 

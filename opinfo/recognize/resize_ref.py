@@ -138,3 +138,23 @@ def linear(pixel, oy, ox, in_hw, out_hw, mode):
 def cubic(pixel, oy, ox, in_hw, out_hw, mode, alpha, exclude):
     """resize2d's cubic, ``pixel(ys, xs)`` reading rows and columns."""
     return cubic_nd(lambda c: pixel(*c), [oy, ox], in_hw, out_hw, RESIZE2D, mode, alpha, exclude)
+
+
+def rounded(x: np.ndarray, rounding: str) -> np.ndarray:
+    """``x`` rounded as nearest_neighbor's ``rounding`` (an explicit one) rounds it."""
+    return _rounded(x, rounding)
+
+
+def linear_from(pixel, srcs: list) -> np.ndarray:
+    """Linear interpolation at given source coordinates (one array per spatial axis)."""
+    picks = []
+    for s in srcs:
+        base = np.floor(s)
+        picks.append(([base, base + 1], [1.0 - (s - base), s - base]))
+    return _combine(pixel, picks)
+
+
+def cubic_from(pixel, srcs: list, ins, alpha: float, exclude: int) -> np.ndarray:
+    """Cubic interpolation (resize2d's) at given source coordinates."""
+    with np.errstate(all="ignore"):
+        return _combine(pixel, [_cubic_axis(s, si, alpha, exclude) for s, si in zip(srcs, ins)])
