@@ -247,7 +247,9 @@ def extend(SPECS, T, rshape, R, relax, tirx):
         pw = [rng.randint(0, 2) for _ in range(2 * r)]
         # "edge" is not a mode TVM 0.27 legalizes: it lowers as a constant pad (unobservable)
         mode = rng.choice(["reflect", "replicate", "circular", "constant"] + (["edge"] if U else []))
-        val = rng.choice([0.0, 2.0, -0.5])
+        # pad_value enters only a constant pad's loops: other modes keep Relax's default 0.0
+        # (a non-zero value there is unobservable: only with OPINFO_GAPS_UNOBSERVABLE)
+        val = rng.choice([0.0, 2.0, -0.5]) if mode == "constant" or U else 0.0
         return [T(s)], lambda v: R.nn.pad(v[0], pw, mode, val)
 
     @gap("clip")
