@@ -34,6 +34,7 @@ from .recognize.median import recognize_median
 from .recognize.grad_ops import recognize_nll_loss_backward
 from .recognize.grad_take import recognize_take_backward
 from .recognize.vision_ops import recognize_get_valid_counts
+from .recognize.vision_multibox import recognize_multibox_transform_loc
 from .recognize.pool_grad import recognize_pool_grad
 
 RECOGNIZER_ERRORS = (ValueError, TypeError, ArithmeticError, RecursionError, IndexError, KeyError)
@@ -44,7 +45,7 @@ abstains rather than stopping the analysis of everything else."""
 WHOLE_FUNCTION = (recognize_attention, recognize_attention_bias, recognize_reverse_sequence, recognize_roi,
                   recognize_grid_sample, recognize_meshgrid, recognize_bucketize, recognize_median,
                   recognize_nll_loss_backward, recognize_take_backward, recognize_get_valid_counts,
-                  recognize_pool_grad)
+                  recognize_pool_grad, recognize_multibox_transform_loc)
 """Ops recognised from the whole function (most by running it on random inputs; meshgrid
 from its several outputs together), tried when the structural decomposition found nothing."""
 
