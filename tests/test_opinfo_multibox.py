@@ -58,14 +58,20 @@ def test_multibox_edits_abstain(name, old, new):
     assert recognize_multibox_transform_loc(fixture_func(name, edit)) is None
 
 
-def test_multibox_softmax_threshold_zero_is_assumed():
-    """After a softmax every threshold <= 0 keeps every score: Relax's default 0.0 is only
-    assumed and a lone function abstains."""
-    func = fixture_func("vision_multibox_softmax_bg",
-                        lambda t: t.replace("T.float32(0.40000000000000002) <=", "T.float32(0.0) <="))
-    op = recognize_multibox_transform_loc(func)
+def test_multibox_softmax_threshold_at_or_below_zero():
+    """After a softmax every threshold <= 0 keeps every score: running cannot tell them
+    apart, the comparison TVM writes (``threshold <= score``, the constant as given) does;
+    without such a comparison Relax's default 0.0 is only assumed and a lone function abstains."""
+    for written in ("0.0", "-0.5"):
+        func = fixture_func("vision_multibox_softmax_bg",
+                            lambda t: t.replace("T.float32(0.40000000000000002) <=", f"T.float32({written}) <="))
+        (op,) = analyze(func).ops
+        assert op.attrs["threshold"] == float(written) and op.assumed == ()
+    strict = fixture_func("vision_multibox_softmax_bg",
+                          lambda t: t.replace("T.float32(0.40000000000000002) <=", "T.float32(-1.0) <"))
+    op = recognize_multibox_transform_loc(strict)
     assert op.attrs["threshold"] == 0.0 and op.assumed == ("threshold",)
-    assert analyze(func).ops == ()
+    assert analyze(strict).ops == ()
     above = fixture_func("vision_multibox_softmax_bg",
                          lambda t: t.replace("T.float32(0.40000000000000002) <=", "T.float32(1.5) <="))
     assert recognize_multibox_transform_loc(above) is None

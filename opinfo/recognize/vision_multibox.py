@@ -14,16 +14,16 @@ clip)`` against xmin/xmax, on anchors and encodings that put boxes on both sides
 the scores ``(apply_softmax, threshold, keep_background)`` on class scores exactly on, just
 above and just below every candidate threshold (and moderate logits, for the softmax).
 Exactly one candidate of each must agree on every trial. After a softmax (scores in [0, 1])
-a threshold <= 0 or > 1 has no effect on any input: above 1 the function is not claimed, at
-or below 0 Relax's default 0.0 is reported as assumed (a lone function abstains).
+a threshold <= 0 or > 1 has no effect on any input: above 1 the function is not claimed; at
+or below 0 it is read from the comparison TVM writes (``threshold <= score``, the constant
+as given) when exactly one such comparison exists, else Relax's default 0.0 is reported as
+assumed (a lone function abstains).
 """
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
-from tir.expr import FloatImm
+from tir.expr import GE, LE, BufferLoad, FloatImm
 from tir.function import PrimFunc
 from tir.functor import pre_order_visit
 from tir.interp import interpret
@@ -43,6 +43,22 @@ def _float_constants(func: PrimFunc) -> list:
     def visit(node):
         if isinstance(node, FloatImm):
             found.add(float(node.value))
+        return True
+
+    pre_order_visit(func.body, visit)
+    return sorted(found)
+
+
+def _compared_constants(func: PrimFunc) -> list:
+    """The float constants a ``>=`` / ``<=`` compares a loaded value with (TVM's ``score >=
+    threshold``, written ``threshold <= score``)."""
+    found = set()
+
+    def visit(node):
+        if isinstance(node, (GE, LE)):
+            for const, other in ((node.a, node.b), (node.b, node.a)):
+                if isinstance(const, FloatImm) and isinstance(other, BufferLoad):
+                    found.add(float(const.value))
         return True
 
     pre_order_visit(func.body, visit)
@@ -188,7 +204,11 @@ def recognize_multibox_transform_loc(func: PrimFunc) -> "OpInfo | None":
     thresholds = sorted(c[1] for c in score)
     assumed = ()
     if soft and all(t <= 0 for t in thresholds):
-        threshold, assumed = 0.0, ("threshold",)  # no effect on a softmax: Relax's default
+        written = _compared_constants(func)
+        if len(written) == 1 and written[0] <= 0:
+            threshold = written[0]  # no effect on a softmax, but TVM writes it as given: score >= t
+        else:
+            threshold, assumed = 0.0, ("threshold",)  # Relax's default, by convention
     elif len(thresholds) != 1 or (soft and thresholds[0] > 1):
         return None
     else:
