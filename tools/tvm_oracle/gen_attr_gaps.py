@@ -386,6 +386,16 @@ def extend(SPECS, T, rshape, R, relax, tirx):
         b = [1 if rng.random() < 0.4 else d for d in a]
         return [T(a, "float16"), T(b, "float16")], lambda v: R.power(v[0], v[1])
 
+    @gap("vision.multibox_transform_loc")
+    def _(rng):
+        b, c, n = rng.randint(1, 2), rng.randint(2, 4), rng.randint(2, 6)
+        soft = rng.random() < 0.5
+        thr = rng.choice([0.0, 0.25, 0.4] + ([-0.5] if soft else [0.6]))
+        var = rng.choice([(0.1, 0.1, 0.2, 0.2), (0.5, 1.0, 2.0, 0.25), (1.0, 1.0, 1.0, 1.0)])
+        return ([T([b, c, n]), T([b, n * 4]), T([1, n, 4])],
+                lambda v: R.vision.multibox_transform_loc(v[0], v[1], v[2], rng.random() < 0.5, thr, var,
+                                                          rng.random() < 0.5, soft))
+
     for name in ("floor_divide", "floor_mod", "mod", "divide", "maximum", "minimum", "subtract"):
         def mk(n):
             def f(rng):
