@@ -25,9 +25,10 @@ import numpy as np
 from tir.expr import Call, StringImm
 from tir.function import PrimFunc
 from tir.functor import pre_order_visit
+from tir.intrinsics import CALL_STATEMENTS
 
 from ..info import OpInfo, Operand
-from .running import concrete_shapes, run
+from .running import concrete_shapes, run_all, signature
 
 ARGSORT = "tvm.contrib.sort.argsort"
 MAX_ELEMENTS = 100_000
@@ -38,7 +39,7 @@ def _runtime_calls(func: PrimFunc) -> list:
     found = []
 
     def visit(n):
-        if isinstance(n, Call) and n.op in ("call_packed", "call_cpacked", "call_extern"):
+        if isinstance(n, Call) and n.op in CALL_STATEMENTS:
             found.append(n.args[0].value if n.args and isinstance(n.args[0], StringImm) else None)
         return True
 
@@ -84,10 +85,10 @@ def _kept(func: PrimFunc, bufs: list, shapes: list) -> list:
     distinct = (rng.permutation(size).astype("float64") - size / 2).reshape(shapes[0])
     for x in (distinct, rng.integers(0, 3, shapes[0]), rng.integers(-1, 2, shapes[0])):
         x = x.astype(dtype)
-        outs = [np.zeros(s, str(b.dtype)) for s, b in zip(shapes[1:], bufs[1:])]
-        got = [run(func, [x] + outs, out=k) for k in range(1, len(bufs))]
-        if any(g is None for g in got):
+        ran = run_all(func, [x] + [np.zeros(s, str(b.dtype)) for s, b in zip(shapes[1:], bufs[1:])])
+        if ran is None:
             return []
+        got = ran[1:]
         cands = [(axis, keep) for axis, keep in cands
                  if all(g.shape == r.shape and np.array_equal(g, r.astype(g.dtype))
                         for g, r in zip(got, _reference(x, axis, keep)))]
@@ -98,8 +99,8 @@ def recognize_median(func: PrimFunc) -> "OpInfo | None":
     """The median ``func`` computes, or None (see the module doc)."""
     if _runtime_calls(func) != [ARGSORT]:
         return None
-    bufs = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
-    if len(bufs) != len(func.params) or len(bufs) not in (2, 3) or not bufs[0].dtype.is_float:
+    bufs = signature(func)
+    if bufs is None or len(bufs) not in (2, 3) or not bufs[0].dtype.is_float:
         return None
     if len(bufs) == 3 and not (bufs[1].dtype == bufs[0].dtype and bufs[2].dtype.is_int):
         return None

@@ -9,9 +9,9 @@ import itertools
 
 import numpy as np
 
-from tir.expr import BufferLoad, PrimExpr, Var
+from tir.expr import BufferLoad, FloatImm, IntImm, PrimExpr, Var
 from tir.function import PrimFunc
-from tir.functor import pre_order_visit
+from tir.functor import post_order_visit, pre_order_visit
 from tir.interp import interpret
 from tir.stmt import While
 
@@ -36,25 +36,35 @@ def concrete_shapes(bufs, value: int) -> "list | None":
 def above_constants(func) -> int:
     """One more than every integer constant of ``func``'s body: a symbolic extent bound to it
     exceeds any constant a clamp (``min(n, c)``) or a test (``n < c``) could compare it with."""
-    from tir.expr import IntImm
-    from tir.functor import post_order_visit
-
     found = [1]
     post_order_visit(func.body, lambda n: found.append(abs(int(n.value))) if isinstance(n, IntImm) else None)
     return max(found) + 1
 
 
-def run(func, arrays, out: int = -1) -> "np.ndarray | None":
+def float_constants(func) -> list:
+    """The distinct floating-point constants of ``func``'s body, in increasing order."""
+    found = set()
+    post_order_visit(func.body, lambda n: found.add(float(n.value)) if isinstance(n, FloatImm) else None)
+    return sorted(found)
+
+
+def run_all(func, arrays) -> "list | None":
     """Run ``func`` in destination-passing style on copies of ``arrays`` (outputs
-    included); the array at position ``out`` afterwards, or None when the interpreter
-    cannot run the function on these inputs (an index out of range, an unsupported call)."""
+    included); every array afterwards, or None when the interpreter cannot run the function
+    on these inputs (an index out of range, an unsupported call)."""
     args = [np.array(a, copy=True) for a in arrays]
     try:
         with np.errstate(all="ignore"):
             interpret(func, *args)
     except Exception:  # anything the interpreter cannot run is not claimed
         return None
-    return args[out]
+    return args
+
+
+def run(func, arrays, out: int = -1) -> "np.ndarray | None":
+    """:func:`run_all`'s array at position ``out`` (the output by default), or None."""
+    args = run_all(func, arrays)
+    return None if args is None else args[out]
 
 
 DEFAULT_EXTENT = 3

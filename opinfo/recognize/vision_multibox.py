@@ -26,27 +26,14 @@ import numpy as np
 from tir.expr import GE, LE, BufferLoad, FloatImm
 from tir.function import PrimFunc
 from tir.functor import pre_order_visit
-from tir.interp import interpret
 
 from ..info import OpInfo, Operand
-from .running import runnable, shape_bindings, signature, size
+from .running import float_constants, run_all, runnable, shape_bindings, signature, size
 
 MAX_ELEMENTS = 4096
 """Score elements above which the function is not run."""
 MAX_CONSTANTS = 12
 TRIALS = 8
-
-
-def _float_constants(func: PrimFunc) -> list:
-    found = set()
-
-    def visit(node):
-        if isinstance(node, FloatImm):
-            found.add(float(node.value))
-        return True
-
-    pre_order_visit(func.body, visit)
-    return sorted(found)
 
 
 def _compared_constants(func: PrimFunc) -> list:
@@ -154,13 +141,11 @@ def _readings(func, shapes, dtype, constants):
     rng = np.random.default_rng(29)
     for trial in range(TRIALS):
         cls, loc, anchor = _inputs(rng, shapes, dtype, values, trial)
-        boxes = rng.uniform(-9, 9, shapes[3]).astype(dtype)
-        scores = rng.uniform(-9, 9, shapes[4]).astype(dtype)
-        try:
-            with np.errstate(all="ignore"):
-                interpret(func, cls.copy(), loc.copy(), anchor.copy(), boxes, scores)
-        except Exception:  # a form the interpreter cannot run is not claimed
+        got = run_all(func, [cls, loc, anchor, rng.uniform(-9, 9, shapes[3]).astype(dtype),
+                             rng.uniform(-9, 9, shapes[4]).astype(dtype)])
+        if got is None:  # a form the interpreter cannot run is not claimed
             return set(), set()
+        boxes, scores = got[3], got[4]
         with np.errstate(all="ignore"):
             def axis_ok(cand, cols, var_of):
                 v, w, clip = cand
@@ -184,7 +169,7 @@ def recognize_multibox_transform_loc(func: PrimFunc) -> "OpInfo | None":
     bindings = [s for s in shape_bindings(bufs) if _roles(s, bufs)][:2]
     if not bindings or any(size(s[4]) > MAX_ELEMENTS for s in bindings) or not runnable(func):
         return None
-    constants = _float_constants(func)
+    constants = float_constants(func)
     if not constants or len(constants) > MAX_CONSTANTS:
         return None
     dtype = str(bufs[0].dtype)

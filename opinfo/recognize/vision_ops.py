@@ -21,14 +21,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tir.expr import FloatImm
 from tir.function import PrimFunc
-from tir.functor import pre_order_visit
-from tir.interp import interpret
 
 from ..info import OpInfo, Operand
-from .running import above_constants, concrete_shapes, runnable as _runnable, shape_bindings
-from .running import signature as _signature, size as _size
+from .running import above_constants, concrete_shapes, float_constants, run_all, shape_bindings
+from .running import runnable as _runnable, signature as _signature, size as _size
 
 MAX_ELEMENTS = 4096
 """Data elements above which the function (run one box at a time) is not run."""
@@ -54,18 +51,6 @@ def valid_counts_reference(data, threshold, id_index, score_index) -> tuple:
         out[i, :rows.size] = data[i, rows]
         idx[i, :rows.size] = rows
     return count, out, idx
-
-
-def _float_constants(func: PrimFunc) -> list:
-    found = set()
-
-    def visit(node):
-        if isinstance(node, FloatImm):
-            found.add(float(node.value))
-        return True
-
-    pre_order_visit(func.body, visit)
-    return sorted(found)
 
 
 def _roles(shapes, bufs) -> bool:
@@ -99,12 +84,12 @@ def _readings(func, bufs, shapes, thresholds) -> set:
     boxes = shapes[0][0] * shapes[0][1]
     for trial in range(max(TRIALS, min(MAX_TRIALS, -(-BOXES // max(boxes, 1))))):
         data = _data(rng, shapes[0], dtype, thresholds, trial)
-        outs = [rng.integers(-7, 7, shapes[1]).astype("int32"), rng.uniform(-9, 9, shapes[2]).astype(dtype),
-                rng.integers(-7, 7, shapes[3]).astype("int32")]
-        try:
-            interpret(func, data.copy(), *outs)
-        except Exception:  # a form the interpreter cannot run is not claimed
+        noise = [rng.integers(-7, 7, shapes[1]).astype("int32"), rng.uniform(-9, 9, shapes[2]).astype(dtype),
+                 rng.integers(-7, 7, shapes[3]).astype("int32")]  # every output element must be written
+        got = run_all(func, [data] + noise)
+        if got is None:  # a form the interpreter cannot run is not claimed
             return set()
+        outs = got[1:]
         cands = [c for c in cands
                  if all(np.array_equal(got, want) for got, want in zip(outs, valid_counts_reference(data, *c)))]
         if not cands:
@@ -123,7 +108,7 @@ def recognize_get_valid_counts(func: PrimFunc) -> "OpInfo | None":
         bindings = bindings[:2] + ([high] if high is not None and _roles(high, bufs) else [None])
     if not bindings or None in bindings or any(_size(s[0]) > MAX_ELEMENTS for s in bindings) or not _runnable(func):
         return None
-    thresholds = _float_constants(func)
+    thresholds = float_constants(func)
     if not thresholds or len(thresholds) > 4:
         return None
     readings = None
