@@ -33,8 +33,7 @@ from tir.stmt import BlockRealize, For, IterKind, SeqStmt
 
 from .affine import const_of
 from .probe import NotEvaluable, evaluate
-from .predicates import _all_implied, _is_true, loop_domain
-from .recognize.guard import conjuncts
+from .predicates import loop_domain, restates_domain
 from .rewrite import loaded, own_nest, stored
 
 
@@ -125,8 +124,7 @@ def _whole_domain(realize: BlockRealize, loops: tuple, dom: dict) -> bool:
     computes the same elements (a ``T.where`` that skips some, ``k0 < 2`` of a domain of 3,
     would be lost). Shown by :func:`.predicates.drop_predicates`' rules or, for constant
     loops, by enumerating them."""
-    return _is_true(realize.predicate) or _all_implied(conjuncts(realize.predicate), realize, dom) \
-        or _covers(realize, loops)
+    return restates_domain(realize, dom) or _covers(realize, loops)
 
 
 def _distributed(stmt, writers: dict, dom: dict) -> "list | None":

@@ -164,6 +164,12 @@ def loop_domain(func: PrimFunc) -> dict:
     return dom
 
 
+def restates_domain(realize: BlockRealize, dom: dict) -> bool:
+    """The block's predicate drops no element of its iteration domain: it is true, or every
+    conjunct is implied (:func:`_all_implied`); ``dom``: :func:`loop_domain`."""
+    return _is_true(realize.predicate) or _all_implied(conjuncts(realize.predicate), realize, dom)
+
+
 def drop_predicates(func: PrimFunc) -> "PrimFunc | None":
     """``func`` without split predicates, or None when one may drop elements."""
     bad = []
@@ -172,7 +178,7 @@ def drop_predicates(func: PrimFunc) -> "PrimFunc | None":
     def post(n):
         if not isinstance(n, BlockRealize) or _is_true(n.predicate):
             return None
-        if not _all_implied(conjuncts(n.predicate), n, dom):
+        if not restates_domain(n, dom):
             bad.append(n)
             return None
         return attrs.evolve(n, predicate=IntImm(n.predicate.dtype, 1))

@@ -31,7 +31,7 @@ from ..affine import const_of
 from ..probe import NotEvaluable, evaluate
 from .common import Match, Space
 from .extent import sym
-from .symbolic import difference
+from .symbolic import difference, symbol_vars
 
 MODES = (("reflect", "reflect"), ("replicate", "edge"), ("circular", "wrap"))
 """(Relax pad_mode, numpy np.pad mode)."""
@@ -51,7 +51,7 @@ def match_pad_modes(load: BufferLoad, space: Space, ctx) -> "Match | None":
     point, when its index maps are proven (see the module doc)."""
     if len(load.indices) != space.rank or not space.rank:
         return None
-    symbols = _symbols(list(load.buffer.shape) + list(space.extents))
+    symbols = list(symbol_vars(list(load.buffer.shape) + list(space.extents)).values())
     for d, idx in enumerate(load.indices):
         if not _own_index(idx, space.indices[d], symbols):
             return None
@@ -69,19 +69,6 @@ def match_pad_modes(load: BufferLoad, space: Space, ctx) -> "Match | None":
     ((mode, width),) = found
     return Match("nn.pad", {"pad_width": list(width), "pad_value": 0.0, "pad_mode": mode},
                  (("data", load, space),), assumed=("pad_value",))
-
-
-def _symbols(extents) -> list:
-    found = {}
-
-    def visit(n):
-        if isinstance(n, Var):
-            found[id(n)] = n
-        return True
-
-    for e in extents:
-        pre_order_visit(e, visit)
-    return list(found.values())
 
 
 def _own_index(idx, own, symbols) -> bool:
