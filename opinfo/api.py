@@ -15,6 +15,7 @@ from .op_graph import fusable
 from .recognize import families
 from .recognize.common import shape_of
 from .recognize.pool_adaptive import recognize_adaptive_pool
+from .opaque_prefix import recognize_opaque_prefix
 from .recognize.scatter_nd import recognize_scatters
 from .recognize.split import split_ops
 from .semantic import Semantics
@@ -71,7 +72,8 @@ def recognize_ops(func: PrimFunc) -> tuple:
         return ()
     sem = Semantics(func)
     if sem.opaque:  # read by running it: the function as written (normalize can drop a T.where)
-        return recognize_scatters(original) or recognize_adaptive_pool(original)
+        return recognize_scatters(original) or recognize_adaptive_pool(original) or \
+            recognize_opaque_prefix(original, recognize_ops)
     dec = Decomposer(sem, families.ALL)
     outputs = sem.outputs()
     if not outputs:
