@@ -171,6 +171,280 @@ def layout_case(name, rng):
     return pmod, _packed_attrs(attrs, k), inputs, kinds_of(pmod)
 
 
+# ----------------------------------------------------------------------------- wide layout cases
+# OPINFO_WIDE_LAYOUT=1: more ops of the NCHW{k}c family (k = 4, 8 or 16), NHWC -> NHWC{k}c,
+# conv kernels OIHW{k}i{k}o or OIHW{k}o, conv1d/conv3d, transposed convs. Without it a seed
+# draws exactly what it drew before.
+
+LAYOUT_WIDE = bool(os.environ.get("OPINFO_WIDE_LAYOUT"))
+
+
+def _act(lay, n, c, sp):
+    """An activation shape in layout ``lay`` (N, C and spatial dims in order)."""
+    dims = dict(zip([ch for ch in lay if ch not in "NC"], sp))
+    return [{"N": n, "C": c, **dims}[ch] for ch in lay]
+
+
+def _w_conv(nd, transpose=False):
+    def f(rng, k, lay):
+        lay = {1: "NCW", 2: lay, 3: "NCDHW"}[nd]
+        kl = {1: "OIW", 2: "OIHW" if lay == "NCHW" else rng.choice(["OHWI", "HWIO"]), 3: "OIDHW"}[nd]
+        if transpose:
+            kl = "IO" + kl[2:] if lay[1] == "C" else "IOHW"
+        groups, kind = 1, rng.choice(["dense", "dense", "grouped", "depthwise"]) if not transpose else "dense"
+        if kind == "grouped":
+            groups = 2
+        cin = groups * _chan(rng, k)
+        cout = groups * _chan(rng, k)
+        if kind == "depthwise":
+            cin = _chan(rng, k)
+            groups, cout = cin, cin * rng.choice([1, 1, 2])
+        ks = [rng.choice([1, 2, 3]) for _ in range(nd)]
+        st = [rng.choice([1, 1, 2]) for _ in range(nd)]
+        dil = [rng.choice([1, 1, 2]) for _ in range(nd)] if not transpose else [1] * nd
+        pad = [rng.randint(0, ks[i] - 1) for i in range(nd)] + [rng.randint(0, ks[i] - 1) for i in range(nd)]
+        sp = [rng.randint(5, 9) if nd < 3 else rng.randint(3, 6) for _ in range(nd)]
+        x = _act(lay, rng.randint(1, 2), cin, sp)
+        kd = dict(zip([ch for ch in kl if ch not in "OI"], ks))
+        if transpose:
+            w = [{"I": cin, "O": cout // groups, **kd}[ch] for ch in kl]
+            op = [0] * nd  # padding after and output_padding reach the loops only as their difference
+            fn = {1: R.nn.conv1d_transpose, 2: R.nn.conv2d_transpose, 3: R.nn.conv3d_transpose}[nd]
+            return [T(x), T(w)], lambda v: fn(v[0], v[1], st, pad, op, dil, groups, lay, kl), (1, kl, "IO")
+        w = [{"O": cout, "I": cin // groups, **kd}[ch] for ch in kl]
+        splits = "O" if cin // groups % k or rng.random() < 0.3 else "IO"
+        fn = {1: R.nn.conv1d, 2: R.nn.conv2d, 3: R.nn.conv3d}[nd]
+        return [T(x), T(w)], lambda v: fn(v[0], v[1], st, pad, dil, groups, lay, kl), (1, kl, splits)
+    return f
+
+
+def _w_pool(kind):
+    def f(rng, k, lay):
+        ks = [rng.choice([1, 2, 3]), rng.choice([1, 2, 3])]
+        st = [rng.choice([1, 2]), rng.choice([1, 2, 3])]
+        dil = [rng.choice([1, 1, 2]), rng.choice([1, 1, 2])]
+        pad = [rng.randint(0, ks[0] // 2), rng.randint(0, ks[1] // 2), rng.randint(0, ks[0] // 2),
+               rng.randint(0, ks[1] // 2)]
+        ceil = rng.random() < 0.5
+        cip = rng.random() < 0.5 if kind == "avg" else False
+        x = _act(lay, rng.randint(1, 2), _chan(rng, k), [rng.randint(5, 11), rng.randint(5, 11)])
+        fn = getattr(R.nn, f"{kind}_pool2d")
+        return [T(x)], lambda v: fn(v[0], ks, st, pad, dil, ceil, cip, lay), None
+    return f
+
+
+def _w_adaptive(rng, k, lay):
+    h, w = rng.randint(4, 11), rng.randint(4, 11)
+    outs = [rng.choice([1, 2, 3, 5, h]), rng.choice([1, 3, 4, w])]
+    x = _act(lay, rng.randint(1, 2), _chan(rng, k), [h, w])
+    return [T(x)], lambda v: R.nn.adaptive_avg_pool2d(v[0], outs, lay), None
+
+
+def _x4(rng, k, lay, lo=2, hi=6):
+    return _act(lay, rng.randint(1, 2), _chan(rng, k), [rng.randint(lo, hi), rng.randint(lo, hi)])
+
+
+def _w_reduce(name):
+    def f(rng, k, lay):
+        x = _x4(rng, k, lay)
+        hw = [a for a, ch in enumerate(lay) if ch in "HW"]
+        axis = rng.choice([hw, [lay.index("C")], hw])
+        keep = rng.random() < 0.7
+        return [T(x)], lambda v: getattr(R, name)(v[0], axis, keep), None
+    return f
+
+
+def _w_softmax(name):
+    def f(rng, k, lay):
+        x = _x4(rng, k, lay)
+        ax = rng.choice([lay.index("C"), lay.index("C"), lay.index("C") - 4, 3])
+        return [T(x)], lambda v: getattr(R.nn, name)(v[0], ax), None
+    return f
+
+
+def _w_group_norm(rng, k, lay):
+    x = _x4(rng, k, "NCHW")
+    c = x[1]
+    g = rng.choice([d for d in (1, 2, 4, c) if c % d == 0])
+    eps = rng.choice([1e-5, 1e-6])
+    return [T(x), T([c]), T([c])], lambda v: R.nn.group_norm(v[0], v[1], v[2], g, 1, [2, 3], eps), None
+
+
+def _w_instance_norm(rng, k, lay):
+    x = _x4(rng, k, "NCHW")
+    eps = rng.choice([1e-5, 1e-3])
+    return [T(x), T([x[1]]), T([x[1]])], lambda v: R.nn.instance_norm(v[0], v[1], v[2], 1, [2, 3], eps), None
+
+
+def _w_layer_norm(rng, k, lay):
+    x = _x4(rng, k, "NCHW")
+    axes = rng.choice([[1, 2, 3], [3], [2, 3]])
+    eps = rng.choice([1e-5, 1e-6])
+    g = [x[a] for a in axes]
+    return [T(x), T(g), T(g)], lambda v: R.nn.layer_norm(v[0], v[1], v[2], axes, eps, True, True), None
+
+
+def _w_resize(rng, k, lay):
+    x = _x4(rng, k, lay, 3, 7)
+    sz = [rng.randint(2, 12), rng.randint(2, 12)]
+    method = rng.choice(["nearest_neighbor", "linear", "cubic"])
+    ctm = rng.choice(["half_pixel", "align_corners", "asymmetric"])
+    rm = rng.choice(["round", "floor", "round_prefer_ceil"]) if method == "nearest_neighbor" else "round"
+    return [T(x)], lambda v: R.image.resize2d(v[0], sz, None, lay, method, ctm, rm), None
+
+
+def _w_concat(rng, k, lay):
+    x = _x4(rng, k, lay)
+    c = lay.index("C")
+    shapes = []
+    for _ in range(rng.randint(2, 3)):
+        t = list(x)
+        t[c] = _chan(rng, k)
+        shapes.append(t)
+    return [T(s) for s in shapes], lambda v: R.concat(v, c), None
+
+
+def _w_slice(rng, k, lay):
+    x = _x4(rng, k, lay, 4, 10)
+    axes = sorted(rng.sample([a for a, ch in enumerate(lay) if ch in "HW"], rng.randint(1, 2)))
+    begin, end, strides = [], [], []
+    for a in axes:
+        b = rng.randint(0, x[a] - 2)
+        st = rng.choice([1, 1, 2])
+        e = b + st * ((rng.randint(b + 1, x[a]) - b - 1) // st) + 1
+        begin.append(b), end.append(e), strides.append(st)
+    return [T(x)], lambda v: R.strided_slice(v[0], axes, begin, end, strides), None
+
+
+def _w_pad(rng, k, lay):
+    x = _x4(rng, k, lay)
+    pw = [0] * 8
+    for a, ch in enumerate(lay):
+        if ch in "HW":
+            pw[2 * a], pw[2 * a + 1] = rng.randint(0, 2), rng.randint(0, 2)
+    val = rng.choice([0.0, 1.0, -1.5])
+    return [T(x)], lambda v: R.nn.pad(v[0], pw, "constant", val), None
+
+
+def _w_unary(fn):
+    def f(rng, k, lay):
+        return [T(_x4(rng, k, lay))], lambda v: fn(v[0]), None
+    return f
+
+
+def _w_leaky(rng, k, lay):
+    a = rng.choice([0.01, 0.1, 0.2])
+    return [T(_x4(rng, k, lay))], lambda v: R.nn.leakyrelu(v[0], a), None
+
+
+def _w_clip(rng, k, lay):
+    lo, hi = rng.choice([(0.0, 6.0), (-1.0, 1.0), (0.5, 2.5)])
+    return [T(_x4(rng, k, lay))], lambda v: R.clip(v[0], lo, hi), None
+
+
+def _w_where(rng, k, lay):
+    x = _x4(rng, k, lay)
+    return [T(x, "bool"), T(x), T(x)], lambda v: R.where(v[0], v[1], v[2]), None
+
+
+def _w_binary(name):
+    def f(rng, k, lay):
+        x = _x4(rng, k, lay)
+        bias = [x[a] if ch == "C" else 1 for a, ch in enumerate(lay)]
+        y = rng.choice([list(x), bias, bias])
+        pair = [x, y] if rng.random() < 0.7 else [y, x]
+        return [T(pair[0]), T(pair[1])], lambda v: getattr(R, name)(v[0], v[1]), None
+    return f
+
+
+WIDE_SPECS = {
+    "nn.conv2d": _w_conv(2), "nn.conv2d_transpose": _w_conv(2, True), "nn.conv1d": _w_conv(1),
+    "nn.conv3d": _w_conv(3), "nn.max_pool2d": _w_pool("max"), "nn.avg_pool2d": _w_pool("avg"),
+    "nn.adaptive_avg_pool2d": _w_adaptive, "mean": _w_reduce("mean"), "sum": _w_reduce("sum"),
+    "max": _w_reduce("max"), "nn.softmax": _w_softmax("softmax"), "nn.log_softmax": _w_softmax("log_softmax"),
+    "nn.group_norm": _w_group_norm, "nn.instance_norm": _w_instance_norm, "nn.layer_norm": _w_layer_norm,
+    "image.resize2d": _w_resize, "concat": _w_concat, "strided_slice": _w_slice, "nn.pad": _w_pad,
+    "clip": _w_clip, "nn.relu6": _w_unary(R.nn.relu6), "nn.leakyrelu": _w_leaky, "where": _w_where,
+    "subtract": _w_binary("subtract"), "divide": _w_binary("divide"), "maximum": _w_binary("maximum"),
+    "add": _w_binary("add"), "multiply": _w_binary("multiply"),
+    "nn.batch_norm": lambda rng, k, lay: _lay_batch_norm(rng, k) + (None,),
+}
+WIDE_LAYOUT_ATTRS = {"layout": "data", "data_layout": "data", "out_layout": "out", "kernel_layout": "kernel"}
+
+
+def _split_map(layout, letters, k):
+    """Index map of ``layout`` with the dimensions named in ``letters`` split by ``k``, their
+    sub-axes trailing in that order."""
+    at = [layout.index(ch) for ch in letters]
+
+    def f(*idx):
+        return tuple(i // k if j in at else i for j, i in enumerate(idx)) + tuple(idx[j] % k for j in at)
+    return f
+
+
+def _splits_ok(shape, layout, letters, k):
+    return len(shape) == len(layout) and all(int(shape[layout.index(ch)]) % k == 0 for ch in letters)
+
+
+def wide_relayout(func, k, lay, kern, inner):
+    """``func`` with its activations (rank of ``lay``, C a multiple of ``k``) packed to
+    ``lay{k}c`` and the kernel ``kern`` = (parameter, layout, split letters) packed; returns
+    (function, {parameter position: packed layout})."""
+    from tvm import s_tir
+    sch = s_tir.Schedule(func)
+    params = list(func.params)
+    todo = []
+    for i, b in enumerate(params):
+        if kern is not None and i == kern[0]:
+            if _splits_ok(b.shape, kern[1], kern[2], k):
+                todo.append((i, b, kern[1], kern[2]))
+        elif _splits_ok(b.shape, lay, "C", k):
+            todo.append((i, b, lay, "C"))
+    done, named = [], {}
+    for i, buf, layout, letters in todo:
+        for blk in _all_blocks(sch):
+            block = sch.get(blk)
+            if any(r.source.same_as(buf) for r in list(block.reads) + list(block.writes)) and not _among(buf, done):
+                sch.transform_layout(blk, buf, _split_map(layout, letters, k))
+                done.append(buf)
+                named[i] = layout + "".join(f"{k}{ch.lower()}" for ch in letters)
+    if inner:
+        for blk in _all_blocks(sch):
+            for w in sch.get(blk).writes:
+                b = w.source
+                if not _among(b, done) and _splits_ok(b.shape, lay, "C", k):
+                    sch.transform_layout(blk, b, _split_map(lay, "C", k))
+                    done.append(b)
+    return sch.mod["main"], named
+
+
+def wide_layout_case(name, rng):
+    k = rng.choice([4, 4, 8, 16])
+    lay = "NHWC" if rng.random() < 0.25 else "NCHW"
+    inputs, fn, kern = WIDE_SPECS[name](rng, k, lay)
+    if name == "nn.batch_norm":
+        kern, lay = None, "NCHW"
+    if name in ("nn.conv1d", "nn.conv3d"):
+        lay = {"nn.conv1d": "NCW", "nn.conv3d": "NCDHW"}[name]
+    mod = _build(inputs, lambda bb, v: bb.emit(fn(v)))
+    _, attrs = attrs_of(mod["main"].body.blocks[0].bindings[0].value)
+    lmod = relax.transform.LegalizeOps()(mod)
+    funcs = [(gv, f) for gv, f in lmod.functions.items() if isinstance(f, tirx.PrimFunc)]
+    if len(funcs) != 1:
+        return None
+    gv, f = funcs[0]
+    f, named = wide_relayout(f, k, lay, kern, rng.random() < 0.3)
+    if not named:
+        return None
+    where = {"data": 0, "kernel": kern[0] if kern else None, "out": len(f.params) - 1}
+    out = dict(attrs)
+    for key, role in WIDE_LAYOUT_ATTRS.items():
+        if key in out and where[role] in named:
+            out[key] = named[where[role]]
+    pmod = tvm.IRModule({gv: f})
+    return pmod, out, inputs, kinds_of(pmod)
+
+
 # ----------------------------------------------------------------------------- fused cases
 # A graph: an anchor (or none) then a chain of elementwise/broadcast followers. Every step is
 # (relax expr builder, extra input shapes, gt record).
@@ -388,14 +662,18 @@ GRAPHS = [(_chain_graph, 6), (_reduction_graph, 2), (_after_matmul, 1), (_move_m
 
 
 def fused_case(rng, dynamic):
-    pick = rng.choices([g for g, _ in GRAPHS], [w for _, w in GRAPHS])[0]
+    graphs = WIDE_GRAPHS if WIDE else GRAPHS
+    pick = rng.choices([g for g, _ in graphs], [w for _, w in graphs])[0]
     inputs, fn = pick(rng)
     mod = _build(inputs, fn, dynamic)
     ops = []
     for binding in mod["main"].body.blocks[0].bindings:
         call = binding.value
         if isinstance(call, relax.Call) and hasattr(call.op, "name"):
-            rank = call.args[0].ty.ndim if call.args else None
+            if WIDE and call.args and isinstance(call.args[0], relax.Tuple):  # concat
+                rank = call.args[0].fields[0].ty.ndim
+            else:
+                rank = call.args[0].ty.ndim if call.args else None
             ops.append(_gt(call, rank))
     if len(ops) < 2:
         return None
@@ -428,6 +706,277 @@ def _strip_pattern(mod):
     return mod
 
 
+# ----------------------------------------------------------------------------- wider fused graphs
+# Drawn only with OPINFO_WIDE_FUSED=1 (GRAPHS above is unchanged, so existing seeds produce the
+# same cases): more anchors (transposed convs, 1-D/3-D pools, uneven adaptive pools, norms,
+# resize), reductions with heads and tails, movement ops between elementwise ops, batched
+# matmul with a permuted rhs, casts, and more followers. TVM decides what fuses.
+
+WIDE = os.environ.get("OPINFO_WIDE_FUSED") == "1"
+
+
+def _infer_shape(inputs, anchor):
+    """The static output shape of ``anchor`` over ``inputs`` (Relax's own shape inference)."""
+    bb = relax.BlockBuilder()
+    params = [relax.Var(f"p{i}", relax.TensorType(list(s), d)) for i, (s, d) in enumerate(inputs)]
+    with bb.function("probe", params):
+        out = bb.emit(anchor(params))
+        bb.emit_func_output(out)
+    return [int(x) for x in out.ty.shape.values]
+
+
+def _wide_anchor(rng):
+    """(inputs, fn(params) -> expr or None, output shape, channel axis or None)"""
+    kind = rng.choice(["convT", "convT", "pool13", "pool13", "adaptive13", "adaptive13", "resize", "old", "old"])
+    n = rng.randint(1, 2)
+    if kind == "old":
+        return _anchor(rng)
+    if kind == "convT":
+        nd = rng.choice([1, 2, 2, 3])
+        groups = rng.choice([1, 1, 2])
+        cin, cout = groups * rng.randint(1, 3), groups * rng.randint(1, 3)
+        sp = [rng.randint(3, 7) for _ in range(nd)]
+        ks = [rng.choice([1, 2, 3]) for _ in range(nd)]
+        st = [rng.choice([1, 2, 2]) for _ in range(nd)]
+        dil = [rng.choice([1, 1, 2]) for _ in range(nd)]
+        pad = [rng.randint(0, max(0, dil[i] * (ks[i] - 1))) for i in range(nd)] * 2
+        opad = [rng.randint(0, st[i] - 1) for i in range(nd)]
+        dl = {1: "NCW", 2: "NCHW", 3: "NCDHW"}[nd]
+        kl = {1: "IOW", 2: "IOHW", 3: "IODHW"}[nd]
+        f = {1: R.nn.conv1d_transpose, 2: R.nn.conv2d_transpose, 3: R.nn.conv3d_transpose}[nd]
+        inputs = [T([n, cin] + sp), T([cin, cout // groups] + ks)]
+        fn = lambda v: f(v[0], v[1], st, pad, opad, dil, groups, dl, kl)
+        return inputs, fn, _infer_shape(inputs, fn), 1
+    if kind == "pool13":
+        nd = rng.choice([1, 3])
+        c = rng.randint(1, 4)
+        sp = [rng.randint(4, 9) for _ in range(nd)]
+        ks = [rng.choice([1, 2, 3]) for _ in range(nd)]
+        st = [rng.choice([1, 2]) for _ in range(nd)]
+        dil = [rng.choice([1, 1, 2]) for _ in range(nd)]
+        pad = [rng.randint(0, k // 2) for k in ks] + [rng.randint(0, k // 2) for k in ks]
+        ceil = rng.random() < 0.15
+        avg = rng.random() < 0.5
+        cip = rng.random() < 0.5
+        lay = {1: "NCW", 3: "NCDHW"}[nd]
+        f = {(1, False): R.nn.max_pool1d, (1, True): R.nn.avg_pool1d,
+             (3, False): R.nn.max_pool3d, (3, True): R.nn.avg_pool3d}[(nd, avg)]
+        inputs = [T([n, c] + sp)]
+        fn = lambda v: f(v[0], ks, st, pad, dil, ceil, cip, lay)
+        return inputs, fn, _infer_shape(inputs, fn), 1
+    if kind == "adaptive13":
+        nd = rng.choice([1, 3])
+        c = rng.randint(1, 4)
+        sp = [rng.randint(3, 9) for _ in range(nd)]
+        o = [rng.choice([1, 2, 3, s, s - 1]) for s in sp]
+        f = {1: R.nn.adaptive_avg_pool1d, 3: R.nn.adaptive_avg_pool3d}[nd]
+        lay = {1: "NCW", 3: "NCDHW"}[nd]
+        inputs = [T([n, c] + sp)]
+        fn = lambda v: f(v[0], o, lay)
+        return inputs, fn, _infer_shape(inputs, fn), 1
+    h, w = rng.randint(3, 8), rng.randint(3, 8)
+    sz = [rng.randint(2, 12), rng.randint(2, 12)]
+    method = rng.choice(["nearest_neighbor", "linear", "cubic"])
+    ctm = rng.choice(["half_pixel", "align_corners", "asymmetric"])
+    rm = rng.choice(["round", "floor", "round_prefer_ceil"]) if method == "nearest_neighbor" else "round"
+    c = rng.randint(1, 4)
+    inputs = [T([n, c, h, w])]
+    fn = lambda v: R.image.resize2d(v[0], sz, None, "NCHW", method, ctm, rm)
+    return inputs, fn, [n, c] + sz, 1
+
+
+def _wide_follower(rng, shape, cax):
+    """(extra input shapes, fn(prev, extra params) -> expr); may emit more than one op."""
+    c = lambda x: relax.const(x, F)
+    unary = {
+        "sqrt": lambda p, e: R.sqrt(p), "abs": lambda p, e: R.abs(p), "erf": lambda p, e: R.erf(p),
+        "log": lambda p, e: R.log(p), "rsqrt": lambda p, e: R.rsqrt(p),
+        "leakyrelu": lambda p, e, a=rng.choice([0.01, 0.1, 0.2]): R.nn.leakyrelu(p, a),
+        "softplus": lambda p, e, b=rng.choice([1.0, 2.0, 0.5]), t=rng.choice([20.0, 10.0]): R.nn.softplus(p, b, t),
+        "power": lambda p, e, k=rng.choice([2.0, 3.0, 0.5]): R.power(p, c(k)),
+        "divide_c": lambda p, e, k=rng.choice([2.0, 3.0, 0.25]): R.divide(p, c(k)),
+        "where": lambda p, e, k=rng.choice([0.0, 0.5, -1.0]): R.where(
+            getattr(R, rng.choice(["greater", "less", "greater_equal"]))(p, c(k)), p, R.multiply(p, c(0.1))),
+        "clip": lambda p, e, lo=rng.choice([-2.0, -0.5, 1.0]), hi=rng.choice([0.5, 3.0, 4.0]): R.clip(p, lo, max(hi, lo + 1.0)),
+        "relu6": lambda p, e: R.nn.relu6(p),
+        "relu": lambda p, e: R.nn.relu(p), "sigmoid": lambda p, e: R.sigmoid(p), "tanh": lambda p, e: R.tanh(p),
+        "exp": lambda p, e: R.exp(p), "gelu": lambda p, e: R.nn.gelu(p),
+    }
+    u = rng.random()
+    if u < 0.6:
+        name = rng.choice(list(unary))
+        return [], unary[name]
+    if u < 0.67:
+        return [], lambda p, e, dt=rng.choice(["float16", "float64"]): R.astype(R.astype(p, dt), F)
+    op = getattr(R, rng.choice(["add", "multiply", "subtract", "divide", "maximum", "minimum"]))
+    r = len(shape)
+    kind = rng.randint(0, 2)
+    if kind == 0:
+        other = [1] + list(shape[1:])
+    elif kind == 1 and cax is not None:
+        other = [1] * r
+        other[cax] = shape[cax]
+    else:
+        other = [shape[-1]]
+    if rng.random() < 0.3:  # the operand first
+        return [T(other)], lambda p, e: op(e[0], p)
+    return [T(other)], lambda p, e: op(p, e[0])
+
+
+def _wide_chain_graph(rng):
+    inputs, anchor, shape, cax = _wide_anchor(rng)
+    steps = [_wide_follower(rng, shape, cax) for _ in range(rng.randint(1 if anchor else 2, 3))]
+    if rng.random() < 0.15:  # the result cast to another dtype
+        steps.append(([], lambda p, e, dt=rng.choice(["float16", "float64", "int32"]): R.astype(p, dt)))
+    base, inputs = len(inputs), inputs + [t for extra, _ in steps for t in extra]
+
+    def fn(bb, v):
+        return _emit_steps(bb, bb.emit(anchor(v)) if anchor is not None else v[0], v, base, steps)
+    return inputs, fn
+
+
+def _wide_reduction_graph(rng):
+    """elementwise head(s), a reduction over some axes, elementwise tail(s)."""
+    r = rng.randint(2, 4)
+    shape = [rng.randint(2, 7) for _ in range(r)]
+    red = rng.choice([R.sum, R.mean, R.max, R.min, R.prod, R.variance])
+    ax = sorted(rng.sample(range(r), rng.randint(1, r)))
+    if len(ax) == r and rng.random() < 0.7:
+        ax = ax[1:]
+    kd = rng.random() < 0.5
+    out = [1 if i in ax else s for i, s in enumerate(shape)] if kd else [s for i, s in enumerate(shape) if i not in ax]
+    heads = [_wide_follower(rng, shape, None) for _ in range(rng.randint(0, 2))]
+    tails = [_wide_follower(rng, out, None) for _ in range(rng.randint(0 if heads else 1, 2))] if out else []
+    inputs = [T(shape)]
+    hb = len(inputs)
+    inputs += [t for extra, _ in heads for t in extra]
+    tb = len(inputs)
+    inputs += [t for extra, _ in tails for t in extra]
+
+    def fn(bb, v):
+        cur = _emit_steps(bb, v[0], v, hb, heads)
+        cur = bb.emit(red(cur, ax, kd))
+        return _emit_steps(bb, cur, v, tb, tails)
+    return inputs, fn
+
+
+def _wide_movement_graph(rng):
+    """take / concat / strided_slice / tile / broadcast_to / squeeze / flip between elementwise ops."""
+    r = rng.randint(2, 4)
+    shape = [rng.randint(2, 6) for _ in range(r)]
+    kind = rng.choice(["take", "concat", "strided_slice", "tile", "broadcast_to", "squeeze", "flip"])
+    inputs = [T(shape)]
+    ax = rng.randint(0, r - 1)
+    if kind == "squeeze" or kind == "broadcast_to":
+        ones = sorted(rng.sample(range(1, r), rng.randint(1, r - 1)))
+        shape = [1 if i in ones else s for i, s in enumerate(shape)]
+        inputs = [T(shape)]
+    if kind == "take":
+        inputs.append(T([rng.randint(1, 5)], "int64"))
+        ax = rng.randint(1, r - 1)
+        move = lambda bb, x, v: R.take(x, v[1], ax)
+    elif kind == "concat":
+        ax = rng.randint(1, r - 1)
+        other = list(shape)
+        other[ax] = rng.randint(1, 4)
+        inputs.append(T(other))
+        first = rng.random() < 0.5
+        move = lambda bb, x, v: R.concat([x, v[1]] if first else [v[1], x], ax)
+    elif kind == "strided_slice":
+        axes = sorted(rng.sample(range(1, r), rng.randint(1, r - 1)))
+        begin, end, strides = [], [], []
+        for a in axes:
+            s = shape[a]
+            if rng.random() < 0.25:
+                begin.append(s - 1), end.append(-s - 1 if rng.random() < 0.5 else 0), strides.append(-rng.randint(1, 2))
+            else:
+                b = rng.randint(0, s - 1)
+                begin.append(b), end.append(rng.randint(b + 1, s)), strides.append(rng.choice([1, 1, 2]))
+        move = lambda bb, x, v: R.strided_slice(x, axes, begin, end, strides)
+    elif kind == "tile":
+        reps = [rng.randint(1, 3) for _ in range(rng.randint(1, r + 1))]
+        move = lambda bb, x, v: R.tile(x, reps)
+    elif kind == "broadcast_to":
+        def move(bb, x, v):
+            tgt = [x.ty.shape.values[0]] + [rng.randint(2, 4) if s == 1 else s for s in shape[1:]]
+            return R.broadcast_to(x, tgt)
+    elif kind == "squeeze":
+        sq = [a for a in ones if rng.random() < 0.7] or ones[:1]
+        move = lambda bb, x, v: R.squeeze(x, sq)
+    else:
+        axf = rng.randint(0, r - 1)
+        move = lambda bb, x, v: R.flip(x, axf)
+    pre = [_wide_follower(rng, shape, None) for _ in range(rng.randint(0, 1))]
+    post_u = [rng.choice([R.exp, R.sigmoid, R.nn.relu, R.tanh, R.sqrt, R.abs, R.negative])
+              for _ in range(rng.randint(0 if pre else 1, 2))]
+    base, inputs = len(inputs), inputs + [t for extra, _ in pre for t in extra]
+
+    def fn(bb, v):
+        cur = _emit_steps(bb, v[0], v, base, pre)
+        cur = bb.emit(move(bb, cur, v))
+        for u in post_u:
+            cur = bb.emit(u(cur))
+        return cur
+    return inputs, fn
+
+
+def _wide_bmm_graph(rng):
+    """3-D @ 3-D batched matmul, the rhs permuted (or not), then followers."""
+    b, m, k, j = rng.randint(1, 3), rng.randint(2, 7), rng.randint(2, 7), rng.randint(2, 7)
+    perm = rng.choice([[0, 2, 1], [0, 2, 1], None])
+    rhs = [b, j, k] if perm else [b, k, j]
+    steps = [_wide_follower(rng, [b, m, j], 2) for _ in range(rng.randint(0, 2))]
+    inputs = [T([b, m, k]), T(rhs)]
+    base, inputs = len(inputs), inputs + [t for extra, _ in steps for t in extra]
+
+    def fn(bb, v):
+        y = bb.emit(R.permute_dims(v[1], perm)) if perm else v[1]
+        return _emit_steps(bb, bb.emit(R.matmul(v[0], y)), v, base, steps)
+    return inputs, fn
+
+
+def _wide_norm_graph(rng):
+    """group_norm / instance_norm / batch_norm (inference) / layer_norm over 2 axes /
+    softmax, log_softmax on a non-last axis, then followers."""
+    kind = rng.choice(["group_norm", "instance_norm", "batch_norm", "layer_norm2", "softmax", "log_softmax"])
+    eps = rng.choice([1e-5, 1e-3])
+    r = 4 if kind in ("group_norm", "instance_norm") else rng.randint(3, 4)
+    shape = [rng.randint(1, 3)] + [rng.randint(2, 6) for _ in range(r - 1)]
+    if kind == "group_norm":
+        g = rng.choice([1, 2])
+        shape[1] = g * rng.randint(1, 3)
+    c = shape[1]
+    inputs = [T(shape)]
+    if kind in ("group_norm", "instance_norm"):
+        inputs += [T([c]), T([c])]
+    elif kind == "batch_norm":
+        inputs += [T([c])] * 4
+    elif kind == "layer_norm2":
+        inputs += [T(shape[-2:])] * 2
+    ax = rng.randint(0, r - 2)
+    steps = [_wide_follower(rng, shape, 1) for _ in range(rng.randint(1, 2))]
+    base, inputs = len(inputs), inputs + [t for extra, _ in steps for t in extra]
+
+    def fn(bb, v):
+        if kind == "group_norm":
+            cur = bb.emit(R.nn.group_norm(v[0], v[1], v[2], g, 1, [2, 3], eps))
+        elif kind == "instance_norm":
+            cur = bb.emit(R.nn.instance_norm(v[0], v[1], v[2], 1, [2, 3], eps))
+        elif kind == "batch_norm":
+            t = bb.emit(R.nn.batch_norm(v[0], v[1], v[2], v[3], v[4], 1, eps, training=False))
+            cur = bb.emit(relax.TupleGetItem(t, 0))
+        elif kind == "layer_norm2":
+            cur = bb.emit(R.nn.layer_norm(v[0], v[1], v[2], [r - 2, r - 1], eps))
+        else:
+            cur = bb.emit(getattr(R.nn, kind)(v[0], ax))
+        return _emit_steps(bb, cur, v, base, steps)
+    return inputs, fn
+
+
+WIDE_GRAPHS = [(_wide_chain_graph, 6), (_wide_reduction_graph, 3), (_wide_movement_graph, 3),
+               (_wide_bmm_graph, 1), (_wide_norm_graph, 3)]
+
+
 # ----------------------------------------------------------------------------- main
 
 def _record(cid, rng, out_dir, text):
@@ -452,9 +1001,9 @@ def main(out_dir, seed, count, variants):
         variant = variants[j % len(variants)]
         try:
             if variant == "layout":
-                name = rng.choice(list(LAYOUT_SPECS))
+                name = rng.choice(list(WIDE_SPECS if LAYOUT_WIDE else LAYOUT_SPECS))
                 cid, dynamic = f"{name.replace('.', '_')}_{seed}_{j}", False
-                got = layout_case(name, rng)
+                got = wide_layout_case(name, rng) if LAYOUT_WIDE else layout_case(name, rng)
                 if got is None:
                     continue
                 mod, attrs, inputs, kinds = got
