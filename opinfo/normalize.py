@@ -317,4 +317,6 @@ def normalize(func: PrimFunc) -> "PrimFunc | None":
         if dropped is func:
             break
         func = dropped
-    return unit_reductions(func)
+    # rfactor's partial block may write a reindex copy of the buffer the final block reads
+    # (reindex applied to the partial block): merged once the copy is gone
+    return unit_reductions(merge_rfactor(func))

@@ -11,13 +11,21 @@ class InterpError(RuntimeError):
     """A run-time error of the interpreter (out-of-bounds access, bad argument, ...)."""
 
 
+_NP_DTYPES: dict = {}
+"""DataType -> numpy dtype, asked for by every arithmetic node the interpreter evaluates."""
+
+
 def np_dtype(d: DataType) -> np.dtype:
     """The numpy dtype holding values of ``d`` (bfloat16 is held as float32)."""
+    hit = _NP_DTYPES.get(d)
+    if hit is not None:
+        return hit
     if d.lanes != 1:
         raise InterpError(f"vector type {d} is not supported by the interpreter")
     if d.is_handle:
         raise InterpError("handle values cannot be evaluated")
-    return np.dtype(d.numpy)
+    out = _NP_DTYPES[d] = np.dtype(d.numpy)
+    return out
 
 
 def round_bfloat16(x):

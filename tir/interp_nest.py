@@ -30,40 +30,56 @@ from .loop_nest import Nest, collect_nest, reads_only_own_elements, stores_and_l
 
 
 _PLANS: dict = {}
-"""``id(loop) -> (loop, nest, combines)``: a nest whose extents depend on an outer loop (a
-region's bins read at run time) is entered once per outer iteration; its analysis, a walk of
-the whole block, does not change. Bounded; the loop is kept to check the id."""
+"""``id(loop) -> (loop, nest, combines, facts)``: a nest inside an outer loop the grid does not
+cover (a region's bins read at run time, rfactor's partial block under its blockized outer
+block) is entered once per outer iteration; its analysis, walks of the whole block, does not
+change. Bounded; the loop is kept to check the id."""
 _MAX_PLANS = 256
+
+
+class _Facts:
+    """What the runs of a nest ask of its block's text: whether every read of a written
+    buffer is at a stored index tuple, whether the body reads a buffer it writes, and the
+    body's stores."""
+
+    def __init__(self, block: S.Block):
+        self.own_elements = reads_only_own_elements(block)
+        stores, loads = stores_and_loads(block.body)
+        written = {st.buffer for st in stores}
+        self.self_reads = any(ld.buffer in written for ld in loads)
+        self.stores = stores
 
 
 def _plan(loop: S.For) -> tuple:
     hit = _PLANS.get(id(loop))
     if hit is not None and hit[0] is loop:
-        return hit[1], hit[2]
+        return hit[1:]
     nest = collect_nest(loop)
-    combines = None
+    combines = facts = None
     block = nest.realize.block if nest is not None else None
-    if block is not None and (block.init is not None or any(iv.kind == S.IterKind.REDUCE for iv in block.iter_vars)):
-        stores = reduce_stores(block)
-        combines = plan_combine(nest, stores) if stores is not None else None
+    if block is not None:
+        facts = _Facts(block)
+        if block.init is not None or any(iv.kind == S.IterKind.REDUCE for iv in block.iter_vars):
+            stores = reduce_stores(block)
+            combines = plan_combine(nest, stores) if stores is not None else None
     if len(_PLANS) >= _MAX_PLANS:
         _PLANS.clear()
-    _PLANS[id(loop)] = (loop, nest, combines)
-    return nest, combines
+    _PLANS[id(loop)] = (loop, nest, combines, facts)
+    return nest, combines, facts
 
 
 def run_nest(loop: S.For, ctx: Ctx) -> bool:
     """Run the nest under ``loop`` as a grid if it can be; False leaves it to the scalar walk."""
-    nest, combines = _plan(loop)
+    nest, combines, facts = _plan(loop)
     if nest is None:
         return False
     block = nest.realize.block
     has_reduce = any(iv.kind == S.IterKind.REDUCE for iv in block.iter_vars)
     if not has_reduce and block.init is None:
-        return _guarded(nest, ctx, _run_parallel)
+        return _guarded(nest, ctx, lambda n, c: _run_parallel(n, c, facts))
     if combines is not None:
         return _guarded(nest, ctx, lambda n, c: _run_combine(n, c, combines))
-    if reads_only_own_elements(block):
+    if facts.own_elements:
         return _guarded(nest, ctx, _run_ordered)
     return False
 
@@ -112,9 +128,9 @@ def predicate_mask(nest: Nest, ctx: Ctx):
     return evaluate(p, ctx)
 
 
-def _run_parallel(nest: Nest, ctx: Ctx):
+def _run_parallel(nest: Nest, ctx: Ctx, facts: _Facts):
     block = nest.realize.block
-    if not reads_only_own_elements(block):
+    if not facts.own_elements:
         return False
     if 0 in bind_grid(nest, ctx):
         return True
@@ -122,21 +138,14 @@ def _run_parallel(nest: Nest, ctx: Ctx):
     mask = predicate_mask(nest, ctx)
     if mask is False or (mask is not None and not np.any(mask)):
         return True
-    if _has_self_reads(block) and not _stores_injective(block, ctx, mask):
+    if facts.self_reads and not _stores_injective(facts.stores, ctx, mask):
         return False
     run_stmt(block.body, ctx, mask)
     return True
 
 
-def _has_self_reads(block) -> bool:
-    stores, loads = stores_and_loads(block.body)
-    written = {st.buffer for st in stores}
-    return any(ld.buffer in written for ld in loads)
-
-
-def _stores_injective(block, ctx, mask) -> bool:
+def _stores_injective(stores, ctx, mask) -> bool:
     """Distinct lanes store to distinct elements (checked on the actual index values)."""
-    stores, _ = stores_and_loads(block.body)
     shape = np.broadcast_shapes(*[np.shape(v) for v in ctx.vars.values()])
     for st in stores:
         data = ctx.data(st.buffer)
