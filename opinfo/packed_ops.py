@@ -8,10 +8,13 @@ agree (same op, same attributes, axes compared on each reading's rank).
 """
 from __future__ import annotations
 
+import re
+
 from .copy_tags import RESHAPES
-from .unpack import buffer_shapes, repack, unpack
+from .unpack import buffer_shapes, repack, unpack_all
 
 AXIS_KEYS = ("axis", "axes", "channel_axis")
+LAYOUT_KEYS = ("layout", "data_layout", "kernel_layout", "out_layout")
 
 
 def _canon(op, shapes: dict) -> tuple:
@@ -37,12 +40,77 @@ def _packing_factors(packed: dict) -> bool:
 
 def recognize_packed(func, recognize_ops) -> "tuple | None":
     """The ops of ``func`` (recognized by ``recognize_ops``) when some buffer is packed,
-    () when not certain; None when no buffer is packed."""
-    got = unpack(func)
-    if got is None:
+    () when not certain; None when no buffer is packed.
+
+    When a buffer's packing has several readings (more than one unit dimension read at 0
+    could hold a single block: a kernel ``(1, O/4, kh, 1, 4, 4)``), each reading is
+    recognized; the readings that name ops must agree (else ()), those naming none or
+    whose packing does not fit the op they name are no evidence."""
+    readings = unpack_all(func)
+    if readings is None:
         return None
-    logical, packed, shown = got
-    raw = recognize_ops(logical)
+    if not readings:
+        return ()
+    if len(readings) == 1:
+        return _reading(func, *readings[0], recognize_ops)
+    raws = [recognize_ops(logical) for logical, _, _ in readings]
+    if not any(raws):
+        return _reading(func, *readings[0], recognize_ops, raw=())
+    answers = [_reading(func, *r, recognize_ops, raw=raw) for r, raw in zip(readings, raws) if raw]
+    answers = [a for a in answers if a]
+    distinct = _distinct(answers)
+    if len(distinct) > 1 and len({_without_layouts(a) for a in distinct}) == 1:
+        # the same op read with a unit kernel dimension (kw = 1) taken for the single block
+        # of channels and the other way round: only the layout names differ, and one of
+        # them is a layout no framework writes (``WOHI4i4o`` beside ``OIHW4i4o``)
+        distinct = [a for a in distinct if _usual_layouts(a)]
+    return distinct[0] if len(distinct) == 1 else ()
+
+
+def _without_layouts(ops) -> tuple:
+    return tuple((op.name, tuple((k, v) for k, v in op.attrs.items() if k not in LAYOUT_KEYS)) for op in ops)
+
+
+def _distinct(answers: list) -> list:
+    out, seen = [], []
+    for a in answers:
+        key = [(op.name, op.attrs) for op in a]
+        if key not in seen:
+            seen.append(key)
+            out.append(a)
+    return out
+
+
+def _usual(op) -> bool:
+    """Whether the layouts of ``op``, once their blocks (``4c``, ``4i4o``) are dropped, are
+    ones a legalized op has: data N, C and the spatial letters (C second or last); a
+    convolution's kernel O, I and the spatial letters in a framework's order (OIHW, HWIO,
+    OHWI, HWOI); a transposed convolution's I, O then the spatial ones (the only layout
+    TVM lowers it with)."""
+    got = {k: re.sub(r"\d+[a-z]", "", v) for k, v in op.attrs.items() if k in LAYOUT_KEYS and isinstance(v, str)}
+    data = got.get("data_layout", got.get("layout"))
+    if data is None or len(data) < 3 or not data.startswith("N"):
+        return False
+    sp = data[2:] if data[1] == "C" else data[1:-1]
+    if data not in ("NC" + sp, "N" + sp + "C") or got.get("out_layout", data) != data:
+        return False
+    kern = got.get("kernel_layout")
+    if kern is None:
+        return True
+    if op.name.endswith("_transpose"):
+        return data == "NC" + sp and kern == "IO" + sp
+    return kern in ("OI" + sp, sp + "IO", "O" + sp + "I", sp + "OI")
+
+
+def _usual_layouts(ops) -> bool:
+    """Whether every op of ``ops`` with layout attributes has usual ones (:func:`_usual`)."""
+    return all(_usual(op) for op in ops if any(k in op.attrs for k in LAYOUT_KEYS))
+
+
+def _reading(func, logical, packed, shown, recognize_ops, raw=None) -> tuple:
+    """The ops of ``func`` on one reading of its packed buffers (see :func:`recognize_packed`);
+    ``raw``: the ops of ``logical`` when already known."""
+    raw = recognize_ops(logical) if raw is None else raw
     shapes = buffer_shapes(logical)
     ops = tuple(repack(op, packed, shapes) for op in raw)
     if shown:

@@ -17,6 +17,8 @@ packed one does, each packed buffer's elements renamed. Whether that reading is 
 """
 from __future__ import annotations
 
+import itertools
+
 import attrs
 
 from tir.buffer import Buffer, BufferRegion, Range
@@ -104,36 +106,55 @@ def _pair(indices, shape, a: int) -> "Split | None":
     return None
 
 
-def _unit_split(buf: Buffer, accesses: list, splits: tuple) -> "Split | None":
-    """The one unit dimension pairing with the one trailing dimension no split holds."""
+def _unit_splits(buf: Buffer, accesses: list, splits: tuple) -> list:
+    """Every way unit dimensions read at 0 may hold the single blocks of the trailing
+    dimensions no split holds (one or two of them: ``OIHW4i4o`` with 4 input and 4 output
+    channels has no pair at all), a tuple of Splits each. Several when other unit
+    dimensions are read at 0 too (a kernel width of 1 beside a single block of channels)."""
     rank, taken = len(buf.shape), {s.outer for s in splits} | {s.inner for s in splits}
-    logical = rank - len(splits) - 1
-    free = [d for d in range(max(logical, 0), rank) if d not in taken]
-    if logical < MIN_LOGICAL_RANK or len(free) != 1:
-        return None
-    units = [d for d in range(logical) if d not in taken and as_int(buf.shape[d]) == 1
-             and all(as_int(idx[d]) == 0 for idx in accesses)]
-    k = as_int(buf.shape[free[0]])
-    if len(units) != 1 or not k or k == 1:
-        return None
-    return Split(units[0], free[0], k, unit=True)
+    out = []
+    for u in (1, 2):
+        logical = rank - len(splits) - u
+        free = [d for d in range(max(logical, 0), rank) if d not in taken]
+        if logical < MIN_LOGICAL_RANK or len(free) != u:
+            continue
+        units = [d for d in range(logical) if d not in taken and as_int(buf.shape[d]) == 1
+                 and all(as_int(idx[d]) == 0 for idx in accesses)]
+        ks = [as_int(buf.shape[f]) for f in free]
+        if any(not k or k == 1 for k in ks):
+            continue
+        for outers in itertools.permutations(units, u):
+            out.append(tuple(Split(o, f, k, unit=True) for o, f, k in zip(outers, free, ks)))
+    return out
 
 
-def _splits(buf: Buffer, accesses: list, units: bool) -> tuple:
-    """The splits of ``buf`` (from any access showing a pair; with ``units``, also a unit
-    split), when they make it a packed buffer; () otherwise."""
+def _split_options(buf: Buffer, accesses: list, units: bool) -> list:
+    """The readings of ``buf`` as a packed buffer: one tuple of splits each (from any access
+    showing a pair; with ``units``, also a unit split, one reading per unit dimension that
+    may hold it); [] when none makes it a packed buffer."""
     rank = len(buf.shape)
     found = {s for idx in accesses for s in (_pair(idx, buf.shape, a) for a in range(rank)) if s is not None}
     splits = tuple(sorted(found, key=lambda s: s.outer))
     if len({s.outer for s in splits}) != len(splits) or len({s.inner for s in splits}) != len(splits):
-        return ()
+        return []
+    options = [splits]
     if units:
-        extra = _unit_split(buf, accesses, splits)
-        splits += (extra,) if extra is not None else ()
+        extra = _unit_splits(buf, accesses, splits)
+        options = [tuple(sorted(splits + e, key=lambda s: s.outer)) for e in extra] or options
+    return [o for o in options if _packed(o, rank)]
+
+
+def _packed(splits: tuple, rank: int) -> bool:
     inners = sorted(s.inner for s in splits)
     if not splits or inners != list(range(rank - len(splits), rank)) or rank - len(splits) < MIN_LOGICAL_RANK:
-        return ()
-    return () if any(s.outer >= rank - len(splits) for s in splits) else splits
+        return False
+    return not any(s.outer >= rank - len(splits) for s in splits)
+
+
+def _splits(buf: Buffer, accesses: list, units: bool) -> tuple:
+    """The splits of ``buf`` when exactly one reading makes it a packed buffer; () otherwise."""
+    options = _split_options(buf, accesses, units)
+    return options[0] if len(options) == 1 else ()
 
 
 def _accesses(func: PrimFunc) -> dict:
@@ -154,21 +175,35 @@ def _stored(func: PrimFunc) -> set:
     return found
 
 
-def packed_buffers(func: PrimFunc) -> "tuple[dict, bool]":
-    """(``{buffer: splits}`` for every buffer of ``func`` stored packed, whether the
+MAX_READINGS = 24
+
+
+def packed_readings(func: PrimFunc) -> "tuple[list, bool]":
+    """(every reading of ``func``'s packed buffers as ``{buffer: splits}``, whether the
     packing is shown). A ``c // k``, ``c % k`` pair shows it, and so does a store at 0 in
     a unit dimension (TVM's lowering stores through its iteration variables; only the
     simplified ``c // 4`` of a single block of channels is 0). A unit dimension read at 0
-    only may also be a broadcast tensor with a unit dimension."""
+    only may also be a broadcast tensor with a unit dimension. A buffer with several unit
+    dimensions read at 0 has one reading per dimension that may hold the single block;
+    beyond MAX_READINGS readings, none is returned (``[{}]``: nothing decided)."""
     found = _accesses(func).values()
     shown = any(_splits(buf, acc, False) for buf, acc in found)
-    out = {}
-    for buf, accesses in found:
-        splits = _splits(buf, accesses, True)
-        if splits:
-            out[buf] = splits
+    per = [(buf, _split_options(buf, accesses, True)) for buf, accesses in found]
+    per = [(buf, opts) for buf, opts in per if opts]
+    readings = [{}]
+    for buf, opts in per:
+        readings = [{**r, buf: o} for r in readings for o in opts]
+        if len(readings) > MAX_READINGS:
+            return [None], shown
     stored = _stored(func)
-    return out, shown or any(id(b) in stored for b in out)
+    return readings, shown or any(id(b) in stored for b, _ in per)
+
+
+def packed_buffers(func: PrimFunc) -> "tuple[dict, bool]":
+    """(``{buffer: splits}`` for every buffer of ``func`` stored packed, whether the
+    packing is shown), when one reading exists (:func:`packed_readings`); ({}, ...) else."""
+    readings, shown = packed_readings(func)
+    return (readings[0] if len(readings) == 1 and readings[0] is not None else {}), shown
 
 
 def _logical_shape(buf: Buffer, splits: tuple) -> tuple:
@@ -199,12 +234,26 @@ def _logical_region(region: tuple, new: Buffer, splits: tuple) -> "tuple | None"
     return tuple(out[:len(out) - len(splits)])
 
 
+def unpack_all(func: PrimFunc) -> "list | None":
+    """Every reading of ``func`` on logical buffers (:func:`unpack` for each of
+    :func:`packed_readings`); None when no buffer is packed, [] when too many readings."""
+    readings, shown = packed_readings(func)
+    if readings == [{}]:
+        return None
+    if readings == [None]:
+        return []
+    return [_unpack(func, packed, shown) for packed in readings]
+
+
 def unpack(func: PrimFunc) -> "tuple[PrimFunc, dict, bool] | None":
     """(the function on logical buffers, ``{buffer name: splits}``, whether a ``c // k``,
-    ``c % k`` pair shows the packing), or None when no buffer is packed."""
-    packed, shown = packed_buffers(func)
-    if not packed:
-        return None
+    ``c % k`` pair shows the packing), or None when no buffer is packed or the packing
+    has several readings."""
+    got = unpack_all(func)
+    return got[0] if got and len(got) == 1 else None
+
+
+def _unpack(func: PrimFunc, packed: dict, shown: bool) -> tuple:
     new = {id(b): attrs.evolve(b, shape=_logical_shape(b, s)) for b, s in packed.items()}
     splits = {id(b): s for b, s in packed.items()}
 

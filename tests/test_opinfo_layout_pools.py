@@ -49,10 +49,20 @@ def _ops(func):
     return [(o.name, o.to_json()["attrs"]) for o in analyze(func).ops]
 
 
+BLIND = {"layout_pool_max_kernel1_stride2"}
+"""Every window folded: no dilation in sight, so the reported 1 is a convention (assumed)."""
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_tvm_packed_pool_with_folded_axes_is_recognised(name):
     op, attrs = CASES[name]
-    assert _ops(fixture_func(name)) == [(op, attrs)]
+    func = fixture_func(name)
+    if name in BLIND:
+        assert _ops(func) == []
+        (got,) = analyze(func, conventions=True).ops
+        assert (got.name, got.to_json()["attrs"]) == (op, attrs) and "dilation" in got.assumed
+        return
+    assert _ops(func) == [(op, attrs)]
 
 
 def test_stride_one_kernel_one_pool_still_abstains():
@@ -179,7 +189,8 @@ def test_round_trip_is_right_or_abstains_only_where_nchw_does(case):
     assert got in ([], [want])
     out_shape = [tir.expr.as_int(s) for s in f.buffers[-1].shape]
     one_position = op != "nn.adaptive_avg_pool2d" and 1 in out_shape[2:]
-    if plain and plain[0][0] == op and not one_position:
+    blind = attrs.get("pool_size") == [1, 1]  # no window in sight: the dilation is assumed
+    if plain and plain[0][0] == op and not one_position and not blind:
         assert got == [want]
 
 

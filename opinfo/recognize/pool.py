@@ -107,6 +107,7 @@ def match_max_pool(expr, space: Space, ctx) -> "Match | None":
     reading, assumed = choose(axes, readings(axes))
     if reading is None:
         return None
+    assumed += ("dilation",) if w.blind else ()
     return Match(f"nn.max_pool{len(axes)}d", _attrs(axes, reading, layout),
                  (("data", w.padded.load, space),), assumed)
 
@@ -136,6 +137,7 @@ def match_avg_pool(expr, space: Space, ctx) -> "Match | None":
     reading, assumed = choose(axes, [r for r, _ in pairs])
     if reading is None:
         return None
+    assumed += ("dilation",) if w.blind else ()
     return Match(f"nn.avg_pool{len(axes)}d", _attrs(axes, reading, layout, pairs[0][1]),
                  (("data", w.padded.load, space),), assumed)
 

@@ -22,7 +22,8 @@ layouts pools are written in place it (N first, C second or last: NCHW, NHWC, NC
 packed NCHW4c), and when more than one place remains, nothing is recognised. A folded
 kernel-1 axis shows no dilation: it is reported as 1 (it has no effect on the numbers),
 and only when no window in sight is dilated (a framework's single dilation given for
-every axis would be the truth).
+every axis would be the truth); when no window at all is in sight, the dilation is only
+a convention (the match names it assumed).
 """
 from __future__ import annotations
 
@@ -63,6 +64,9 @@ class Window:
     (their Dim's stride is the kernel: an adaptive pool's)."""
     folded: bool = False
     """Whether some pooled axis was read without its window or output variable."""
+    blind: bool = False
+    """Whether no pooled axis shows its window variable (every one of kernel 1, folded):
+    no dilation is in sight, not even a framework's single one (reported 1, assumed)."""
 
 
 @attrs.frozen
@@ -147,7 +151,7 @@ def window(red: Reduce, space: Space, ctx, pad_value_ok) -> "Window | None":
     rext = {id(iv.var): const_of(iv.dom.extent) for iv in red.axes}
     folded = bool(strideless) or len(dims.seen) < len(spatial)
     pooled = tuple(_strideless_dim(dm, rext) if d in strideless else dm for d, dm in zip(spatial, pooled))
-    return Window(p, spatial, pooled, sides, rext, frozenset(strideless), folded)
+    return Window(p, spatial, pooled, sides, rext, frozenset(strideless), folded, blind=folded and not dims.seen)
 
 
 def _strideless_dim(dm: Dim, rext: dict) -> Dim:

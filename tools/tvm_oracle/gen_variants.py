@@ -201,7 +201,7 @@ def _w_conv(nd, transpose=False):
             groups, cout = cin, cin * rng.choice([1, 1, 2])
         ks = [rng.choice([1, 2, 3]) for _ in range(nd)]
         st = [rng.choice([1, 1, 2]) for _ in range(nd)]
-        dil = [rng.choice([1, 1, 2]) for _ in range(nd)] if not transpose else [1] * nd
+        dil = [rng.choice([1, 1, 2]) for _ in range(nd)]
         pad = [rng.randint(0, ks[i] - 1) for i in range(nd)] + [rng.randint(0, ks[i] - 1) for i in range(nd)]
         sp = [rng.randint(5, 9) if nd < 3 else rng.randint(3, 6) for _ in range(nd)]
         x = _act(lay, rng.randint(1, 2), cin, sp)
@@ -222,7 +222,7 @@ def _w_pool(kind):
     def f(rng, k, lay):
         ks = [rng.choice([1, 2, 3]), rng.choice([1, 2, 3])]
         st = [rng.choice([1, 2]), rng.choice([1, 2, 3])]
-        dil = [rng.choice([1, 1, 2]), rng.choice([1, 1, 2])]
+        dil = [rng.choice([1, 1, 1, 2])] * 2  # a framework's one dilation (the sample's pools: 1)
         pad = [rng.randint(0, ks[0] // 2), rng.randint(0, ks[1] // 2), rng.randint(0, ks[0] // 2),
                rng.randint(0, ks[1] // 2)]
         ceil = rng.random() < 0.5
