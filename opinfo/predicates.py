@@ -171,14 +171,23 @@ def restates_domain(realize: BlockRealize, dom: dict) -> bool:
 
 
 def drop_predicates(func: PrimFunc) -> "PrimFunc | None":
-    """``func`` without split predicates, or None when one may drop elements."""
+    """``func`` without split predicates, or None when one may drop elements. What the
+    rules here do not show is checked by enumerating the loops a predicate constrains
+    (:func:`.predicate_enum.covers_exactly`, blocks with a name of their own)."""
+    from .coverage import _realizes
+    from .predicate_enum import covers_exactly
+
     bad = []
     dom = loop_domain(func)
+    found = list(_realizes(func.body))
+    names = [r.block.name for r, _ in found]
+    loops_of = {r.block.name: loops for r, loops in found if names.count(r.block.name) == 1}
 
     def post(n):
         if not isinstance(n, BlockRealize) or _is_true(n.predicate):
             return None
-        if not restates_domain(n, dom):
+        if not restates_domain(n, dom) and not (n.block.name in loops_of and
+                                                 covers_exactly(n, loops_of[n.block.name])):
             bad.append(n)
             return None
         return attrs.evolve(n, predicate=IntImm(n.predicate.dtype, 1))

@@ -969,7 +969,7 @@ EXTENDED = [t for t in os.environ.get("OPINFO_SCHEDULE", "").split(",") if t]
 """Further loop transformations for robustness corpora (not in the sample corpus), chosen with
 the environment variable OPINFO_SCHEDULE, a comma list of: fuse, compute_at, decompose,
 annotate, inline, cache, rfactor, blockize, bind, reverse_inline, decompose_padding,
-block_layout, reindex, storage. Every case is then scheduled."""
+block_layout, reindex, storage, resplit. Every case is then scheduled."""
 
 
 def _try(fn, *args, **kw):
@@ -1080,11 +1080,34 @@ def _reindex(sch, blk):
     return _try(sch.reindex, blk, ("write", 0))
 
 
+def _resplit(sch, blk, rng):
+    """Split up to three loops of ``blk`` (factors 2-5, dividing or not: a T.where guards the
+    rest) and put all its loops in a random order."""
+    changed = False
+    for _ in range(rng.randint(1, 3)):
+        loops = sch.get_loops(blk)
+        exts, cand = _splittable(sch, loops)
+        cand = [i for i in cand if exts[i] >= 3] or [i for i, e in enumerate(exts) if e >= 2]
+        if not cand:
+            break
+        i = rng.choice(cand)
+        changed |= _try(sch.split, loops[i], [None, rng.randint(2, 5)])
+    loops = list(sch.get_loops(blk))
+    if len(loops) >= 2:
+        rng.shuffle(loops)
+        changed |= _try(sch.reorder, *loops)
+    return changed
+
+
 def _schedule_more(sch, rng, kinds):
     """bind (GPU-style thread binding of fused spatial loops), reverse_inline, decompose_padding,
     block_layout (transform_block_layout permuting block variables), reindex, storage (set_scope
-    and storage_align of intermediates)."""
+    and storage_align of intermediates), resplit (several splits and a full random reorder)."""
     changed = False
+    if "resplit" in kinds:
+        for blk in _blocks(sch):
+            if rng.random() < 0.8:
+                changed |= _resplit(sch, blk, rng)
     if "reverse_inline" in kinds:
         for blk in _blocks(sch)[1:]:
             if rng.random() < 0.7:
