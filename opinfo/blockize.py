@@ -30,10 +30,10 @@ from __future__ import annotations
 import attrs
 
 from tir.buffer import Range
-from tir.expr import GE, GT, LE, Add, And, IntImm, LT, Mul, Var
+from tir.expr import GE, GT, LE, Add, And, BufferLoad, FloorDiv, FloorMod, IntImm, LT, Mul, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_visit, pre_order_visit, substitute, transform
-from tir.stmt import Block, BlockRealize, For, IterKind, IterVar, Stmt
+from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, IterVar, Stmt
 
 from .affine import affine, const_of
 from .recognize.guard import conjuncts
@@ -68,6 +68,71 @@ def _outer_init(block: Block):
     return False if _has_block(body) or init.block.alloc_buffers or init.block.match_buffers else body
 
 
+def _looped_init(init, inner_realize: BlockRealize):
+    """The outer init of a blockized partial block of ``rfactor`` (``<tag>_rf_o``): loops
+    over a block ``<tag>_rf_init`` whose spatial variables run over their whole domains, one
+    loop each, and store a constant where the inner block (its spatial variables those
+    same domains, the rest reductions, no predicate, no init) stores, position for
+    position. Merged, it is the inner block's init over the same elements: the store with
+    the init's variables made the inner ones. None for any other shape."""
+    nest = nest_of(init) if init is not None else None
+    if nest is None:
+        return None
+    loops, realize = nest
+    blk, inner = realize.block, inner_realize.block
+    if blk.init is not None or blk.alloc_buffers or blk.match_buffers or not _is_true(realize.predicate):
+        return None
+    if inner.init is not None or not _is_true(inner_realize.predicate):
+        return None
+    if not isinstance(blk.body, BufferStore) or not isinstance(inner.body, BufferStore) or _has_block(blk.body):
+        return None
+    if _var_ids(blk.body.value) & {id(iv.var) for iv in blk.iter_vars} or any(
+            isinstance(n, BufferLoad) for n in _nodes(blk.body.value)):
+        return None
+    loop_ext = {id(lp.loop_var): lp for lp in loops}
+    for iv, value in zip(blk.iter_vars, realize.iter_values):
+        lp = loop_ext.get(id(value)) if isinstance(value, Var) else None
+        if iv.kind != IterKind.SPATIAL or lp is None or const_of(lp.min) != 0 or const_of(iv.dom.min) != 0 \
+                or affine(lp.extent) != affine(iv.dom.extent) or affine(lp.extent) is None:
+            return None
+    if len(loops) != len(blk.iter_vars) or len({id(v) for v in realize.iter_values}) != len(loops):
+        return None
+    mine, theirs = blk.body, inner.body
+    if mine.buffer is not theirs.buffer or len(mine.indices) != len(theirs.indices):
+        return None
+    init_ivs = {id(iv.var): iv for iv in blk.iter_vars}
+    inner_ivs = {id(iv.var): iv for iv in inner.iter_vars}
+    mapping = {}
+    for a, b in zip(mine.indices, theirs.indices):
+        # an index holding one init variable pairs it with the one inner variable of the
+        # inner index at that position (``o * 3 + i_init`` with ``o * 3 + i``)
+        ours = [n for n in _nodes(a) if isinstance(n, Var) and id(n) in init_ivs]
+        if not ours:
+            continue
+        other = {id(n): n for n in _nodes(b) if isinstance(n, Var) and id(n) in inner_ivs}
+        if len({id(v) for v in ours}) != 1 or len(other) != 1:
+            return None
+        a_var, b_var = ours[0], next(iter(other.values()))
+        iv, jv = init_ivs[id(a_var)], inner_ivs[id(b_var)]
+        if jv.kind != IterKind.SPATIAL or a_var in mapping or const_of(jv.dom.min) != 0 \
+                or affine(jv.dom.extent) != affine(iv.dom.extent):
+            return None
+        mapping[a_var] = b_var
+    spatial = [iv for iv in inner.iter_vars if iv.kind == IterKind.SPATIAL]
+    if len(mapping) != len(blk.iter_vars) or {id(v) for v in mapping.values()} != {id(iv.var) for iv in spatial}:
+        return None
+    if any(iv.kind not in KINDS for iv in inner.iter_vars):
+        return None
+    store = substitute(mine, mapping)
+    return store if tuple(store.indices) == tuple(theirs.indices) else None
+
+
+def _nodes(expr) -> list:
+    found = []
+    post_order_visit(expr, found.append)
+    return found
+
+
 def _plain(block: Block) -> bool:
     return not (block.alloc_buffers or block.match_buffers) and all(iv.kind in KINDS for iv in block.iter_vars)
 
@@ -92,22 +157,57 @@ def _flatten(realize: BlockRealize) -> "For | BlockRealize | None":
     loops, inner_realize = nest
     inner = inner_realize.block
     init = _outer_init(outer)
-    if init is False or not _plain(inner) or _has_block(inner.body) or _has_block(inner.init):
+    looped = None
+    if init is False:
+        looped = _looped_init(outer.init, inner_realize)
+        if looped is None:
+            return None
+        init, outer = looped, attrs.evolve(outer, init=None)
+    if not _plain(inner) or _has_block(inner.body) or _has_block(inner.init):
         return None
     own = {id(iv.var) for iv in outer.iter_vars}
-    if any(_var_ids(iv.dom) & own for iv in inner.iter_vars) or not _inits_fit(outer, inner):
+    if any(_var_ids(iv.dom) & own for iv in inner.iter_vars):
+        return None
+    if looped is None and not _inits_fit(outer, inner):
         return None
     bind = {iv.var: v for iv, v in zip(outer.iter_vars, realize.iter_values)}
     values = tuple(realize.iter_values) + tuple(substitute(v, bind) for v in inner_realize.iter_values)
     predicate = _conjoin(realize.predicate, substitute(inner_realize.predicate, bind))
     merged = attrs.evolve(inner, iter_vars=outer.iter_vars + inner.iter_vars,
                           init=init if init is not None else inner.init)
-    merged, values = _fuse_splits(merged, values, predicate, outer, inner)
+    plain = _fuse_splits(merged, values, predicate, outer, inner)
+    simpler = _in_range_mods(merged, outer)
+    fused = _fuse_splits(simpler, values, predicate, outer, inner) if simpler is not merged else plain
+    # the modulo is dropped only where that lets a split be fused (a tile's ``o % 2`` over
+    # [0, 2) stays: its recognizer reads the modulo of every axis)
+    merged, values = fused if len(fused[0].iter_vars) < len(plain[0].iter_vars) else plain
     merged, values = _drop_units(merged, values, outer)
     body = BlockRealize(values, predicate, merged)
     for lp in reversed(loops):
         body = attrs.evolve(lp, min=substitute(lp.min, bind), extent=substitute(lp.extent, bind), body=body)
     return body
+
+
+def _in_range_mods(block: Block, outer: Block) -> Block:
+    """``block`` with ``o % c`` made ``o`` and ``o // c`` made 0 for an outer variable ``o``
+    whose domain is [0, E), E <= c: TVM keeps such a modulo in the inner block's indices
+    (``v_x_o % 4 * 3 + v_x_i`` with ``v_x_o`` in [0, 4)), where it hides the split."""
+    small = {}
+    for iv in outer.iter_vars:
+        ext = const_of(iv.dom.extent)
+        if const_of(iv.dom.min) == 0 and ext is not None:
+            small[id(iv.var)] = ext
+
+    def post(n):
+        if isinstance(n, (FloorMod, FloorDiv)) and isinstance(n.a, Var) and id(n.a) in small:
+            c = const_of(n.b)
+            if c is not None and c > 0 and small[id(n.a)] <= c:
+                return n.a if isinstance(n, FloorMod) else IntImm(n.dtype, 0)
+        return None
+
+    body_part = attrs.evolve(block, iter_vars=())
+    rewritten = transform(body_part, post)
+    return block if rewritten is body_part else attrs.evolve(rewritten, iter_vars=block.iter_vars)
 
 
 def _is_true(pred) -> bool:

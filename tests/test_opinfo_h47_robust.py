@@ -72,3 +72,92 @@ def test_inner_nest_text_analysed_once(monkeypatch):
     interpret(tir.parse(INNER_NESTS), a, c)
     np.testing.assert_allclose(c, (a + 1) * 2)
     assert sorted(calls) == ["B", "C"]  # once per nest, not once per outer iteration (16)
+
+
+# --------------------------------------------------------------------------- blockize
+# A blockized rfactor partial block (``<tag>_rf_o``) carries an init that loops over a block
+# ``<tag>_rf_init`` with a spatial variable of its own (the rfactor axis); the pair is
+# merged with that init as the inner block's own. ``blockize`` also leaves ``o % c`` of an
+# outer variable over [0, c) in the inner indices, which hid the split from the merge.
+
+from opinfo.blockize import unblockize  # noqa: E402
+
+
+def _blocks(func):
+    return [b.name for b in func.blocks() if b.name != "root"]
+
+
+def test_looped_rf_init_is_merged():
+    func = fixture_func("blockize_rf_init_loop_prod")
+    flat = unblockize(func)
+    assert "x_red_rf_o" not in _blocks(flat) and "x_red_rf_init" not in _blocks(flat)
+    assert_same_values(func, flat)
+    (got,) = opinfo.analyze(func).ops
+    assert got.name == "prod"
+    assert got.to_json()["attrs"] == {"axis": [0, 1], "keepdims": True}
+
+
+def test_looped_rf_init_at_other_elements_stays():
+    """An init that sets other elements than the inner block updates is not the inner
+    block's init: the pair stays."""
+    func = fixture_func("blockize_rf_init_loop_prod", lambda t: t.replace(
+        "x_red_rf_shared[vk1_i_init, v_ax0_o, v_ax1_o] = T.float32(1.0)",
+        "x_red_rf_shared[T.int64(2) - vk1_i_init, v_ax0_o, v_ax1_o] = T.float32(1.0)"))
+    assert "x_red_rf_o" in _blocks(unblockize(func))
+
+
+def test_looped_rf_init_over_part_of_its_axis_stays():
+    func = fixture_func("blockize_rf_init_loop_prod", lambda t: t.replace(
+        "for k1 in range(T.int64(3)):\n                        with T.sblock(\"x_red_rf_init\")",
+        "for k1 in range(T.int64(2)):\n                        with T.sblock(\"x_red_rf_init\")"))
+    assert "x_red_rf_o" in _blocks(unblockize(func))
+
+
+SUM_RF_OFFSET = """
+@T.prim_func
+def f(x: T.Buffer((T.int64(4), T.int64(5), T.int64(6)), "float32"), out: T.Buffer((T.int64(4),), "float32")):
+    rf = T.alloc_buffer((T.int64(6), T.int64(4)))
+    for i, k1, k2_0 in T.grid(T.int64(4), T.int64(5), T.int64(2)):
+        with T.block("x_red_rf_o"):
+            vk2_o = T.axis.spatial(T.int64(2), k2_0)
+            v_i = T.axis.spatial(T.int64(4), i)
+            v_k1 = T.axis.reduce(T.int64(5), k1)
+            with T.init():
+                for k2_1 in range(T.int64(3)):
+                    with T.block("x_red_rf_init"):
+                        vk2_i_init = T.axis.spatial(T.int64(3), k2_1)
+                        rf[vk2_o * T.int64(3) + vk2_i_init, v_i] = T.float32(0.0)
+            for k2_1 in range(T.int64(3)):
+                with T.block("x_red_rf"):
+                    vk2_i = T.axis.spatial(T.int64(3), k2_1)
+                    rf[vk2_o * T.int64(3) + vk2_i, v_i] = rf[vk2_o * T.int64(3) + vk2_i, v_i] + x[v_i, v_k1, vk2_o * T.int64(3) + vk2_i]
+    for i, k2 in T.grid(T.int64(4), T.int64(6)):
+        with T.block("x_red"):
+            v_i, vk2 = T.axis.remap("SR", [i, k2])
+            with T.init():
+                out[v_i] = T.float32(0.0)
+            out[v_i] = out[v_i] + rf[vk2, v_i]
+"""
+
+
+def test_looped_rf_init_with_split_index():
+    """The init's variable inside a split index (``o * 3 + i_init``) pairs with the inner
+    variable at the same place."""
+    func = tir.parse(SUM_RF_OFFSET)
+    flat = unblockize(func)
+    assert "x_red_rf_o" not in _blocks(flat)
+    assert_same_values(func, flat)
+    (got,) = opinfo.analyze(func).ops
+    assert got.name == "sum"
+    assert got.to_json()["attrs"] == {"axis": [1, 2], "keepdims": False}
+
+
+def test_outer_modulo_over_its_range_lets_the_split_fuse():
+    func = fixture_func("blockize_mod_outer_flatten")
+    flat = unblockize(func)
+    assert _blocks(flat) == ["T_reshape"]
+    (blk,) = [b for b in flat.blocks() if b.name == "T_reshape"]
+    assert len(blk.iter_vars) == 1
+    assert_same_values(func, flat)
+    (got,) = opinfo.analyze(func).ops
+    assert got.name == "reshape" and got.to_json()["attrs"] == {"shape": [12]}
