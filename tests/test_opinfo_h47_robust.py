@@ -161,3 +161,26 @@ def test_outer_modulo_over_its_range_lets_the_split_fuse():
     assert_same_values(func, flat)
     (got,) = opinfo.analyze(func).ops
     assert got.name == "reshape" and got.to_json()["attrs"] == {"shape": [12]}
+
+
+# --------------------------------------------------------------------------- repeat
+# repeat with axis None flattens first (a T_reshape block); compute_inline leaves one block
+# reading x[unravel(v // r)] (TVM 0.27: x[v % 108 // 18, v % 18 // 3] for (6, 6), r = 3).
+
+
+def test_repeat_with_inlined_flattening():
+    (got,) = opinfo.analyze(fixture_func("repeat_flat_inlined")).ops
+    assert got.name == "repeat" and got.to_json()["attrs"] == {"repeats": 3, "axis": None}
+
+
+def test_repeat_with_inlined_flattening_other_order_abstains():
+    """Column-major reading (the two indices swapped) is no repeat."""
+    func = fixture_func("repeat_flat_inlined", lambda t: t.replace(
+        "x_shared[v_ax0 % T.int64(108) // T.int64(18), v_ax0 % T.int64(18) // T.int64(3)]",
+        "x_shared[v_ax0 % T.int64(18) // T.int64(3), v_ax0 % T.int64(108) // T.int64(18)]"))
+    assert opinfo.analyze(func).ops == ()
+
+
+def test_repeat_1d_with_inlined_flattening_abstains():
+    """On 1-D data the inlined axis-None form computes what repeat along axis 0 does."""
+    assert opinfo.analyze(fixture_func("repeat_flat_inlined_1d")).ops == ()

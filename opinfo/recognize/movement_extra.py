@@ -55,6 +55,8 @@ def match_repeat(expr, space: Space, ctx) -> "Match | None":
     if isinstance(expr, Inlined):
         return _flat_repeat(expr, space, ctx)
     load = _param_load(expr, ctx)
+    if load is not None and pure_space(space) and space.rank == 1 and len(load.indices) >= 2:
+        return _inlined_flat_repeat(load, space)
     if load is None or not pure_space(space) or len(load.indices) != space.rank:
         return None
     ine, oute = [sym(e) for e in load.buffer.shape], [sym(e) for e in space.extents]
@@ -87,6 +89,30 @@ def _flat_repeat(inl, space, ctx) -> "Match | None":
     if data is None or not pure_space(flat) or not reshape_ok(data, flat):
         return None
     return Match("repeat", {"repeats": r, "axis": None}, (("data", strip(inl), space),))
+
+
+def _inlined_flat_repeat(load, space) -> "Match | None":
+    """repeat with axis None whose flattening block was inlined (``compute_inline``): a
+    1-D output reading data of rank >= 2 at ``unravel(v // r)``, checked at every output
+    point (static shapes only). Data of rank 1 is left alone: there the inlined form differs
+    from repeat along axis 0 only by a modulo that changes no value."""
+    ine, oute = int_list(load.buffer.shape), int_list(space.extents)
+    if ine is None or oute is None or 0 in ine:
+        return None
+    size = int(np.prod(ine))
+    if oute[0] % size or oute[0] // size < 2:
+        return None
+    r = oute[0] // size
+    (v,) = space.indices
+    env = grid_over((v,), oute)
+    if env is None:
+        return None
+    want = np.unravel_index(np.floor_divide(env[v], r).astype(np.int64), ine)
+    for e, wv in zip(load.indices, want):
+        got = _values(e, env, env[v])
+        if got is None or not np.array_equal(got, wv):
+            return None
+    return Match("repeat", {"repeats": r, "axis": None}, (("data", load, space),))
 
 
 # ------------------------------------------------------------------ pixel_shuffle
