@@ -11,7 +11,7 @@ from .decompose import Decomposer
 from .info import FuncInfo
 from .kind import pattern_kind
 from .normalize import cache_scope, normalize
-from .op_graph import fusable
+from .op_graph import fusable, tags_agree
 from .recognize import families
 from .recognize.common import shape_of
 from .recognize.pool_adaptive import recognize_adaptive_pool
@@ -85,7 +85,7 @@ def recognize_ops(func: PrimFunc) -> tuple:
         decomposed += 1
         if decomposed > 1 or not dec.output(stage):
             return split_ops(sem, outputs)
-    return tuple(dec.ops) if fusable(sem, dec.links) else ()
+    return tuple(dec.ops) if fusable(sem, dec.links) and tags_agree(sem, dec.ops, dec.links) else ()
 
 
 def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:

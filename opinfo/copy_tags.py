@@ -103,6 +103,13 @@ def _contradicted(op, block_names) -> bool:
     return tag_op != op.name and not (tag_op in RESHAPES and op.name in RESHAPES)
 
 
+def contradicted(op, block_names) -> bool:
+    """Whether the compute tags of ``block_names`` (the blocks of one op of a fused kernel)
+    name another op than the copy ``op`` (a whole-axis reversal recognised as flip in the
+    blocks of a strided_slice)."""
+    return op.name in COPIES and _contradicted(op, block_names)
+
+
 def identity_attrs(tag_op, shape, block_names) -> "dict | None":
     """The attributes of ``tag_op`` when it copies a tensor of ``shape`` unchanged, if only
     one set of them does so: permute_dims keeps every axis in place (with two unit axes or

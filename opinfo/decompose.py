@@ -134,7 +134,7 @@ class Decomposer:
         for sub in self._cuts(expr, leaves):
             if self._leaves_ok(sub, space):
                 found = ew_tree.identify(expr, sub)
-                if found is not None and not (sub is leaves and ew_tree.inner_same(expr, leaves, found)):
+                if found is not None and not ew_tree.inner_same(expr, sub, found):
                     return self._emit_ew(found, sub, space, out)
         return None
 
@@ -165,6 +165,8 @@ class Decomposer:
                 return False
             if isinstance(leaf, Inlined) and not aligned(leaf, space):
                 return False
+            if isinstance(leaf, (BufferLoad, Inlined)) and not _read_whole(leaf, space):
+                return False
         return True
 
     def _emit_ew(self, found, leaves, space, out):
@@ -178,8 +180,28 @@ def _domains(block) -> dict:
 
 
 def _reads_whole(inl: Inlined, space: Space) -> bool:
-    """Whether an intermediate is read at exactly the indices of ``space``."""
-    return len(inl.indices) == space.rank and all(a is b for a, b in zip(inl.indices, space.indices))
+    """Whether an intermediate is read at exactly the indices of ``space``, all of it."""
+    return len(inl.indices) == space.rank and all(a is b for a, b in zip(inl.indices, space.indices)) and \
+        all(_same_extent(n, x) for n, x in zip(inl.buffer.shape, space.extents))
+
+
+def _read_whole(leaf, space: Space) -> bool:
+    """Whether every dimension of ``leaf``'s buffer that follows a result index is as long
+    as the result's: an elementwise op reads its operands whole. A longer one is read in
+    part -- a strided_slice (or take) fused after the op, whose blocks the op would swallow."""
+    r, rank = len(leaf.indices), space.rank
+    for d, idx in enumerate(leaf.indices):
+        o = space.indices[rank - r + d]
+        if idx is o and isinstance(o, Var) and not _same_extent(leaf.buffer.shape[d], space.extents[rank - r + d]):
+            return False
+    return True
+
+
+def _same_extent(a, b) -> bool:
+    ca, cb = const_of(a), const_of(b)
+    if ca is not None or cb is not None:
+        return ca == cb
+    return a == b
 
 
 def _pure(indices) -> bool:

@@ -124,6 +124,8 @@ def identify(expr, leaves):
         return None
     if found is None or not calls_allowed(found[0], expr, leaves):
         return None
+    if found[0] != "astype" and (_changes_dtype(expr, leaves) or _cast_of_cast(expr, leaves)):
+        return None  # an astype after the op (or two, to float16 and back) is an op of its own
     if inner_blocks(expr, leaves) and not multi_block(found[0], found[1], len(leaves)):
         # relu after exp, abs after negative: the tree computes one op's values but is
         # several ops' blocks; named as one, an op would be lost
@@ -137,7 +139,8 @@ def _under_output_cast(expr, leaves):
     cast block back to the input's type, so the op's block sits under the output cast."""
     root = strip(expr)
     if (isinstance(root, Cast) and isinstance(root.value, Inlined) and leaves
-            and all(leaf.dtype == root.dtype for leaf in leaves)):
+            and all(leaf.dtype == root.dtype for leaf in leaves)
+            and not isinstance(strip(root.value), Cast)):  # a cast back of a cast is two astype ops
         return root.value
     return expr
 
@@ -149,10 +152,16 @@ def inner_blocks(expr, leaves) -> list:
     found = []
     own = _under_output_cast(expr, leaves)
 
+    def wrapping_cast(n) -> bool:
+        # only inside the float16 wrapping, and only the cast of an input itself: a cast of a
+        # cast (astype to float16 and back) or of a computed value is an astype op of its own
+        inner = strip(n)
+        return own is not expr and isinstance(inner, Cast) and (inner.value in stop or strip(inner.value) in stop)
+
     def visit(n):
         if n in stop or isinstance(n, (BufferLoad, Reduce, ArgReduce)):
             return False
-        if isinstance(n, Inlined) and n is not expr and n is not own and not isinstance(strip(n), Cast):
+        if isinstance(n, Inlined) and n is not expr and n is not own and not wrapping_cast(n):
             found.append(n)
         return True
 
@@ -187,7 +196,7 @@ def _identify_impl(expr, leaves):
     while isinstance(root, Inlined):
         root = root.value
     if len(leaves) == 1:
-        if isinstance(root, Cast) and strip(root.value) == leaves[0]:
+        if isinstance(root, Cast) and (root.value == leaves[0] or strip(root.value) == leaves[0]):
             return "astype", {"dtype": str(root.dtype)}, (0,), ("data",)
         integer = not leaves[0].dtype.is_float
         consts, cmp_consts = _consts(expr, leaves)
@@ -211,6 +220,34 @@ def _identify_impl(expr, leaves):
     if len(leaves) == 3:
         return _where(root, leaves)
     return None
+
+
+def _changes_dtype(expr, leaves) -> bool:
+    """Whether ``expr``'s type differs from its (non-bool) leaves': an elementwise op other
+    than ``astype`` keeps its operands' type (comparisons' bool aside; trunc of a float stays
+    a float, a cast to int32 is astype)."""
+    out = expr.dtype
+    return not out.is_bool and any(leaf.dtype != out for leaf in leaves if not leaf.dtype.is_bool)
+
+
+def _cast_of_cast(expr, leaves) -> bool:
+    """Whether a cast block of ``expr`` (outside its leaves) casts another cast block's
+    result: no op's form casts twice in a row, two astype ops do (float32 to float16 and
+    back rounds)."""
+    stop = set(leaves)
+    found = []
+
+    def visit(n):
+        if n in stop or isinstance(n, (BufferLoad, Reduce, ArgReduce)):
+            return False
+        inner = strip(n)
+        if isinstance(n, Inlined) and isinstance(inner, Cast) and isinstance(inner.value, Inlined) \
+                and inner.value not in stop and isinstance(strip(inner.value), Cast):
+            found.append(n)
+        return not found
+
+    pre_order_visit(expr, visit)
+    return bool(found)
 
 
 NARROW_RTOL = 4e-3

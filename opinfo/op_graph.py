@@ -15,6 +15,7 @@ import attrs
 from tir.expr import BufferLoad
 from tir.functor import pre_order_visit
 
+from .copy_tags import contradicted
 from .fusion import FuseNode, one_group
 from .kind import blocks_kind
 
@@ -38,10 +39,38 @@ def fusable(sem, links: list) -> bool:
         return False
     owned = [op_blocks(sem, link) for link in links]
     ids = [id(b) for blocks in owned for b in blocks]
-    if len(ids) != len(set(ids)) or set(ids) != {id(s.block) for s in sem.stages}:
+    if len(ids) != len(set(ids)) or set(ids) != {id(s.block) for s in sem.stages} - _dead_copies(sem, links):
         return False
     nodes = _nodes(sem, links, owned)
     return nodes is not None and one_group(nodes)
+
+
+def _dead_copies(sem, links: list) -> set:
+    """ids of the blocks that copy, element for element, a parameter one of the ops reads
+    into an intermediate nothing reads: a multi-output op's other outputs that the graph
+    dropped (batch_norm's moving mean and variance), kept by FuseTIR."""
+    read = set()
+    for st in sem.stages:
+        read.update(id(b) for b in _read_buffers(st.block))
+    inputs = {id(b) for link in links for b in link.inputs}
+    dead = set()
+    for st in sem.stages:
+        e = st.expr
+        if (st.buffer is not None and not sem.is_param(st.buffer) and id(st.buffer) not in read
+                and isinstance(e, BufferLoad) and sem.is_param(e.buffer) and id(e.buffer) in inputs
+                and len(e.indices) == len(st.indices) and all(i is j for i, j in zip(e.indices, st.indices))):
+            dead.add(id(st.block))
+    return dead
+
+
+def tags_agree(sem, ops, links: list) -> bool:
+    """Whether no copy op of a several-op decomposition sits in blocks whose compute tags
+    name another op (:func:`.copy_tags.contradicted`): inside a fused kernel each op keeps
+    its own blocks and their tags."""
+    if len(links) < 2:
+        return True
+    return not any(link.output is not None and contradicted(op, [b.name for b in op_blocks(sem, link)])
+                   for op, link in zip(ops, links))
 
 
 def op_blocks(sem, link: OpLink) -> list:

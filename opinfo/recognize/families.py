@@ -8,6 +8,7 @@ from . import (bool_xor, conv, conv_transpose, gather_nd, groupnorm, layernorm, 
 from . import index_tensor, quantize, slice_scatter
 from . import affine_grid, hamming, loss
 from . import scalar_arith, scalar_compare
+from . import concat_fused
 
 ALL: list = [
     index_tensor.match_index_tensor,
@@ -30,7 +31,7 @@ ALL: list = [
     std.match_std, reduce.match_variance, reduce.match_mean, reduce.match_reduce, reduce.match_arg,
     bool_xor.match_bool_xor, gather_nd.match_gather_nd,
     scalar_compare.match_scalar_compare, scalar_arith.match_scalar_arith,
-    movement.match_intermediate_movement,
+    movement.match_intermediate_movement, concat_fused.match_intermediate_concat,
 ]
 
 

@@ -39,7 +39,8 @@ def match_intermediate_movement(expr, space: Space, ctx) -> "Match | None":
     (group_norm's closing reshape)."""
     e = expr
     while isinstance(e, Inlined) and len(e.indices) == space.rank and all(
-            a is b for a, b in zip(e.indices, space.indices)):
+            a is b for a, b in zip(e.indices, space.indices)) and all(
+            _same_extent(n, x) for n, x in zip(e.buffer.shape, space.extents)):  # not a leading slice
         e = e.value
     if not isinstance(e, Inlined) or not pure_space(space):
         return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tir.expr import BufferLoad, Var
+from tir.expr import BufferLoad, Cast, Var
 from tir.functor import collect_distinct, pre_order_visit
 
 from tir.interp_data import np_dtype
@@ -12,6 +12,7 @@ from tir.interp_data import np_dtype
 from ..affine import const_of
 from ..probe import NotEvaluable, evaluate
 from .numeric import narrow_casts
+from ..semantic import Inlined
 from .common import Match, Space, aligned
 
 
@@ -38,6 +39,8 @@ def match_batch_norm(expr, space: Space, ctx) -> "Match | None":
         return None
     order = sorted(leaves, key=lambda l: next(i for i, p in enumerate(ctx.sem.params) if p is l.buffer))
     x, rest = order[0], order[1:]
+    if _cast_block_at_root(expr):
+        return None  # a cast after the norm (to float16 and back, say) is an astype op
     if len(x.indices) != space.rank or not aligned(x, space) or not all(len(l.indices) == 1 for l in rest):
         return None
     axes = {id(v): d for d, v in enumerate(space.indices)}
@@ -71,6 +74,15 @@ def match_batch_norm(expr, space: Space, ctx) -> "Match | None":
             roles = ("data",) + ("gamma",) * scale + ("beta",) * center + ("moving_mean", "moving_var")
             return Match("nn.batch_norm", attrs, tuple((r, l, space) for r, l in zip(roles, order)))
     return None
+
+
+def _cast_block_at_root(expr) -> bool:
+    """Whether ``expr`` ends in a block that only casts another block's result: TVM's form
+    of batch_norm ends in the add of beta (float16 data computes in float32 inside it)."""
+    root = expr
+    while isinstance(root, Inlined):
+        root = root.value
+    return isinstance(root, Cast) and isinstance(root.value, Inlined)
 
 
 def _affine_flags(n_leaves: int) -> list:

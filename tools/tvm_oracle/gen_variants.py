@@ -725,6 +725,10 @@ def _infer_shape(inputs, anchor):
     return [int(x) for x in out.ty.shape.values]
 
 
+def _in_layout(lay, n, c, sp):
+    return [{"N": n, "C": c, **dict(zip("DHW"[-len(sp):], sp))}[ch] for ch in lay]
+
+
 def _wide_anchor(rng):
     """(inputs, fn(params) -> expr or None, output shape, channel axis or None)"""
     kind = rng.choice(["convT", "convT", "pool13", "pool13", "adaptive13", "adaptive13", "resize", "old", "old"])
@@ -740,7 +744,7 @@ def _wide_anchor(rng):
         st = [rng.choice([1, 2, 2]) for _ in range(nd)]
         dil = [rng.choice([1, 1, 2]) for _ in range(nd)]
         pad = [rng.randint(0, max(0, dil[i] * (ks[i] - 1))) for i in range(nd)] * 2
-        opad = [rng.randint(0, st[i] - 1) for i in range(nd)]
+        opad = [0] * nd  # padding after and output_padding reach the loops only as a difference
         dl = {1: "NCW", 2: "NCHW", 3: "NCDHW"}[nd]
         kl = {1: "IOW", 2: "IOHW", 3: "IODHW"}[nd]
         f = {1: R.nn.conv1d_transpose, 2: R.nn.conv2d_transpose, 3: R.nn.conv3d_transpose}[nd]
@@ -757,23 +761,23 @@ def _wide_anchor(rng):
         pad = [rng.randint(0, k // 2) for k in ks] + [rng.randint(0, k // 2) for k in ks]
         ceil = rng.random() < 0.15
         avg = rng.random() < 0.5
-        cip = rng.random() < 0.5
-        lay = {1: "NCW", 3: "NCDHW"}[nd]
+        cip = avg and rng.random() < 0.5  # a max pool has no count to include the padding in
+        lay = rng.choice({1: ["NCW", "NCW", "NWC"], 3: ["NCDHW", "NCDHW", "NDHWC"]}[nd])
         f = {(1, False): R.nn.max_pool1d, (1, True): R.nn.avg_pool1d,
              (3, False): R.nn.max_pool3d, (3, True): R.nn.avg_pool3d}[(nd, avg)]
-        inputs = [T([n, c] + sp)]
+        inputs = [T(_in_layout(lay, n, c, sp))]
         fn = lambda v: f(v[0], ks, st, pad, dil, ceil, cip, lay)
-        return inputs, fn, _infer_shape(inputs, fn), 1
+        return inputs, fn, _infer_shape(inputs, fn), lay.index("C")
     if kind == "adaptive13":
         nd = rng.choice([1, 3])
         c = rng.randint(1, 4)
         sp = [rng.randint(3, 9) for _ in range(nd)]
         o = [rng.choice([1, 2, 3, s, s - 1]) for s in sp]
         f = {1: R.nn.adaptive_avg_pool1d, 3: R.nn.adaptive_avg_pool3d}[nd]
-        lay = {1: "NCW", 3: "NCDHW"}[nd]
-        inputs = [T([n, c] + sp)]
+        lay = rng.choice({1: ["NCW", "NCW", "NWC"], 3: ["NCDHW", "NCDHW", "NDHWC"]}[nd])
+        inputs = [T(_in_layout(lay, n, c, sp))]
         fn = lambda v: f(v[0], o, lay)
-        return inputs, fn, _infer_shape(inputs, fn), 1
+        return inputs, fn, _infer_shape(inputs, fn), lay.index("C")
     h, w = rng.randint(3, 8), rng.randint(3, 8)
     sz = [rng.randint(2, 12), rng.randint(2, 12)]
     method = rng.choice(["nearest_neighbor", "linear", "cubic"])
@@ -887,14 +891,20 @@ def _wide_movement_graph(rng):
         begin, end, strides = [], [], []
         for a in axes:
             s = shape[a]
-            if rng.random() < 0.25:
-                begin.append(s - 1), end.append(-s - 1 if rng.random() < 0.5 else 0), strides.append(-rng.randint(1, 2))
+            # end one past the last element taken, as gen_ops draws it (the loops show no more)
+            if rng.random() < 0.25 and s > 2:
+                st = -rng.randint(1, 2)
+                b = rng.randint(1, s - 1)
+                last = b + st * ((b - rng.randint(0, b - 1)) // -st)
+                e = last + st if last + st >= 0 else -s - 1  # -1 would count from the end
+                begin.append(b), end.append(e), strides.append(st)
             else:
-                b = rng.randint(0, s - 1)
-                begin.append(b), end.append(rng.randint(b + 1, s)), strides.append(rng.choice([1, 1, 2]))
+                b = rng.randint(0, s - 2)
+                st = rng.choice([1, 1, 2])
+                begin.append(b), end.append(b + st * ((rng.randint(b + 1, s) - b - 1) // st) + 1), strides.append(st)
         move = lambda bb, x, v: R.strided_slice(x, axes, begin, end, strides)
     elif kind == "tile":
-        reps = [rng.randint(1, 3) for _ in range(rng.randint(1, r + 1))]
+        reps = [rng.randint(1, 3) for _ in range(rng.randint(r, r + 1))]  # fewer are padded with ones
         move = lambda bb, x, v: R.tile(x, reps)
     elif kind == "broadcast_to":
         def move(bb, x, v):
