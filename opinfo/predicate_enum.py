@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import math
 
+import attrs
 import numpy as np
 
-from tir.expr import Var
+from tir.expr import GE, GT, LE, LT, And, IntImm, Mul, SizeVar, Sub, Var
+from tir.functor import substitute
 from tir.functor import post_order_visit
 from tir.stmt import BlockRealize
 
-from .affine import const_of
+from .affine import ONE, affine, const_of
 from .probe import NotEvaluable, evaluate
 from .recognize.guard import conjuncts
 
@@ -31,8 +33,10 @@ MAX_POINTS = 1 << 18
 
 
 def _vars(expr) -> list:
+    """The variables of ``expr`` but the function's symbolic extents (SizeVar ``n``)."""
     found = []
-    post_order_visit(expr, lambda n: found.append(n) if isinstance(n, Var) and n not in found else None)
+    post_order_visit(expr, lambda n: found.append(n)
+                     if isinstance(n, Var) and not isinstance(n, SizeVar) and n not in found else None)
     return found
 
 
@@ -49,22 +53,157 @@ def _groups(items: list) -> list:
     return groups
 
 
-def covers_exactly(realize: BlockRealize, loops: tuple) -> bool:
+def covers_exactly(realize: BlockRealize, loops: tuple, restates=None) -> bool:
     """Every point of the block's iteration domain is run exactly once under its predicate
-    (see the module docstring); ``loops``: the loops between the block and the enclosing one."""
+    (see the module docstring); ``loops``: the loops between the block and the enclosing one.
+    ``restates(realize, dom)``: the rules of :mod:`.predicates` (``restates_domain``), asked
+    about the conjuncts of groups over a symbolic extent once their constant digits are
+    contracted (:func:`_contract`)."""
     by_var = {lp.loop_var: lp for lp in loops}
     terms = conjuncts(realize.predicate)
     term_vars = [_vars(t) for t in terms]
     bind_vars = [_vars(v) for v in realize.iter_values]
     if any(v not in by_var for vs in term_vars + bind_vars for v in vs):
         return False  # a variable of an outer block or loop: not enumerated here
+    symbolic_terms, symbolic_values = [], set()
     for group in _groups(term_vars + bind_vars):
         group_terms = [t for t, vs in zip(terms, term_vars) if set(vs) & group]
         loops_in = [by_var[v] for v in by_var if v in group]
-        constant = all(const_of(lp.extent) is not None for lp in loops_in)
-        if (group_terms or constant) and not _group_covers(realize, loops_in, group_terms, group):
+        if all(const_of(lp.extent) is not None for lp in loops_in):
+            if not _group_covers(realize, loops_in, group_terms, group):
+                return False
+        else:
+            symbolic_terms += group_terms
+            symbolic_values |= {k for k, vs in enumerate(bind_vars) if set(vs) & group}
+    if not symbolic_terms:
+        return True
+    if restates is None:
+        return False
+    contracted, dom = _contract(realize, symbolic_terms, by_var)
+    # Once digits are contracted, the bindings must be plain mixed-radix numbers again (the
+    # rules below only bound their top digit); then the rules judge what is left.
+    values = [affine(contracted.iter_values[k]) for k in sorted(symbolic_values)]
+    return all(f is not None and _mixed_radix(f, dom) for f in values) and restates(contracted, dom)
+
+
+def _mixed_radix(form: dict, dom: dict) -> bool:
+    """``form`` is ``sum(c_i * l_i)`` over distinct loops (extent-1 loops aside) with
+    ``c_1 = 1`` and ``c_{i+1} = c_i * extent(l_i)``; only the last may have a symbolic extent."""
+    if form.get(ONE, 0) != 0:
+        return False
+    terms = []
+    for v, c in form.items():
+        if v is ONE or not c:
+            continue
+        if not isinstance(v, Var) or v not in dom:
+            return False
+        if const_of(dom[v]) != 1:
+            terms.append((c, v))
+    terms.sort(key=lambda t: t[0])
+    expect = 1
+    for i, (c, v) in enumerate(terms):
+        x = const_of(dom[v])
+        if c != expect or (x is None and i != len(terms) - 1):
+            return False
+        expect = c * x if x is not None else None
+    return True
+
+
+def _contract(realize: BlockRealize, terms: list, by_var: dict) -> "tuple | None":
+    """(realize, loop domain) with every *digit* among ``terms`` contracted: a conjunct
+    ``e < C`` over loops of constant extent only, where enumerating those loops shows ``e``
+    takes each value of ``[0, C)`` exactly once under it, and where every binding and other
+    conjunct uses those loops only through ``e`` (``9 * b + 3 * c`` for ``e = 3 * b + c``).
+    ``e`` then becomes one fresh loop variable of extent ``C`` (its conjunct is its domain),
+    which an enclosing digit may contract in turn (splits of splits of splits). The other
+    conjuncts stay, rewritten."""
+    values = list(realize.iter_values)
+    left = list(terms)
+    dom = {v: lp.extent for v, lp in by_var.items() if const_of(lp.min) == 0}
+    ext = {v: const_of(x) for v, x in dom.items() if const_of(x) is not None}
+    changed = True
+    while changed:
+        changed = False
+        for t in sorted(left, key=lambda x: len(_vars(x))):
+            digit = _digit(t, ext)
+            if digit is None:
+                continue
+            e, bound, inner = digit
+            if not all(_through(x, e, inner) for x in values + [x for x in left if x is not t]):
+                continue
+            if not _digit_values(e, inner, ext, bound):
+                continue
+            unit = next(v for v in inner if e.get(v) == 1)
+            fresh = Var(f"{unit.name}_digit", unit.dtype)
+            sub = {unit: _expr(fresh, {v: c for v, c in e.items() if v is not unit})}
+            values = [substitute(x, sub) for x in values]
+            left = [substitute(x, sub) for x in left if x is not t]
+            dom[fresh], ext[fresh] = IntImm(unit.dtype, bound), bound
+            for v in inner:
+                dom.pop(v, None)
+                ext.pop(v, None)
+            changed = True
+            break
+    pred = IntImm(realize.predicate.dtype, 1)
+    for x in left:
+        pred = x if isinstance(pred, IntImm) else And(pred, x)
+    return attrs.evolve(realize, iter_values=tuple(values), predicate=pred), dom
+
+
+def _digit(term, ext: dict) -> "tuple | None":
+    """(form of ``e``, ``C``, variables of ``e``) for a conjunct ``e < C`` over loops of
+    constant extent (``ext``) with a coefficient-1 variable, else None."""
+    if not isinstance(term, LT):
+        return None
+    e, c = affine(term.a), const_of(term.b)
+    if e is None or c is None or c <= 0 or e.get(ONE, 0) != 0:
+        return None
+    e = {v: k for v, k in e.items() if k}  # a contracted digit's variables cancel to 0
+    inner = [v for v in e if v is not ONE]
+    if not inner or not all(isinstance(v, Var) and v in ext for v in inner):
+        return None
+    if not any(e[v] == 1 for v in inner):
+        return None
+    return e, c, inner
+
+
+def _through(expr, e: dict, inner: list) -> bool:
+    """``expr`` uses the variables ``inner`` only as a multiple of ``e`` (or not at all)."""
+    found = _vars(expr)
+    if not any(v in found for v in inner):
+        return True
+    parts = [expr.a, expr.b] if isinstance(expr, (LT, LE, GE, GT)) else [expr]
+    for part in parts:
+        f = affine(part)
+        if f is None:
+            return False
+        mine = {v: f.get(v, 0) for v in inner}
+        unit = next(v for v in inner if e[v] == 1)
+        m = mine[unit]
+        if any(mine[v] != m * e[v] for v in inner):
             return False
     return True
+
+
+def _digit_values(e: dict, inner: list, ext: dict, bound: int) -> bool:
+    """Enumerating ``inner`` over their extents, ``e`` kept below ``bound`` takes each value
+    of ``[0, bound)`` exactly once."""
+    sizes = [ext[v] for v in inner]
+    size = math.prod(sizes)
+    if size > MAX_POINTS:
+        return False
+    grids = np.meshgrid(*[np.arange(x, dtype=np.int64) for x in sizes], indexing="ij")
+    vals = sum(e[v] * g.reshape(-1) for v, g in zip(inner, grids))
+    vals = vals[vals < bound]
+    return len(vals) == bound and len(np.unique(vals)) == bound and vals.min() == 0
+
+
+def _expr(fresh: Var, rest: dict):
+    """``fresh - sum(c * v for v, c in rest)``, the unit variable of a contracted digit."""
+    out = fresh
+    for v, c in rest.items():
+        out = Sub(out, Mul(v, IntImm(v.dtype, c)))
+    return out
 
 
 def _group_covers(realize, loops: list, terms: list, group: set) -> bool:

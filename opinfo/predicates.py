@@ -47,6 +47,17 @@ def _ceil_of(ext: dict, k: int) -> "dict | None":
     return {ONE: q} if q else {}
 
 
+def _is_ceil_div(c: dict, ext: dict, k: int) -> bool:
+    """``c`` is ``(ext + k - 1) // k``, ceil(ext / k) as TVM writes it for a symbolic
+    ``ext`` (``(n + 1) // 2``: the outer loop of ``n`` split by 2, split again)."""
+    if len(c) != 1 or k <= 1:
+        return False
+    (atom, coef), = c.items()
+    if coef != 1 or not isinstance(atom, FloorDiv) or const_of(atom.b) != k:
+        return False
+    return affine(atom.a) == _add(ext, {ONE: k - 1})
+
+
 def _bounds(value, iv, e: dict, c: dict, dom: dict) -> bool:
     """``e < c`` is exactly ``value < extent`` (see :func:`_scaled_bound`), ``e >= 0``."""
     lo, ext = const_of(iv.dom.min), affine(iv.dom.extent)
@@ -60,14 +71,15 @@ def _bounds(value, iv, e: dict, c: dict, dom: dict) -> bool:
 
 
 def _scaled_bound(form: dict, ext: dict, e: dict, c: dict, dom: dict) -> bool:
-    """``form = k * e + r`` with ``0 <= r < k`` and ``ext = k * c`` (or ``c = ceil(ext / k)``:
-    then ``e < c`` is implied by ``form < ext``), or with ``r`` in ``[r0, r0 + k)`` and
+    """``form = k * e + r`` with ``0 <= r < k`` and ``ext = k * c`` (or ``c = ceil(ext / k)``,
+    also written ``(ext + k - 1) // k``: then ``e < c`` is implied by ``form < ext``), or with ``r`` in ``[r0, r0 + k)`` and
     ``ext - r0 = k * c``; or the same with
     ``e // m`` for ``e`` and ``c / m`` for ``c`` (``m`` dividing ``c``). ``ext`` and ``c``
     are affine forms: a symbolic loop fused and split compares with ``n * 3``."""
     k = _scale(form, e)
     rest = value_range(_add(form, e, -k), dom) if k is not None else None
-    if rest is not None and (ext == _times(c, k) or _ceil_of(ext, k) == c) and 0 <= rest[0] and rest[1] < k:
+    if rest is not None and (ext == _times(c, k) or _ceil_of(ext, k) == c or _is_ceil_div(c, ext, k)) \
+            and 0 <= rest[0] and rest[1] < k:
         return True
     if rest is not None and rest[1] - rest[0] < k and _add(ext, {ONE: -rest[0]}) == _times(c, k):
         return True  # an offset binding (decompose_padding's interior, k * e + r - 2 < 6 as e < 4)
@@ -186,8 +198,8 @@ def drop_predicates(func: PrimFunc) -> "PrimFunc | None":
     def post(n):
         if not isinstance(n, BlockRealize) or _is_true(n.predicate):
             return None
-        if not restates_domain(n, dom) and not (n.block.name in loops_of and
-                                                 covers_exactly(n, loops_of[n.block.name])):
+        if not restates_domain(n, dom) and not (n.block.name in loops_of and covers_exactly(
+                n, loops_of[n.block.name], lambda r, d: restates_domain(r, {**dom, **d}))):
             bad.append(n)
             return None
         return attrs.evolve(n, predicate=IntImm(n.predicate.dtype, 1))

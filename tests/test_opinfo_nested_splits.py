@@ -86,3 +86,22 @@ def test_round_trip_after_nested_splits(op, seed):
     plain = tir.topi.lower(op, inputs, **attrs)
     np.testing.assert_allclose(tir.run(func, *args), tir.run(plain, *args), rtol=1e-5, atol=1e-6)
     check(op, inputs, attrs, func, transform=_twice(seed))
+
+
+def test_symbolic_loop_split_three_times():
+    # TVM 0.27: n split by 5, its inner loop by 4 and that again by 5: digits of digits of a
+    # symbolic loop (opinfo/predicate_enum.py contracts the constant ones, the rules do the rest).
+    assert [n for n, _ in _names(fixture_func("symsplit_left_shift"))] == ["left_shift"]
+
+
+def test_symbolic_loop_split_with_an_inner_digit():
+    assert [n for n, _ in _names(fixture_func("symsplit_tan"))] == ["tan"]
+
+
+def test_a_digit_bound_that_drops_values_is_refused():
+    # The inner digit i0_0_1_0 * 3 + i0_0_1_1 kept below 1 instead of 2: every other group of
+    # three elements is skipped.
+    def edit(text):
+        return text.replace("i0_0_1_0 * T.int64(3) + i0_0_1_1 < T.int64(2))", "i0_0_1_0 * T.int64(3) + i0_0_1_1 < T.int64(1))")
+    func = fixture_func("symsplit_tan", edit)
+    assert opinfo.analyze(func).ops == ()

@@ -969,7 +969,7 @@ EXTENDED = [t for t in os.environ.get("OPINFO_SCHEDULE", "").split(",") if t]
 """Further loop transformations for robustness corpora (not in the sample corpus), chosen with
 the environment variable OPINFO_SCHEDULE, a comma list of: fuse, compute_at, decompose,
 annotate, inline, cache, rfactor, blockize, bind, reverse_inline, decompose_padding,
-block_layout, reindex, storage, resplit. Every case is then scheduled."""
+block_layout, reindex, storage, resplit, symsplit (resplit, symbolic loops too). Every case is then scheduled."""
 
 
 def _try(fn, *args, **kw):
@@ -1080,14 +1080,16 @@ def _reindex(sch, blk):
     return _try(sch.reindex, blk, ("write", 0))
 
 
-def _resplit(sch, blk, rng):
+def _resplit(sch, blk, rng, symbolic=False):
     """Split up to three loops of ``blk`` (factors 2-5, dividing or not: a T.where guards the
-    rest) and put all its loops in a random order."""
+    rest; ``symbolic``: loops of a symbolic extent too) and put all its loops in a random order."""
     changed = False
     for _ in range(rng.randint(1, 3)):
         loops = sch.get_loops(blk)
         exts, cand = _splittable(sch, loops)
         cand = [i for i in cand if exts[i] >= 3] or [i for i, e in enumerate(exts) if e >= 2]
+        if symbolic:
+            cand += [i for i, e in enumerate(exts) if e == 0] * 2  # a symbolic extent: a guard on n
         if not cand:
             break
         i = rng.choice(cand)
@@ -1104,10 +1106,10 @@ def _schedule_more(sch, rng, kinds):
     block_layout (transform_block_layout permuting block variables), reindex, storage (set_scope
     and storage_align of intermediates), resplit (several splits and a full random reorder)."""
     changed = False
-    if "resplit" in kinds:
+    if "resplit" in kinds or "symsplit" in kinds:
         for blk in _blocks(sch):
             if rng.random() < 0.8:
-                changed |= _resplit(sch, blk, rng)
+                changed |= _resplit(sch, blk, rng, "symsplit" in kinds)
     if "reverse_inline" in kinds:
         for blk in _blocks(sch)[1:]:
             if rng.random() < 0.7:
