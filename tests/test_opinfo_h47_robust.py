@@ -184,3 +184,42 @@ def test_repeat_with_inlined_flattening_other_order_abstains():
 def test_repeat_1d_with_inlined_flattening_abstains():
     """On 1-D data the inlined axis-None form computes what repeat along axis 0 does."""
     assert opinfo.analyze(fixture_func("repeat_flat_inlined_1d")).ops == ()
+
+
+# --------------------------------------------------------------------------- interpreter
+# A loop above a nest that feeds a reduction variable and a spatial one (rfactor's fused
+# loop over the bins and one reduction axis) enters the nest once per value of that
+# reduction variable: the init may only run on the entry where it is at its minimum. The
+# grid runner ran it on every entry (each entry wiped the sums before), so a function that
+# recognizers run (roi_align, scheduled with rfactor) computed other numbers than TVM's.
+
+import shutil  # noqa: E402
+
+OUTER_REDUCE = """
+@T.prim_func
+def f(x: T.Buffer((T.int64(4), T.int64(3), T.int64(5)), "float32"), out: T.Buffer((T.int64(4), T.int64(5)), "float32")):
+    for fused in range(T.int64(12)):
+        for j in range(T.int64(5)):
+            with T.block("s"):
+                vi = T.axis.spatial(T.int64(4), fused // T.int64(3))
+                vk = T.axis.reduce(T.int64(3), fused % T.int64(3))
+                vj = T.axis.spatial(T.int64(5), j)
+                with T.init():
+                    out[vi, vj] = T.float32(0.0)
+                out[vi, vj] = out[vi, vj] + x[vi, vk, vj]
+"""
+
+
+@pytest.mark.parametrize("vectorize", [True, False])
+def test_init_under_an_outer_reduction_loop(vectorize):
+    x = np.random.default_rng(0).standard_normal((4, 3, 5)).astype(np.float32)
+    out = np.full((4, 5), 7.0, np.float32)
+    interpret(tir.parse(OUTER_REDUCE), x, out, vectorize=vectorize)
+    np.testing.assert_allclose(out, x.sum(axis=1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
+def test_init_under_an_outer_reduction_loop_c_engine():
+    x = np.random.default_rng(1).standard_normal((4, 3, 5)).astype(np.float32)
+    out = tir.run(tir.parse(OUTER_REDUCE), x, engine="c")
+    np.testing.assert_allclose(out, x.sum(axis=1), rtol=1e-5, atol=1e-5)

@@ -40,7 +40,7 @@ def emit_nest(em, loop: S.For) -> bool:
         par = _parallel_axis(em, nest, order, spatial) if regular else None
         _emit_plain(em, nest, order, par)
         return True
-    if not regular:
+    if not regular or (block.init is not None and not _reduction_in_nest(nest)):
         return False
     q = _vector_axis(nest, spatial)
     if q is not None:
@@ -69,6 +69,16 @@ def _all_stores(block):
     if block.init is not None:
         stores += stores_and_loads(block.init)[0]
     return stores
+
+
+def _reduction_in_nest(nest) -> bool:
+    """Every reduction variable is bound to the nest's reduction loops alone. The schedules
+    run the init once per entry of the nest; a reduction variable bound (also) to a loop
+    above the nest (a fused loop split between spatial and reduction variables) is at its
+    minimum on one entry only, which the generic walk's per-instance test handles."""
+    inner = {nest.loops[a].loop_var for a in nest.reduce_axes}
+    return all(free_vars(v) <= inner for iv, v in zip(nest.realize.block.iter_vars, nest.realize.iter_values)
+               if iv.kind == S.IterKind.REDUCE)
 
 
 def _regular(nest) -> bool:

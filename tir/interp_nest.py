@@ -169,14 +169,36 @@ def _run_combine(nest: Nest, ctx: Ctx, combines):
     mask = predicate_mask(nest, ctx)
     if mask is False:
         return True
+    init_mask = _init_lanes(nest, ctx, mask) if block.init is not None else False
     for iv in block.iter_vars:
         if iv.kind == S.IterKind.REDUCE:
             ctx.vars[iv.var] = evaluate(iv.dom.min, ctx)
-    if block.init is not None:
-        run_stmt(block.init, ctx, mask)
+    if np.ndim(init_mask) == 0:
+        if init_mask:
+            run_stmt(block.init, ctx, mask)
+    elif np.any(init_mask):
+        run_stmt(block.init, ctx, init_mask)
     bind_iter_vars(nest, ctx, (S.IterKind.REDUCE,))
     combine_all(nest, combines, shape, ctx, mask)
     return True
+
+
+def _init_lanes(nest: Nest, ctx: Ctx, mask):
+    """Where the init runs: the lanes whose reduction variables are all at their minimum at
+    the nest's first reduction step. A nest inside an outer loop that also feeds a reduction
+    variable (a fused loop split between spatial and reduction variables, above the nest)
+    enters the block once per value of that variable: only the entry at its minimum
+    initialises."""
+    saved = {}
+    for axis in nest.reduce_axes:
+        var = nest.loops[axis].loop_var
+        saved[var] = ctx.vars[var]
+        ctx.vars[var] = np.dtype(var.dtype.numpy).type(scalar_int(nest.loops[axis].min, ctx, "loop start"))
+    try:
+        bind_iter_vars(nest, ctx, (S.IterKind.REDUCE,))
+        return at_init_point(nest.realize.block, ctx, mask)
+    finally:
+        ctx.vars.update(saved)
 
 
 def _run_ordered(nest: Nest, ctx: Ctx):
