@@ -67,3 +67,15 @@ def test_whole_axis_reversal_in_strided_slice_blocks_abstains():
     # strided_slice(begin 3, end -5, stride -1) is flip's loop; its tag says strided_slice,
     # whose end the loops do not show
     assert _ops("h45_fused_reverse_slice_relu") == ()
+
+
+def test_reversing_slice_by_one_ends_one_past_its_last_element():
+    ops = _ops("h45_fused_neg_slice_relu")  # x[:, 4:1:-1]: TVM writes x[v0, 4 - v1]
+    assert [op.name for op in ops] == ["strided_slice", "nn.relu"]
+    assert {k: list(v) for k, v in dict(ops[0].attrs).items()} == {
+        "axes": [1], "begin": [4], "end": [1], "strides": [-1]}
+
+
+def test_reversing_slice_down_to_the_first_element_abstains():
+    # x[:, 3::-1] (end -6): any end below -5 prints the same loops
+    assert _ops("h45_fused_neg_slice_to_start_relu") == ()
