@@ -223,3 +223,27 @@ def test_init_under_an_outer_reduction_loop_c_engine():
     x = np.random.default_rng(1).standard_normal((4, 3, 5)).astype(np.float32)
     out = tir.run(tir.parse(OUTER_REDUCE), x, engine="c")
     np.testing.assert_allclose(out, x.sum(axis=1), rtol=1e-5, atol=1e-5)
+
+
+DIVS = """
+@T.prim_func
+def f(a: T.Buffer((T.int64(4),), "int32"), b: T.Buffer((T.int64(4),), "int32"), c: T.Buffer((T.int64(4),), "int32")):
+    for i in range(T.int64(4)):
+        with T.block("c"):
+            vi = T.axis.spatial(T.int64(4), i)
+            c[vi] = T.floordiv(a[vi], 3) + T.floormod(a[vi], b[vi])
+"""
+
+
+@pytest.mark.parametrize("vectorize", [True, False])
+def test_constant_divisor_skips_check_variable_divisor_keeps_it(vectorize):
+    """A nonzero constant divisor is not checked per lane; a zero read divisor still
+    stops the run."""
+    from tir.interp_data import InterpError
+
+    a = np.array([7, -7, 5, 0], np.int32)
+    c = np.zeros(4, np.int32)
+    interpret(tir.parse(DIVS), a, np.array([2, 3, 4, 5], np.int32), c, vectorize=vectorize)
+    assert c.tolist() == (np.floor_divide(a, 3) + np.mod(a, [2, 3, 4, 5])).tolist()
+    with pytest.raises(InterpError, match="division by zero"):
+        interpret(tir.parse(DIVS), a, np.array([2, 0, 4, 5], np.int32), c, vectorize=vectorize)

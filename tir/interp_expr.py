@@ -145,7 +145,8 @@ def _binary(e, ctx, mask):
     fn = _ARITH.get(type(e))
     if fn is None:
         fn = _DIVISION[type(e)]
-        if _is_int(b):
+        # a nonzero constant divisor (the usual case) needs no check on every lane
+        if not (isinstance(e.b, E.IntImm) and e.b.value != 0) and _is_int(b):
             b = _safe_divisor(b, ctx, mask)
     out = fn(a, b)
     return _fix_dtype(out, e.dtype)
