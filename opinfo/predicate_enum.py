@@ -11,6 +11,11 @@ extents, and enumerating them must reach every point of the domain of the block 
 bound over that group exactly once (a reduction must not add a point twice). Groups of
 constant loops no conjunct reads are enumerated too; those over a symbolic extent that no
 conjunct reads keep their bindings as TVM wrote them.
+
+A group over a symbolic extent (``n`` split twice) cannot be enumerated. Its constant digits
+(``i0_0_1_0 * 3 + i0_0_1_1 < 2``, enumerated on their own) are contracted to one fresh loop
+each (:func:`_contract`); the bindings must then be plain mixed-radix numbers again and the
+rules of :mod:`.predicates` judge the conjuncts left (``v < n``, ``g < (n + 2) // 3``).
 """
 from __future__ import annotations
 
@@ -20,8 +25,7 @@ import attrs
 import numpy as np
 
 from tir.expr import GE, GT, LE, LT, And, IntImm, Mul, SizeVar, Sub, Var
-from tir.functor import substitute
-from tir.functor import post_order_visit
+from tir.functor import post_order_visit, substitute
 from tir.stmt import BlockRealize
 
 from .affine import ONE, affine, const_of
