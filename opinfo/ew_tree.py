@@ -8,7 +8,7 @@ import functools
 import numpy as np
 
 from tir.expr import (Add, BufferLoad, Call, Cast, CmpOp, Div, FloatImm, FloorDiv, FloorMod, IntImm,
-                      Max, Min, Mod, Mul, PrimExpr, Sub)
+                      GT, LT, Max, Min, Mod, Mul, PrimExpr, Select, Sub)
 from tir.functor import collect_distinct, pre_order_visit
 
 from .probe import NotEvaluable, evaluate
@@ -203,6 +203,8 @@ def _identify_impl(expr, leaves):
         got = ew.identify_unary(_fn(expr, leaves), consts, cmp_consts, integer, leaves[0].dtype.is_bool)
         if got is None and _narrow_cast_inside(expr):
             got = _identify_narrow(expr, leaves)
+        if got is not None and got[0] == "nn.relu" and _leaky_zero(root, leaves[0]):
+            return "nn.leakyrelu", {"alpha": 0.0}, (0,), ("data",)
         if got is None or not calls_allowed(got[0], expr, leaves):
             # ``0 - x`` computes negative but is not its form: Relax's subtract(0, x)
             return _with_scalar(root, leaves[0], consts, integer)
@@ -220,6 +222,26 @@ def _identify_impl(expr, leaves):
     if len(leaves) == 3:
         return _where(root, leaves)
     return None
+
+
+def _leaky_zero(root, leaf) -> bool:
+    """Whether ``root`` is ``Select(0 < x, x, 0)``: topi's leaky_relu ``Select(x > 0, x,
+    x * alpha)`` with alpha 0 folded (relu is ``max(x, 0)``, clip a min and a max; no other
+    op prints this select)."""
+    if not isinstance(root, Select):
+        return False
+    c = root.condition
+
+    def zero(e):
+        e = strip(e)
+        return isinstance(e, FloatImm) and e.value == 0.0
+
+    def is_leaf(e):
+        e = strip(e)
+        return e is leaf or e == leaf
+
+    positive = (isinstance(c, LT) and zero(c.a) and is_leaf(c.b)) or (isinstance(c, GT) and is_leaf(c.a) and zero(c.b))
+    return positive and is_leaf(root.true_value) and zero(root.false_value)
 
 
 def _changes_dtype(expr, leaves) -> bool:

@@ -247,3 +247,33 @@ def test_constant_divisor_skips_check_variable_divisor_keeps_it(vectorize):
     assert c.tolist() == (np.floor_divide(a, 3) + np.mod(a, [2, 3, 4, 5])).tolist()
     with pytest.raises(InterpError, match="division by zero"):
         interpret(tir.parse(DIVS), a, np.array([2, 0, 4, 5], np.int32), c, vectorize=vectorize)
+
+
+# --------------------------------------------------------------------------- leakyrelu
+# leakyrelu(alpha=0) prints Select(0 < x, x, 0) (x * 0 folded): relu's values, not relu's
+# max form; named leakyrelu with alpha 0 from exactly that select.
+
+LEAKY0 = """
+@T.prim_func
+def f(x: T.Buffer((T.int64(3), T.int64(6)), "float32"), compute: T.Buffer((T.int64(3), T.int64(6)), "float32")):
+    for i0, i1 in T.grid(T.int64(3), T.int64(6)):
+        with T.block("compute"):
+            v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
+            compute[v_i0, v_i1] = T.Select(T.float32(0.0) < x[v_i0, v_i1], x[v_i0, v_i1], T.float32(0.0))
+"""
+
+
+def test_leakyrelu_alpha_zero_select():
+    (got,) = opinfo.analyze(tir.parse(LEAKY0)).ops
+    assert got.name == "nn.leakyrelu" and got.to_json()["attrs"] == {"alpha": 0.0}
+
+
+@pytest.mark.parametrize("old, new, names", [
+    ("T.float32(0.0) < x[v_i0, v_i1], x[v_i0, v_i1], T.float32(0.0)",
+     "T.float32(0.0) <= x[v_i0, v_i1], x[v_i0, v_i1], T.float32(0.0)", []),  # same values, other form
+    ("T.Select(T.float32(0.0) < x[v_i0, v_i1], x[v_i0, v_i1], T.float32(0.0))",
+     "T.max(x[v_i0, v_i1], T.float32(0.0))", ["nn.relu"]),  # relu's own form stays relu
+])
+def test_other_relu_forms(old, new, names):
+    ops = opinfo.analyze(tir.parse(LEAKY0.replace(old, new))).ops
+    assert [op.name for op in ops] == names
