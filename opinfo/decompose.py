@@ -20,7 +20,9 @@ from __future__ import annotations
 from tir.expr import BufferLoad, PrimExpr, Var
 
 from .info import OpInfo, Operand
-from .op_graph import OpLink
+from .op_graph import OpLink, op_blocks
+from .tags import tag
+from . import ew_tags
 from .affine import const_of
 from . import ew_tree
 from .recognize.common import Match, Space, aligned, strip
@@ -135,7 +137,24 @@ class Decomposer:
             if self._leaves_ok(sub, space):
                 found = ew_tree.identify(expr, sub)
                 if found is not None and not ew_tree.inner_same(expr, sub, found):
-                    return self._emit_ew(found, sub, space, out)
+                    found = self._tag_settled(found, expr, sub, out)
+                    if found is not None:
+                        return self._emit_ew(found, sub, space, out)
+        return None
+
+    def _tag_settled(self, found, expr, leaves, out):
+        """``found``, or the other reading of the same values whose TVM form carries the
+        compute tags of the op's own blocks, or None when no reading does (:mod:`.ew_tags`).
+        Without the op's buffers (an operand computed inside the block) nothing is checked."""
+        outbuf = self._buffer_of(out)
+        bufs = [getattr(leaf, "buffer", None) for leaf in leaves]
+        if outbuf is None or None in bufs:
+            return found
+        block_tags = {tag(b.name) for b in op_blocks(self.sem, OpLink(outbuf, bufs))}
+        dtypes = [leaf.dtype for leaf in leaves]
+        for reading in [found] + ew_tags.alternatives(found, expr, leaves):
+            if not ew_tags.contradicts(reading[0], reading[1], dtypes, block_tags):
+                return reading
         return None
 
     def _cuts(self, expr, leaves):

@@ -140,6 +140,9 @@ def _under_output_cast(expr, leaves):
     root = strip(expr)
     if (isinstance(root, Cast) and isinstance(root.value, Inlined) and leaves
             and all(leaf.dtype == root.dtype for leaf in leaves)
+            # TVM widens only a float16 op without a float16 form (to float32): an op computed
+            # in a narrower (or, from float32, any other) type is astype, op, astype
+            and root.dtype.is_float and root.dtype.bits <= 16 and root.value.dtype.bits > root.dtype.bits
             and not isinstance(strip(root.value), Cast)):  # a cast back of a cast is two astype ops
         return root.value
     return expr

@@ -98,7 +98,7 @@ def _build(inputs, fn, dynamic=False):
     params = []
     for i, (shape, dt) in enumerate(inputs):
         shp = list(shape)
-        if dynamic and i == 0:
+        if dynamic and (i == 0 or (WIDE2 and list(shape) == list(inputs[0][0]))):  # same shape, same batch
             shp[0] = n
         params.append(relax.Var("x" if i == 0 else f"x{i}", relax.TensorType(shp, dt)))
     with bb.function("main", params):
@@ -662,7 +662,7 @@ GRAPHS = [(_chain_graph, 6), (_reduction_graph, 2), (_after_matmul, 1), (_move_m
 
 
 def fused_case(rng, dynamic):
-    graphs = WIDE_GRAPHS if WIDE else GRAPHS
+    graphs = WIDE2_GRAPHS if WIDE2 else WIDE_GRAPHS if WIDE else GRAPHS
     pick = rng.choices([g for g, _ in graphs], [w for _, w in graphs])[0]
     inputs, fn = pick(rng)
     mod = _build(inputs, fn, dynamic)
@@ -712,7 +712,8 @@ def _strip_pattern(mod):
 # resize), reductions with heads and tails, movement ops between elementwise ops, batched
 # matmul with a permuted rhs, casts, and more followers. TVM decides what fuses.
 
-WIDE = os.environ.get("OPINFO_WIDE_FUSED") == "1"
+WIDE = os.environ.get("OPINFO_WIDE_FUSED") in ("1", "2")
+WIDE2 = os.environ.get("OPINFO_WIDE_FUSED") == "2"  # the graph shapes of WIDE2_GRAPHS below
 
 
 def _infer_shape(inputs, anchor):
@@ -987,6 +988,287 @@ WIDE_GRAPHS = [(_wide_chain_graph, 6), (_wide_reduction_graph, 3), (_wide_moveme
                (_wide_bmm_graph, 1), (_wide_norm_graph, 3)]
 
 
+# ----------------------------------------------------------------------------- other graph shapes
+# Drawn only with OPINFO_WIDE_FUSED=2: diamonds (an intermediate read by two later ops), two
+# chains joined, softmax / layer_norm / variance written from primitives, reductions of
+# products, bias shapes of every rank, scalar constants on either side, comparisons feeding
+# where, clip/minimum/maximum chains, casts inside chains, movement ops between elementwise
+# ops, matmul/conv followed by diamonds or residual adds, long chains.
+
+def _c(x):
+    return relax.const(x, F)
+
+
+def _w2_shape(rng, lo=2, hi=4):
+    return [rng.randint(1, 3)] + [rng.randint(2, 6) for _ in range(rng.randint(lo, hi) - 1)]
+
+
+def _w2_unary(rng):
+    name = rng.choice(["exp", "tanh", "sigmoid", "relu", "sqrt_abs", "negative", "square", "abs", "erf", "log_abs"])
+    return {"exp": R.exp, "tanh": R.tanh, "sigmoid": R.sigmoid, "relu": R.nn.relu, "negative": R.negative,
+            "square": R.square, "abs": R.abs, "erf": R.erf,
+            "sqrt_abs": lambda x: R.sqrt(R.abs(x)), "log_abs": lambda x: R.log(R.abs(x))}[name]
+
+
+def _w2_bias(rng, shape):
+    """A bias of any rank up to len(shape), each kept axis 1 or the full extent (not the batch)."""
+    r = len(shape)
+    k = rng.randint(1, r)
+    tail = shape[r - k:]
+    out = [1 if (i == r - k and r - k == 0) or rng.random() < 0.35 else s for i, s in zip(range(r - k, r), tail)]
+    if r - k == 0:
+        out[0] = 1  # the batch may be symbolic
+    return out
+
+
+def _w2_diamond(rng):
+    """an intermediate used twice."""
+    kind = rng.choice(["mul_act_add", "center_square", "center_div", "sq_diff", "gate", "self_add", "residual_act"])
+    shape = _w2_shape(rng)
+    r = len(shape)
+    ax = rng.randint(1, r - 1)
+    kd = True
+    pre = rng.random() < 0.5
+    inputs = [T(shape)] + ([T(_w2_bias(rng, shape))] if pre else [])
+    # a * sigmoid(a) is nn.silu's very blocks (compute, T_multiply), d * d square's (T_multiply):
+    # the loops cannot tell them apart, so neither is drawn
+    act = rng.choice([R.tanh, R.exp, R.nn.relu, R.erf])
+
+    def fn(bb, v):
+        a = bb.emit(R.add(v[0], v[1])) if pre else v[0]
+        if kind == "mul_act_add":
+            s = bb.emit(act(a))
+            m = bb.emit(R.multiply(a, s))
+            return bb.emit(R.add(m, a))
+        if kind == "center_square":
+            d = bb.emit(R.subtract(a, bb.emit(R.mean(a, [ax], kd))))
+            return bb.emit(R.square(d))
+        if kind == "center_div":
+            m = bb.emit(rng.choice([R.max, R.sum, R.mean])(a, [ax], kd))
+            return bb.emit(R.divide(a, m) if rng.random() < 0.5 else R.subtract(a, m))
+        if kind == "sq_diff":
+            d = bb.emit(R.subtract(a, _c(rng.choice([0.5, 1.0]))))
+            return bb.emit(R.multiply(d, bb.emit(R.abs(d))))
+        if kind == "gate":
+            s = bb.emit(act(a))
+            t = bb.emit(R.tanh(a))
+            return bb.emit(R.multiply(s, t))
+        if kind == "self_add":
+            e = bb.emit(act(a))
+            return bb.emit(R.add(e, e))
+        e = bb.emit(act(a))
+        f = bb.emit(R.multiply(e, _c(0.5)))
+        return bb.emit(R.add(f, a))
+    return inputs, fn
+
+
+def _w2_join(rng):
+    """two elementwise chains joined by a binary op: tanh(a) * exp(b)."""
+    shape = _w2_shape(rng)
+    other = shape if rng.random() < 0.6 else _w2_bias(rng, shape)
+    ua, ub = [_w2_unary(rng) for _ in range(rng.randint(1, 2))], [_w2_unary(rng) for _ in range(rng.randint(1, 2))]
+    op = getattr(R, rng.choice(["add", "multiply", "subtract", "divide", "maximum", "minimum"]))
+    tail = [_w2_unary(rng) for _ in range(rng.randint(0, 1))]
+
+    def fn(bb, v):
+        a, b = v[0], v[1]
+        for u in ua:
+            a = bb.emit(u(a))
+        for u in ub:
+            b = bb.emit(u(b))
+        cur = bb.emit(op(a, b))
+        for u in tail:
+            cur = bb.emit(u(cur))
+        return cur
+    return [T(shape), T(other)], fn
+
+
+def _w2_manual(rng):
+    """softmax / log_softmax / layer_norm / rms_norm / variance written from primitives."""
+    kind = rng.choice(["softmax", "softmax_nomax", "log_softmax", "layer_norm", "rms_norm", "variance", "l2norm"])
+    shape = _w2_shape(rng, 2, 4)
+    r = len(shape)
+    ax = rng.choice([r - 1, r - 1, rng.randint(1, r - 1)])
+    eps = rng.choice([1e-5, 1e-6])
+    inputs = [T(shape)]
+    if kind in ("layer_norm", "rms_norm"):
+        inputs += [T([shape[-1]])] * (2 if kind == "layer_norm" else 1)
+        ax = r - 1
+
+    def fn(bb, v):
+        x = v[0]
+        if kind.startswith("softmax") or kind == "log_softmax":
+            if kind != "softmax_nomax":
+                x = bb.emit(R.subtract(x, bb.emit(R.max(x, [ax], True))))
+            e = bb.emit(R.exp(x))
+            s = bb.emit(R.sum(e, [ax], True))
+            if kind == "log_softmax":
+                return bb.emit(R.subtract(x, bb.emit(R.log(s))))
+            return bb.emit(R.divide(e, s))
+        if kind == "rms_norm":
+            ms = bb.emit(R.mean(bb.emit(R.square(x)), [ax], True))
+            y = bb.emit(R.multiply(x, bb.emit(R.rsqrt(bb.emit(R.add(ms, _c(eps)))))))
+            return bb.emit(R.multiply(y, v[1]))
+        if kind == "l2norm":
+            ss = bb.emit(R.sum(bb.emit(R.square(x)), [ax], True))
+            return bb.emit(R.divide(x, bb.emit(R.sqrt(ss))))
+        d = bb.emit(R.subtract(x, bb.emit(R.mean(x, [ax], True))))
+        var = bb.emit(R.mean(bb.emit(R.square(d)), [ax], kind != "variance" or rng.random() < 0.5))
+        if kind == "variance":
+            return var
+        y = bb.emit(R.divide(d, bb.emit(R.sqrt(bb.emit(R.add(var, _c(eps)))))))
+        return bb.emit(R.add(bb.emit(R.multiply(y, v[1])), v[2]))
+    return inputs, fn
+
+
+def _w2_reduce_product(rng):
+    """sum / mean / max of a product (or difference), then maybe a tail."""
+    shape = _w2_shape(rng, 2, 4)
+    r = len(shape)
+    ax = sorted(rng.sample(range(1, r), rng.randint(1, r - 1)))
+    kd = rng.random() < 0.5
+    other = shape if rng.random() < 0.6 else _w2_bias(rng, shape)
+    op = getattr(R, rng.choice(["multiply", "multiply", "subtract", "add"]))
+    red = rng.choice([R.sum, R.sum, R.mean, R.max, R.min])
+    tail = [_w2_unary(rng) for _ in range(rng.randint(0, 1))]
+
+    def fn(bb, v):
+        cur = bb.emit(red(bb.emit(op(v[0], v[1])), ax, kd))
+        for u in tail:
+            cur = bb.emit(u(cur))
+        return cur
+    return [T(shape), T(other)], fn
+
+
+def _w2_scalar(rng):
+    """scalar constants on either side, comparisons feeding where, clip/min/max chains, casts."""
+    shape = _w2_shape(rng)
+    steps = []
+    for _ in range(rng.randint(2, 4)):
+        k = rng.choice([2.0, 0.5, -1.0, 3.0, 0.25])
+        kind = rng.choice(["lhs", "rhs", "where", "where_in", "clip", "minmax", "cast", "unary"])
+        if kind == "lhs":
+            op = getattr(R, rng.choice(["subtract", "divide", "add", "multiply", "maximum", "minimum", "power"]))
+            steps.append(lambda bb, p, v, op=op, k=abs(k) + 0.5: op(_c(k), p))
+        elif kind == "rhs":
+            op = getattr(R, rng.choice(["subtract", "divide", "add", "multiply", "maximum", "minimum"]))
+            steps.append(lambda bb, p, v, op=op, k=k: op(p, _c(k)))
+        elif kind == "where":
+            cmp = getattr(R, rng.choice(["greater", "less", "greater_equal", "less_equal", "equal", "not_equal"]))
+            other = rng.choice(["const", "neg", "zero"])
+            steps.append(lambda bb, p, v, cmp=cmp, k=k, other=other: R.where(
+                cmp(p, _c(k)), p, _c(0.0) if other == "zero" else R.negative(p) if other == "neg" else _c(k)))
+        elif kind == "where_in":  # a comparison of two inputs choosing between them
+            cmp = getattr(R, rng.choice(["greater", "less"]))
+            steps.append(lambda bb, p, v, cmp=cmp: R.where(cmp(p, v[1]), p, v[1]))
+        elif kind == "clip":
+            lo = rng.choice([-1.0, 0.0, 0.5])
+            steps.append(lambda bb, p, v, lo=lo: R.clip(p, lo, lo + rng.choice([1.0, 6.0])))
+        elif kind == "minmax":
+            steps.append(lambda bb, p, v, k=k: R.minimum(R.maximum(p, _c(-abs(k))), _c(abs(k) + 1.0)))
+        elif kind == "cast":
+            dt = rng.choice(["float16", "float64"])
+            u = _w2_unary(rng)
+            steps.append(lambda bb, p, v, dt=dt, u=u: R.astype(bb.emit(u(bb.emit(R.astype(p, dt)))), F))
+        else:
+            steps.append(lambda bb, p, v, u=_w2_unary(rng): u(p))
+
+    def fn(bb, v):
+        cur = v[0]
+        for st in steps:
+            cur = bb.emit(st(bb, cur, v))
+        return cur
+    return [T(shape), T(shape)], fn
+
+
+def _w2_move_between(rng):
+    """elementwise ops on both sides of a reshape / expand_dims / permute_dims / squeeze."""
+    shape = _w2_shape(rng, 2, 4)
+    r = len(shape)
+    perm = list(range(r))
+    while perm == sorted(perm):
+        rng.shuffle(perm)
+    kind = rng.choice(["permute_dims", "reshape", "expand_dims", "reshape_split"])
+    size = int(np.prod(shape[1:]))
+
+    def move(x):
+        if kind == "permute_dims":
+            return R.permute_dims(x, perm)
+        if kind == "expand_dims":
+            return R.expand_dims(x, rng.randint(1, r))
+        if kind == "reshape":
+            return R.reshape(x, [x.ty.shape.values[0], size])
+        return R.reshape(x, [x.ty.shape.values[0]] + list(reversed(shape[1:])))
+    before = [_w2_unary(rng) for _ in range(rng.randint(0, 2))]
+    after = [_w2_unary(rng) for _ in range(rng.randint(1, 2))]
+    bias = rng.random() < 0.5
+
+    def fn(bb, v):
+        cur = bb.emit(R.add(v[0], v[1])) if bias else v[0]
+        for u in before:
+            cur = bb.emit(u(cur))
+        cur = bb.emit(move(cur))
+        for u in after:
+            cur = bb.emit(u(cur))
+        return cur
+    return [T(shape)] + ([T(_w2_bias(rng, shape))] if bias else []), fn
+
+
+def _w2_anchor_diamond(rng):
+    """matmul or conv followed by a diamond or a residual add of the input."""
+    kind = rng.choice(["matmul", "matmul", "conv_res", "conv_res", "conv"])
+    if kind == "matmul":
+        b, m, k, j = rng.randint(1, 3), rng.randint(2, 7), rng.randint(2, 7), rng.randint(2, 7)
+        inputs = [T([b, m, k]), T([k, j]), T([j])]
+        anchor = lambda v: R.matmul(v[0], v[1])
+        out_shape = [b, m, j]
+    else:
+        n, c = rng.randint(1, 2), rng.randint(1, 4)
+        hw = [rng.randint(4, 8), rng.randint(4, 8)]
+        ks = rng.choice([1, 3])
+        cout = c if kind == "conv_res" else rng.randint(1, 4)
+        inputs = [T([n, c] + hw), T([cout, c, ks, ks]), T([1, cout, 1, 1])]
+        anchor = lambda v: R.nn.conv2d(v[0], v[1], [1, 1], [ks // 2] * 4, [1, 1], 1, "NCHW", "OIHW")
+        out_shape = [n, cout] + hw
+    tail = rng.choice(["residual", "mul_act", "gate", "center"]) if kind != "conv_res" else "residual"
+
+    def fn(bb, v):
+        a = bb.emit(anchor(v))
+        a = bb.emit(R.add(a, v[2]))
+        if tail == "residual":
+            a = bb.emit(rng.choice([R.nn.relu, R.tanh, R.sigmoid])(a))
+            return bb.emit(R.add(a, v[0]) if kind == "conv_res" else R.add(a, a))
+        if tail == "mul_act":
+            return bb.emit(R.multiply(a, bb.emit(R.tanh(a))))
+        if tail == "gate":
+            return bb.emit(R.multiply(bb.emit(R.sigmoid(a)), bb.emit(R.exp(a))))
+        return bb.emit(R.square(bb.emit(R.subtract(a, _c(1.0)))))
+    return inputs, fn
+
+
+def _w2_long_chain(rng):
+    """5-6 ops after an anchor or none, with bias operands of every rank."""
+    inputs, anchor, shape, cax = _anchor(rng) if rng.random() < 0.6 else _wide_anchor(rng)
+    steps = []
+    for _ in range(rng.randint(5, 6) - (1 if anchor else 0)):
+        if rng.random() < 0.4:
+            op = getattr(R, rng.choice(["add", "multiply", "subtract", "divide", "maximum", "minimum"]))
+            b = _w2_bias(rng, shape)
+            steps.append(([T(b)], (lambda p, e, op=op: op(e[0], p)) if rng.random() < 0.3
+                          else (lambda p, e, op=op: op(p, e[0]))))
+        else:
+            steps.append(_wide_follower(rng, shape, cax) if rng.random() < 0.5 else ([], lambda p, e, u=_w2_unary(rng): u(p)))
+    base, inputs = len(inputs), inputs + [t for extra, _ in steps for t in extra]
+
+    def fn(bb, v):
+        return _emit_steps(bb, bb.emit(anchor(v)) if anchor is not None else v[0], v, base, steps)
+    return inputs, fn
+
+
+WIDE2_GRAPHS = [(_w2_diamond, 3), (_w2_join, 2), (_w2_manual, 3), (_w2_reduce_product, 2), (_w2_scalar, 3),
+                (_w2_move_between, 2), (_w2_anchor_diamond, 2), (_w2_long_chain, 3)]
+
+
 # ----------------------------------------------------------------------------- main
 
 def _record(cid, rng, out_dir, text):
@@ -999,7 +1281,8 @@ def _record(cid, rng, out_dir, text):
 
 
 def _shapes(inputs, dynamic):
-    return [{"shape": ["n" if dynamic and i == 0 and j == 0 else str(x) for j, x in enumerate(s)], "dtype": d}
+    same = lambda i, s: i == 0 or (WIDE2 and list(s) == list(inputs[0][0]))
+    return [{"shape": ["n" if dynamic and same(i, s) and j == 0 else str(x) for j, x in enumerate(s)], "dtype": d}
             for i, (s, d) in enumerate(inputs)]
 
 
