@@ -69,11 +69,10 @@ def test_whole_axis_reversal_in_strided_slice_blocks_abstains():
     assert _ops("h45_fused_reverse_slice_relu") == ()
 
 
-def test_reversing_slice_by_one_ends_one_past_its_last_element():
-    ops = _ops("h45_fused_neg_slice_relu")  # x[:, 4:1:-1]: TVM writes x[v0, 4 - v1]
-    assert [op.name for op in ops] == ["strided_slice", "nn.relu"]
-    assert {k: list(v) for k, v in dict(ops[0].attrs).items()} == {
-        "axes": [1], "begin": [4], "end": [1], "strides": [-1]}
+def test_reversing_slice_abstains():
+    # x[:, 4:1:-1]: TVM writes x[v0, 4 - v1]; x[:, -2:-5:-1] prints the same loops, and a
+    # reversal's begin is as often written negative (ONNX starts=-1): neither is a fact.
+    assert _ops("h45_fused_neg_slice_relu") == ()
 
 
 def test_reversing_slice_down_to_the_first_element_abstains():

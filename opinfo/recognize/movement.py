@@ -128,15 +128,14 @@ def _slice_or_flip(load, space, t):
              and isinstance(load.indices[d], Sub)]
     if flips and len(flips) == len(changed) == 1:
         return Match("flip", {"axis": flips[0]}, data_operand(load, space))
-    if any(t[d][1] == 0 or t[d][1] < -1 for d in changed):
+    if any(t[d][1] <= 0 for d in changed):
+        # A negative stride: x[:, 4:1:-1] and x[:, -2:-5:-1] are the same loops, and the
+        # frameworks write reversals with negative begin/end (ONNX's starts=-1), unlike the
+        # non-negative begin the positive strides of the corpus use: no convention to follow.
         return None
     begin = [t[d][2] for d in changed]
     strides = [t[d][1] for d in changed]
-    # end one past the last element read, in the direction of the stride; going down to
-    # element 0, the end is below -n (which one, the loops do not show)
-    end = [t[d][2] + t[d][1] * (oute[d] - 1) + (1 if t[d][1] > 0 else -1) for d in changed]
-    if any(e < 0 for e in end):
-        return None
+    end = [t[d][2] + t[d][1] * (oute[d] - 1) + 1 for d in changed]
     return Match("strided_slice", {"axes": changed, "begin": begin, "end": end, "strides": strides},
                  data_operand(load, space))
 
