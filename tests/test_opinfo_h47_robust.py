@@ -277,3 +277,22 @@ def test_leakyrelu_alpha_zero_select():
 def test_other_relu_forms(old, new, names):
     ops = opinfo.analyze(tir.parse(LEAKY0.replace(old, new))).ops
     assert [op.name for op in ops] == names
+
+
+# --------------------------------------------------------------------------- compute tags
+# TVM names logical_not's and bitwise_not's blocks T_logical_not / T_bitwise_not; an
+# elementwise op is checked against the tags of its form in the lowering library
+# (opinfo/ew_tags.py), which must therefore carry the same names.
+
+@pytest.mark.parametrize("fixture, op", [("h47_logical_not_tagged", "logical_not"),
+                                         ("h47_bitwise_not_tagged", "bitwise_not")])
+def test_tagged_not_ops_are_named(fixture, op):
+    (got,) = opinfo.analyze(fixture_func(fixture)).ops
+    assert got.name == op
+
+
+@pytest.mark.parametrize("op, dtype, tag", [("logical_not", "bool", "T_logical_not"),
+                                            ("bitwise_not", "int32", "T_bitwise_not")])
+def test_lowering_library_uses_tvm_tags(op, dtype, tag):
+    func = tir.topi.lower(op, [((2, 3), dtype)])
+    assert [b.name for b in func.blocks() if b.name != "root"] == [tag]

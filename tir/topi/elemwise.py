@@ -35,6 +35,8 @@ def elementwise(b: Builder, name: str, x: Buffer, fn, loops: str = "i", dtype=No
 def unary(b: Builder, op: str, x: Buffer) -> Buffer:
     """A unary math op: one of :data:`INTRINSICS`, ``isinf``, ``isfinite``, ``logical_not``,
     ``negative``, ``square`` or ``sign``."""
+    if op == "bitwise_not":  # TVM's block and loop names for it: T_bitwise_not over ax*
+        return elementwise(b, "T_bitwise_not", x, _intrinsic(INTRINSICS[op]), loops="ax")
     if op in INTRINSICS:
         if op in ("abs",) and not x.dtype.is_float:
             return elementwise(b, "compute", x, lambda v: Select(LT(v, const(0, v.dtype)), v * const(-1, v.dtype), v))
@@ -47,7 +49,7 @@ def unary(b: Builder, op: str, x: Buffer) -> Buffer:
         fn = _isinf if op == "isinf" else (lambda v: And(Not(_isinf(v)), Not(_isnan(v))))
         return elementwise(b, "compute", x, fn, dtype="bool")
     if op == "logical_not":
-        return elementwise(b, "compute", x, Not)
+        return elementwise(b, "T_logical_not", x, Not, loops="ax")
     if op == "negative":
         return elementwise(b, "compute", x, lambda v: v * const(-1, v.dtype))
     if op == "square":
