@@ -77,6 +77,9 @@ class Decomposer:
             return self._note(self.operand("input", expr.buffer), expr.buffer)
         if out is None:
             out = self._temp(expr)
+        folded = self._folded_identity(expr, space, out)
+        if folded is not None:
+            return folded
         for family in self.families:
             m = family(expr, space, self)
             if m is not None and form_allowed(m.name, expr, [e for _, e, _ in m.inputs]):
@@ -141,6 +144,22 @@ class Decomposer:
                     if found is not None:
                         return self._emit_ew(found, sub, space, out)
         return None
+
+    def _folded_identity(self, expr, space, out):
+        """A block storing its operand unchanged whose compute tag names an arithmetic op:
+        TVM folded the op's constant (``x * 1``, ``x + 0``) and only the tag is left (a copy
+        op's recognizer would name it for its values). The tensor is the left operand
+        (``0 - x`` or ``1 / x`` is no copy). The Operand written, or None."""
+        outbuf = self._buffer_of(out)
+        value = expr.value if isinstance(expr, Inlined) and expr.buffer is outbuf else expr
+        if outbuf is None or not (isinstance(value, Inlined) or
+                                  isinstance(value, BufferLoad) and self.is_param(value.buffer)):
+            return None
+        names = {ew_tags.bare(tag(b.name)) for b in op_blocks(self.sem, OpLink(outbuf, [value.buffer]))}
+        name = ew_tags.IDENTITY_TAGS.get(names.pop()) if len(names) == 1 else None
+        if name is None or not self._leaves_ok([value], space):
+            return None
+        return self._emit_ew((name, {}, (0,), ("lhs",)), [value], space, out)
 
     def _tag_settled(self, found, expr, leaves, out):
         """``found``, or the other reading of the same values whose TVM form carries the

@@ -23,7 +23,12 @@ from .tags import tag
 MIRROR = {"less": "greater", "greater": "less", "less_equal": "greater_equal", "greater_equal": "less_equal"}
 
 
-def _bare(t: str) -> str:
+IDENTITY_TAGS = {"T_add": "add", "T_subtract": "subtract", "T_multiply": "multiply", "T_divide": "divide"}
+"""The ops whose block is a plain copy of the tensor when TVM folds their constant (``x + 0``,
+``x - 0``, ``x * 1``, ``x / 1``), by compute tag."""
+
+
+def bare(t: str) -> str:
     """A tag without the digits FuseTIR appends to a repeated block name (``T_where1``)."""
     return re.sub(r"\d+$", "", t)
 
@@ -37,7 +42,7 @@ def _form_tags(name: str, attrs_items: tuple, dtypes: tuple) -> "frozenset | Non
             func = tir.topi.lower(name, [((2, 3), d) for d in types], **dict(attrs_items))
         except Exception:  # no form over these operands: try the next arity
             continue
-        return frozenset(_bare(tag(b.name)) for b in func.blocks())
+        return frozenset(bare(tag(b.name)) for b in func.blocks())
     return None
 
 
@@ -53,7 +58,8 @@ def form_tags(name: str, attrs: dict, dtypes) -> "frozenset | None":
 
 def contradicts(name: str, attrs: dict, dtypes, block_tags) -> bool:
     """Whether some block's own compute tag (``T_<op>``) is not one of ``name``'s form."""
-    own = {_bare(t) for t in block_tags if t.startswith("T_")}
+    # a tag naming the op itself stands, whatever the lowering library calls its block
+    own = {bare(t) for t in block_tags if t.startswith("T_")} - {"T_" + name.rsplit(".", 1)[-1]}
     if not own:
         return False
     want = form_tags(name, attrs, dtypes)

@@ -210,7 +210,7 @@ def _identify_impl(expr, leaves):
             return "nn.leakyrelu", {"alpha": 0.0}, (0,), ("data",)
         if got is None or not calls_allowed(got[0], expr, leaves):
             # ``0 - x`` computes negative but is not its form: Relax's subtract(0, x)
-            return _with_scalar(root, leaves[0], consts, integer)
+            return _with_scalar(root, leaves[0], consts, integer) or _self_binary(root, leaves[0])
         return got[0], got[1], (0,), ("data",)
     if len(leaves) == 2:
         integer = not leaves[0].dtype.is_float
@@ -225,6 +225,19 @@ def _identify_impl(expr, leaves):
     if len(leaves) == 3:
         return _where(root, leaves)
     return None
+
+
+_SELF_BINARY = {Add: "add", Sub: "subtract", Mul: "multiply", Div: "divide", Max: "maximum", Min: "minimum"}
+
+
+def _self_binary(root, leaf):
+    """A binary op whose two operands are one intermediate (``e + e``, an op reading a value
+    twice: Relax's add(e, e)); ``e * e`` is named square before this is asked."""
+    name = _SELF_BINARY.get(type(root))
+    same = lambda e: e is leaf or e == leaf
+    if name is None or not (same(root.a) and same(root.b)):
+        return None
+    return name, {}, (0, 0), ("lhs", "rhs")
 
 
 def _leaky_zero(root, leaf) -> bool:

@@ -49,3 +49,22 @@ def test_tag_contradiction_rules():
     assert ew_tags.contradicts("greater", {}, ["float32", "float32"], {"T_less"})
     assert not ew_tags.contradicts("where", {}, ["bool", "float32", "float32"], {"T_where1"})
     assert not ew_tags.contradicts("nn.gelu", {}, ["float32"], {"T_multiply", "compute", "T_add"})
+
+
+def test_an_intermediate_added_to_itself_is_add_of_one_operand_twice():
+    tanh, add = _ops("h48_fused_tanh_self_add")
+    assert (tanh.name, add.name) == ("tanh", "add")
+    assert [o.buffer for o in add.operands] == [tanh.output.buffer] * 2
+
+
+def test_multiply_by_one_folded_to_a_copy_is_named_by_its_tag():
+    # multiply(R.const(1.0), x): TVM folds x * 1 to x in block T_multiply (not a broadcast_to)
+    ops = _ops("h48_fused_multiply_by_one")
+    assert [op.name for op in ops] == ["multiply", "maximum", "minimum", "maximum", "minimum"]
+    assert [(o.role, o.buffer) for o in ops[0].operands] == [("lhs", "x")]
+
+
+def test_scalar_comparison_in_a_renamed_block_is_named():
+    # the second not_equal's block is T_not_equal1 (FuseTIR's renaming of a repeated name)
+    assert [op.name for op in _ops("h48_fused_not_equal_twice")] == [
+        "maximum", "minimum", "not_equal", "where", "not_equal", "where"]

@@ -22,7 +22,8 @@ def _tag_op(expr, ctx) -> "str | None":
     stages = stages_storing(expr, ctx)
     if len(stages) != 1 or not isinstance(stages[0].expr, CmpOp):
         return None
-    name = tag(stages[0].block.name).removeprefix("T_")
+    # FuseTIR appends digits to a repeated block name (``T_not_equal1``); no comparison's ends in one
+    name = tag(stages[0].block.name).removeprefix("T_").rstrip("0123456789")
     return name if name in ew_tree.COMPARISONS else None
 
 
