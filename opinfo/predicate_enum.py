@@ -178,6 +178,8 @@ def _through(expr, e: dict, inner: list) -> bool:
         return True
     parts = [expr.a, expr.b] if isinstance(expr, (LT, LE, GE, GT)) else [expr]
     for part in parts:
+        if not any(v in _vars(part) for v in inner):
+            continue  # (a bound such as (min(6, n) + 1 - min(3, n)) // 2 need not be affine)
         f = affine(part)
         if f is None:
             return False

@@ -105,3 +105,10 @@ def test_a_digit_bound_that_drops_values_is_refused():
         return text.replace("i0_0_1_0 * T.int64(3) + i0_0_1_1 < T.int64(2))", "i0_0_1_0 * T.int64(3) + i0_0_1_1 < T.int64(1))")
     func = fixture_func("symsplit_tan", edit)
     assert opinfo.analyze(func).ops == ()
+
+
+def test_digit_beside_a_bound_that_is_not_affine():
+    # TVM 0.27 dynamic strided_slice over n, its loop split twice: the outer bound is
+    # (min(6, n) + 1 - min(3, n)) // 2, the inner digit ax0_1_0 * 2 + ax0_1_1 < 3.
+    assert _names(fixture_func("symsplit_dynamic_slice")) == [
+        ("strided_slice", {"axes": (0,), "begin": (3,), "end": (6,), "strides": (2,)})]
