@@ -156,10 +156,15 @@ def _packed_attrs(attrs, k):
     return out
 
 
-def layout_case(name, rng):
+LAYOUT_DYNAMIC = bool(os.environ.get("OPINFO_LAYOUT_DYNAMIC"))
+"""Layout cases (the sample's ops, not the wide ones) with a symbolic batch half of the time;
+without it a seed draws exactly what it drew before."""
+
+
+def layout_case(name, rng, dynamic=False):
     k = rng.choice([4, 4, 8])
     inputs, fn = LAYOUT_SPECS[name](rng, k)
-    mod = _build(inputs, lambda bb, v: bb.emit(fn(v)))
+    mod = _build(inputs, lambda bb, v: bb.emit(fn(v)), dynamic)
     _, attrs = attrs_of(mod["main"].body.blocks[0].bindings[0].value)
     lmod = relax.transform.LegalizeOps()(mod)
     funcs = [(gv, f) for gv, f in lmod.functions.items() if isinstance(f, tirx.PrimFunc)]
@@ -1296,7 +1301,9 @@ def main(out_dir, seed, count, variants):
             if variant == "layout":
                 name = rng.choice(list(WIDE_SPECS if LAYOUT_WIDE else LAYOUT_SPECS))
                 cid, dynamic = f"{name.replace('.', '_')}_{seed}_{j}", False
-                got = wide_layout_case(name, rng) if LAYOUT_WIDE else layout_case(name, rng)
+                if LAYOUT_DYNAMIC and not LAYOUT_WIDE:
+                    dynamic = rng.random() < 0.5
+                got = wide_layout_case(name, rng) if LAYOUT_WIDE else layout_case(name, rng, dynamic)
                 if got is None:
                     continue
                 mod, attrs, inputs, kinds = got
