@@ -30,6 +30,7 @@ from .roi import recognize_roi
 from .grid_sample import recognize_grid_sample
 from .graph_context import FuncContext, ModuleContext
 from .graph_naming import name_in_context
+from . import network_conventions
 from .recognize.bucketize import recognize_bucketize
 from .recognize.median import recognize_median
 from .recognize.grad_ops import recognize_nll_loss_backward
@@ -37,6 +38,7 @@ from .recognize.grad_take import recognize_take_backward
 from .recognize.vision_ops import recognize_get_valid_counts
 from .recognize.vision_multibox import recognize_multibox_transform_loc
 from .recognize.pool_grad import recognize_pool_grad
+from .recognize.shape_tensor import recognize_shape_to_tensor
 
 RECOGNIZER_ERRORS = (ValueError, TypeError, ArithmeticError, RecursionError, IndexError, KeyError)
 """What a recognizer may raise on a form it was not written for (an index past a short
@@ -46,7 +48,7 @@ abstains rather than stopping the analysis of everything else."""
 WHOLE_FUNCTION = (recognize_attention, recognize_attention_bias, recognize_reverse_sequence, recognize_roi,
                   recognize_grid_sample, recognize_meshgrid, recognize_bucketize, recognize_median,
                   recognize_nll_loss_backward, recognize_take_backward, recognize_get_valid_counts,
-                  recognize_pool_grad, recognize_multibox_transform_loc)
+                  recognize_pool_grad, recognize_multibox_transform_loc, recognize_shape_to_tensor)
 """Ops recognised from the whole function (most by running it on random inputs; meshgrid
 from its several outputs together), tried when the structural decomposition found nothing."""
 
@@ -147,6 +149,8 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
             pass  # the context-free answer stands
     if conventions is None:
         conventions = context is not None and context.network
+    if conventions and context is not None and context.network:
+        ops = network_conventions.in_network(ops)  # where main shows the importer's network
     if not conventions and any(op.assumed for op in ops):
         ops = ()  # an attribute the loops leave open: abstain (a fused list stays whole or empty)
     return FuncInfo(name if name is not None else prim_func.name, kind, ops)

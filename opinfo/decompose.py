@@ -123,7 +123,8 @@ class Decomposer:
                 return None
             operands.append(Operand(role, got.buffer, got.param))
             buffers.append(self._buffer_of(got))
-        self.ops.append(OpInfo(m.name, m.attrs, tuple(operands), out, assumed=m.assumed))
+        self.ops.append(OpInfo(m.name, m.attrs, tuple(operands), out, assumed=m.assumed,
+                               unconventional=m.unconventional))
         self.links.append(OpLink(self._buffer_of(out), tuple(buffers)))
         return out
 

@@ -58,6 +58,11 @@ class OpInfo:
     importers (a pool's ceil_mode and after-padding when ``ceil_mode=True`` and a larger
     after-padding give the same loops). :func:`opinfo.analyze` reports such an op only
     where the convention holds (see its ``conventions`` argument)."""
+    unconventional: tuple = _field(default=(), converter=tuple)
+    """Attributes the loops do not decide, reported with the convention of ops lowered on
+    their own (a stride-2 slice's end one past its last element) which an importer does not
+    follow: it passes the value the network wrote. :func:`opinfo.analyze` does not report
+    such an op inside a network (:mod:`opinfo.network_conventions`)."""
 
     def to_json(self) -> dict:
         out = {"op": self.name, "attrs": _jsonable(self.attrs),

@@ -24,6 +24,9 @@ class Match:
     attrs: dict
     inputs: tuple = ()
     assumed: tuple = ()
+    unconventional: tuple = ()
+    """Attributes the loops leave open that a network's importer passes through as the
+    network wrote them (see :attr:`opinfo.info.OpInfo.unconventional`)."""
 
 
 @attrs.frozen

@@ -136,8 +136,11 @@ def _slice_or_flip(load, space, t):
     begin = [t[d][2] for d in changed]
     strides = [t[d][1] for d in changed]
     end = [t[d][2] + t[d][1] * (oute[d] - 1) + 1 for d in changed]
+    # a stride above one stopping short of the axis' end: every end up to one stride past
+    # the last element reads the same (the convention: one past it; importers: any)
+    short = any(s > 1 and e < ine[d] for d, s, e in zip(changed, strides, end))
     return Match("strided_slice", {"axes": changed, "begin": begin, "end": end, "strides": strides},
-                 data_operand(load, space))
+                 data_operand(load, space), unconventional=("end",) if short else ())
 
 
 def _mod_copy(load, space) -> "Match | None":
@@ -184,9 +187,12 @@ def _take(load, space, ctx):
         # TVM's take with axis=None (1-D data only) reads x[y % n] in mode "fast"
         return Match("take", {"axis": None}, (("data", load, space), ("indices", ind, space)))
     if mode != "fast":
-        if len(load.indices) == 1:
-            return None  # 1-D data: axis=None and axis=0 print the very same clip / wrap index
-        return Match("take", {"axis": d, "mode": mode}, (("data", load, space), ("indices", ind, space)))
+        # 1-D data: axis=None and axis=0 print the very same clip / wrap index. Importers
+        # write axis=0 (ONNX Gather always has an axis; TVM's ONNX frontend reads one
+        # dimension of a shape tensor with take(.., axis=0, mode="wrap")): a convention
+        assumed = ("axis",) if len(load.indices) == 1 else ()
+        return Match("take", {"axis": d, "mode": mode}, (("data", load, space), ("indices", ind, space)),
+                     assumed)
     name = "take"
     if len(load.indices) == 1 and len(ind.indices) == 1:
         # 1-D data and indices: gather_elements(axis=0) computes exactly the same; a
