@@ -219,8 +219,58 @@ def video3d(g):
     return [g.op("Softmax", [g.op("Gemm", [y, g.weight([8, 4]), g.weight([4])])], axis=1)]
 
 
+def gpt_block(g):
+    r = g.rng
+    b, s, heads, d = r.choice([1, 2]), r.choice([4, 6]), r.choice([1, 2]), r.choice([4, 8])
+    dm = heads * d
+    x = g.input([b, s, dm])
+    # RMS norm, decomposed
+    ms = g.op("ReduceMean", [g.op("Mul", [x, x]), g.const([-1])], keepdims=1)
+    h = g.op("Mul", [g.op("Mul", [x, g.op("Reciprocal", [g.op("Sqrt", [g.op("Add", [ms, g.scalar(1e-6)])])])]),
+                     g.weight([dm])])
+    q, k, v = (g.op("Transpose", [g.op("Reshape", [g.op("MatMul", [h, g.weight([dm, dm])]), g.const([b, s, heads, d])])],
+                    perm=[0, 2, 1, 3]) for _ in range(3))
+    # rotate-half on q: concat(-x2, x1)
+    half = d // 2
+    q1 = g.op("Slice", [q, g.const([0]), g.const([half]), g.const([-1])])
+    q2 = g.op("Slice", [q, g.const([half]), g.const([d]), g.const([-1])])
+    q = g.op("Add", [g.op("Mul", [q, g.weight([s, d])]),
+                     g.op("Mul", [g.op("Concat", [g.op("Neg", [q2]), q1], axis=-1), g.weight([s, d])])])
+    a = g.op("Div", [g.op("MatMul", [q, g.op("Transpose", [k], perm=[0, 1, 3, 2])]), g.scalar(math.sqrt(d))])
+    tri = g.op("Trilu", [g.weight([s, s])], upper=0)
+    a = g.op("Where", [g.op("Equal", [tri, g.scalar(0.0)]), g.scalar(-1e4), a])
+    a = g.op("Softmax", [a], axis=-1)
+    o = g.op("Reshape", [g.op("Transpose", [g.op("MatMul", [a, v])], perm=[0, 2, 1, 3]), g.const([b, s, dm])])
+    x = g.op("Add", [x, g.op("MatMul", [o, g.weight([dm, dm])])])
+    # SwiGLU MLP with SiLU written x * sigmoid(x)
+    u = g.op("MatMul", [x, g.weight([dm, 2 * dm])])
+    gate = g.op("MatMul", [x, g.weight([dm, 2 * dm])])
+    m = g.op("Mul", [g.op("Mul", [gate, g.op("Sigmoid", [gate])]), u])
+    x = g.op("Add", [x, g.op("MatMul", [m, g.weight([2 * dm, dm])])])
+    logits = g.op("MatMul", [x, g.weight([dm, 16])])
+    last = g.op("Gather", [logits, g.const(-1)], axis=1)
+    return [g.op("ArgMax", [last], axis=-1, keepdims=0), g.op("ReduceLogSumExp", [last, g.const([-1])], keepdims=1)]
+
+
+def norms_misc(g):
+    r = g.rng
+    c, hw = r.choice([4, 8]), r.choice([6, 8])
+    x = g.input([2, c, hw, hw])
+    ng = r.choice([1, 2, c // 2])  # opset 20: scale and bias per group (TVM's frontend reads them so)
+    y = g.op("GroupNormalization", [x, g.weight([ng]), g.weight([ng])], num_groups=ng, epsilon=1e-5)
+    y = g.op("Mish", [y]) if r.random() < 0.5 else g.op("ThresholdedRelu", [y], alpha=r.choice([0.5, 1.0]))
+    y = g.op("MeanVarianceNormalization", [y], axes=[0, 2, 3])
+    y = g.op("SpaceToDepth", [y], blocksize=2)
+    y = g.op("ReduceProd", [g.op("Abs", [y]), g.const([1])], keepdims=1) if r.random() < 0.5 \
+        else g.op("ReduceL1", [y, g.const([1])], keepdims=1)
+    z = g.op("CumSum", [g.op("Flatten", [y], axis=1), g.const(1)], reverse=r.choice([0, 1]))
+    hm = g.op("Hardmax", [z], axis=-1)
+    return [g.op("Sign", [g.op("Sub", [z, hm])]), g.op("Round", [z])]
+
+
 BUILDERS = {"vit": vit, "mbv3_mixer": mbv3_mixer, "det_head": det_head, "seq_conv1d": seq_conv1d,
-            "recsys": recsys, "video3d": video3d}
+            "recsys": recsys, "video3d": video3d,
+            "gpt_block": gpt_block, "norms_misc": norms_misc}
 
 
 if __name__ == "__main__":
