@@ -14,6 +14,8 @@ Both parts must be named for the function to be: a cut is never a guess.
 """
 from __future__ import annotations
 
+import attrs
+
 from tir.expr import BufferLoad
 from tir.function import prim_func
 from tir.functor import post_order_visit
@@ -51,8 +53,9 @@ def _renamed(operand: "Operand | None", index: dict, between) -> "Operand | None
 
 
 def _whole(op: OpInfo, index: dict, between) -> OpInfo:
-    return OpInfo(op.name, op.attrs, tuple(_renamed(o, index, between) for o in op.operands),
-                  _renamed(op.output, index, between), op.assumed)
+    """``op`` of a part with its operands renamed (every other field kept as it is)."""
+    return attrs.evolve(op, operands=tuple(_renamed(o, index, between) for o in op.operands),
+                        output=_renamed(op.output, index, between))
 
 
 def _part(func, params: list, out, stmts, allocs: list):
