@@ -1,0 +1,183 @@
+"""Do a block's loops run its iteration domain the way the recognizers assume?
+
+Recognizers read a block's iteration variables and their domains (``v_k = T.axis.reduce(5,
+...)``) and take "the block runs every point of that domain once" for granted: a sum over
+``v_k`` in ``[0, 5)`` is a sum over five elements. The loops and bindings above the block
+(``k0 * 2 + k1`` with ``k1`` over 3, ``(i * 3 + j)`` with ``j`` over 2 of 3) decide whether
+that is so, and the predicate rules only say a predicate drops nothing *of what the loops
+run*. :func:`misrealized` checks the assumption by enumerating the loops of a block (its
+predicate applied) and refutes it when
+
+- a binding leaves its domain (ill-formed: the block would read or write elsewhere),
+- a reduction block adds some point of its domain twice, or only some of the reduction
+  points of a spatial point (a block with an init restarts whenever its reduction variables
+  are all at their minimum: ``compute_at`` recomputing a whole reduction per outer
+  iteration is fine when every run is whole; see :func:`_bad_reduction`),
+- a block writing a parameter buffer leaves a point of its domain out.
+
+Spatial points run more than once are allowed (each run stores the same value: TVM's
+``compute_at`` recomputes overlapping regions) and so are intermediates written in part.
+
+Only what can be enumerated is judged: loops between the block and the enclosing block whose
+extents, the block's domain, bindings and predicate use nothing but those loops and the
+function's shape variables. Shape variables (``n``) are given a few values; a refutation at
+any of them refutes (the function must be right for every ``n``), and a value at which the
+extents are not sensible (empty or negative) is skipped.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tir.expr import IntImm, Var
+from tir.functor import post_order_visit
+from tir.stmt import IterKind
+
+from .coverage import _realizes
+from .probe import NotEvaluable, evaluate
+
+MAX_POINTS = 1 << 17
+"""Loop iterations of one block above which it is not enumerated."""
+
+SHAPE_VALUES = (7, 12)
+"""Values given to the function's shape variables in turn."""
+
+_ERRORS = (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError, KeyError)
+
+
+def _vars(expr, out: set) -> None:
+    post_order_visit(expr, lambda n: out.add(n) if isinstance(n, Var) else None)
+
+
+def _shape_vars(func) -> set:
+    found: set = set()
+    for buf in func.buffers:
+        for s in buf.shape:
+            _vars(s, found)
+    return found
+
+
+def _scalar(expr, env) -> "int | None":
+    try:
+        v = np.asarray(evaluate(expr, env))
+    except _ERRORS:
+        return None
+    if v.size != 1 or not np.isfinite(v).all() or float(v) != math.floor(float(v)):
+        return None
+    return int(v.reshape(-1)[0])
+
+
+def _refuted(realize, loops, env: dict, is_param) -> bool:
+    """The block's loops provably break the assumption at these shape-variable values."""
+    block = realize.block
+    ranges = []
+    for lp in loops:
+        lo, ext = _scalar(lp.min, env), _scalar(lp.extent, env)
+        if lo is None or ext is None or ext <= 0:
+            return False
+        ranges.append((lo, ext))
+    size = math.prod(e for _, e in ranges)
+    if size > MAX_POINTS:
+        return False
+    doms = []
+    for iv in block.iter_vars:
+        lo, ext = _scalar(iv.dom.min, env), _scalar(iv.dom.extent, env)
+        if lo is None or ext is None or ext <= 0:
+            return False
+        doms.append((lo, ext))
+    if math.prod(e for _, e in doms) > MAX_POINTS:
+        return False
+    grids = np.meshgrid(*[np.arange(lo, lo + e, dtype=np.int64) for lo, e in ranges], indexing="ij")
+    loop_env = dict(env)
+    loop_env.update({lp.loop_var: g.reshape(-1).astype(float) for lp, g in zip(loops, grids)})
+    try:
+        keep = np.broadcast_to(np.asarray(evaluate(realize.predicate, loop_env)), (size,)).astype(bool)
+        values = [np.broadcast_to(np.asarray(evaluate(v, loop_env)), (size,))[keep] for v in realize.iter_values]
+    except _ERRORS:
+        return False
+    kinds = [iv.kind for iv in block.iter_vars]
+    if any(k not in (IterKind.SPATIAL, IterKind.REDUCE) for k in kinds):
+        return False
+    n = int(keep.sum())
+    flat_s, flat_r = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    spatial_size = red_size = 1
+    for vals, (lo, ext), kind in zip(values, doms, kinds):
+        if vals.size and (np.any(vals < lo) or np.any(vals >= lo + ext) or np.any(vals != np.floor(vals))):
+            return True  # a binding outside its domain
+        digit = (vals - lo).astype(np.int64)
+        if kind == IterKind.REDUCE:
+            flat_r, red_size = flat_r * ext + digit, red_size * ext
+        else:
+            flat_s, spatial_size = flat_s * ext + digit, spatial_size * ext
+    spatial_points = np.unique(flat_s)
+    if IterKind.REDUCE in kinds and _bad_reduction(flat_s, flat_r, red_size, block.init is not None):
+        return True
+    writes_param = any(is_param(b) for b in _stored_buffers(block))
+    return writes_param and spatial_points.size != spatial_size
+
+
+def _bad_reduction(flat_s, flat_r, red_size: int, has_init: bool) -> bool:
+    """Points of a reduction block, in the order the loops run them, do not add each
+    reduction point of a spatial point exactly once. A block with an init starts again
+    whenever its reduction variables are all at their minimum (``flat_r == 0``):
+    ``compute_at`` recomputes a whole reduction per iteration of an outer loop, and a
+    consumer under that loop reads it between runs, so *every* run from one start to the
+    next must add each reduction point once (and the first point must be a start). Without
+    an init (decomposed) repeats are not judged, only reduction points never reached."""
+    if not has_init:
+        pairs = np.unique(flat_s * red_size + flat_r)
+        per_point = np.unique(pairs // red_size, return_counts=True)[1]
+        return bool(np.any(per_point != red_size))  # some reduction points left out
+    order = np.argsort(flat_s, kind="stable")
+    s, r = flat_s[order], flat_r[order]
+    first = np.ones(s.size, dtype=bool)
+    first[1:] = s[1:] != s[:-1]
+    if np.any(r[first] != 0):
+        return True  # a point added before its init ran
+    run = np.cumsum(r == 0)  # runs numbered across all spatial points, in order
+    keys, counts = np.unique(run * red_size + r, return_counts=True)
+    if np.any(counts != 1):
+        return True  # an element added twice within one run
+    per_run = np.unique(keys // red_size, return_counts=True)[1]
+    return bool(np.any(per_run != red_size))  # a run that leaves reduction points out
+
+
+def _stored_buffers(block) -> list:
+    from tir.stmt import BufferStore
+
+    found = []
+    post_order_visit(block.body, lambda n: found.append(n.buffer) if isinstance(n, BufferStore) else None)
+    return found
+
+
+def misrealized(func) -> bool:
+    """True when some block's loops provably do not run its iteration domain as recognizers
+    assume (see the module docstring)."""
+    shape_vars = _shape_vars(func)
+    params = {id(b) for b in func.buffers}
+    is_param = lambda b: id(b) in params  # noqa: E731
+    for realize, loops in _realizes(func.body):
+        if not realize.block.iter_vars:
+            continue
+        used: set = set()
+        for lp in loops:
+            _vars(lp.min, used)
+            _vars(lp.extent, used)
+        for iv in realize.block.iter_vars:
+            _vars(iv.dom.min, used)
+            _vars(iv.dom.extent, used)
+        for v in realize.iter_values:
+            _vars(v, used)
+        _vars(realize.predicate, used)
+        loop_vars = {lp.loop_var for lp in loops}
+        free = used - loop_vars
+        if not free <= shape_vars:
+            continue
+        if isinstance(realize.predicate, IntImm) and realize.predicate.value == 1 and not loops:
+            continue
+        for value in (SHAPE_VALUES if free else SHAPE_VALUES[:1]):
+            env = {v: np.float64(value) for v in free}
+            if _refuted(realize, loops, env, is_param):
+                return True
+    return False
