@@ -33,7 +33,9 @@ import numpy as np
 from tir.expr import IntImm, Var
 from tir.functor import post_order_visit
 from tir.stmt import IterKind
+from tir.structural import structural_equal
 
+from .affine import const_of
 from .coverage import _realizes
 from .probe import NotEvaluable, evaluate
 
@@ -151,6 +153,29 @@ def _stored_buffers(block) -> list:
     return found
 
 
+def _same(a, b) -> bool:
+    ca, cb = const_of(a), const_of(b)
+    if ca is not None or cb is not None:
+        return ca == cb
+    return a is b or structural_equal(a, b)
+
+
+def _plain(realize, loops) -> bool:
+    """No predicate, and every block variable bound to a loop of its own whose range is the
+    variable's domain, every loop bound: the domain is run once, nothing to enumerate (most
+    blocks as TVM lowers them)."""
+    if not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1):
+        return False
+    by_var = {lp.loop_var: lp for lp in loops}
+    seen = set()
+    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+        lp = by_var.get(value) if isinstance(value, Var) else None
+        if lp is None or value in seen or not _same(lp.min, iv.dom.min) or not _same(lp.extent, iv.dom.extent):
+            return False
+        seen.add(value)
+    return len(seen) == len(loops)
+
+
 def misrealized(func) -> bool:
     """True when some block's loops provably do not run its iteration domain as recognizers
     assume (see the module docstring)."""
@@ -175,6 +200,8 @@ def misrealized(func) -> bool:
         if not free <= shape_vars:
             continue
         if isinstance(realize.predicate, IntImm) and realize.predicate.value == 1 and not loops:
+            continue
+        if _plain(realize, loops):
             continue
         for value in (SHAPE_VALUES if free else SHAPE_VALUES[:1]):
             env = {v: np.float64(value) for v in free}
