@@ -261,3 +261,14 @@ def test_leaky_select_mutants_abstain(new):
 def test_leaky_select_on_integers_is_not_leakyrelu():
     text = LEAKY.replace('"float32"', '"int32"').replace("T.float32(0.0)", "T.int32(0)")
     assert "nn.leakyrelu" not in _names(tir.parse(text))
+
+
+def test_unguarded_cache_copy_of_a_guarded_producer_is_accepted():
+    # TVM 0.27 conv2d_transpose with cache_read + compute_at: data_dilate_shared copies row
+    # h + dh = 19 of a 19-row domain (its producer's guard was not copied); the consumer's own
+    # guard never reads it. A spatial block filling an intermediate is not refuted for that.
+    func = fixture_func("cache_read_unguarded_copy_conv2d_transpose")
+    assert not misrealized(func)
+    (op,) = opinfo.analyze(func).ops
+    assert op.name == "nn.conv2d_transpose"
+    assert dict(op.attrs)["padding"] == (2, 0, 1, 0) and dict(op.attrs)["strides"] == (2, 2)
