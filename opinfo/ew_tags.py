@@ -68,7 +68,8 @@ def contradicts(name: str, attrs: dict, dtypes, block_tags) -> bool:
 
 def alternatives(found, expr, leaves) -> list:
     """Other readings of the same values: a comparison's mirror with its operands swapped,
-    and a binary op with a scalar constant for a one-leaf tree."""
+    add and subtract of a scalar constant as each other (the constant negated), and a
+    binary op with a scalar constant for a one-leaf tree."""
     from . import ew_tree
     from .recognize.common import strip
 
@@ -79,6 +80,11 @@ def alternatives(found, expr, leaves) -> list:
             out.append((MIRROR[name], attrs, tuple(reversed(order)), roles))
         elif len(roles) == 1 and roles[0] in ("lhs", "rhs"):
             out.append((MIRROR[name], attrs, order, ("rhs",) if roles[0] == "lhs" else ("lhs",)))
+    if len(leaves) == 1 and name in ("add", "subtract") and roles in (("lhs",), ("rhs",)) and \
+            not (name == "subtract" and roles == ("rhs",)):
+        # x - c is add(x, -c), x + c (or c + x) subtract(x, -c): TVM folds add(x, R.const(-1))
+        # (an ONNX Gather at index -1) to x - 1 in a T_add block
+        out.append(("subtract" if name == "add" else "add", attrs, order, ("lhs",)))
     if len(leaves) == 1:
         root = strip(ew_tree._under_output_cast(expr, leaves))
         consts, _ = ew_tree._consts(expr, leaves)
