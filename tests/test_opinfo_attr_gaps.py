@@ -42,7 +42,7 @@ def _take(index, axis=0, n=6):
 
 
 def test_take_clip_as_tvm_prints_it():
-    idx = f'T.min(T.max(T.int64(0), T.Cast("int64", y[v_ax0])), T.int64(5)), v_ax1'
+    idx = 'T.min(T.max(T.int64(0), T.Cast("int64", y[v_ax0])), T.int64(5)), v_ax1'
     assert _ops(_take(idx)) == [("take", {"axis": 0, "mode": "clip"})]
 
 
