@@ -32,7 +32,7 @@ from tir.functor import post_order_visit, transform
 from tir.stmt import BlockRealize, For, IterKind, SeqStmt
 
 from .affine import const_of
-from .probe import NotEvaluable, evaluate
+from .probe import NotEvaluable, evaluate_points, flat_points, loop_points
 from .predicates import loop_domain, restates_domain
 from .rewrite import loaded, own_nest, stored
 
@@ -102,21 +102,14 @@ def _covers(realize: BlockRealize, loops: tuple) -> bool:
     dom = [(const_of(iv.dom.min), const_of(iv.dom.extent)) for iv in realize.block.iter_vars]
     if any(None in p for p in ext + dom) or math.prod(e for _, e in ext) > MAX_COVER:
         return False
-    grids = np.meshgrid(*[np.arange(m, m + e, dtype=float) for m, e in ext], indexing="ij")
-    env = {lp.loop_var: g.reshape(-1) for lp, g in zip(loops, grids)}
-    size = math.prod(e for _, e in ext)
+    env, size = loop_points(loops, ext)
     try:
-        keep = np.broadcast_to(np.asarray(evaluate(realize.predicate, env)), (size,)).astype(bool)
-        points = [np.broadcast_to(np.asarray(evaluate(v, env), dtype=float), (size,))[keep]
-                  for v in realize.iter_values]
+        keep = evaluate_points(realize.predicate, env, size).astype(bool)
+        points = [evaluate_points(v, env, size).astype(float)[keep] for v in realize.iter_values]
     except (NotEvaluable, TypeError, ValueError, ZeroDivisionError):
         return False
-    if any(np.any(p < m) or np.any(p >= m + e) for p, (m, e) in zip(points, dom)):
-        return False
-    flat = np.zeros(int(keep.sum()), dtype=np.int64)
-    for p, (m, e) in zip(points, dom):
-        flat = flat * e + (p - m).astype(np.int64)
-    return len(np.unique(flat)) == math.prod(e for _, e in dom)
+    flat = flat_points(points, dom, int(keep.sum()))
+    return flat is not None and len(np.unique(flat)) == math.prod(e for _, e in dom)
 
 
 def _whole_domain(realize: BlockRealize, loops: tuple, dom: dict) -> bool:

@@ -29,7 +29,7 @@ from tir.functor import post_order_visit, substitute
 from tir.stmt import BlockRealize
 
 from .affine import ONE, affine, const_of
-from .probe import NotEvaluable, evaluate
+from .probe import NotEvaluable, evaluate_points, flat_points, loop_points
 from .recognize.guard import conjuncts
 
 MAX_POINTS = 1 << 18
@@ -223,22 +223,16 @@ def _group_covers(realize, loops: list, terms: list, group: set) -> bool:
     dom = [(const_of(iv.dom.min), const_of(iv.dom.extent)) for iv, _ in bound]
     if any(None in d for d in dom):
         return False
-    grids = np.meshgrid(*[np.arange(m, m + e, dtype=np.int64) for m, e in ext], indexing="ij")
-    env = {lp.loop_var: g.reshape(-1) for lp, g in zip(loops, grids)}
+    env, _ = loop_points(loops, ext)
     try:
         keep = np.ones(size, dtype=bool)
         for t in terms:
-            keep &= np.broadcast_to(np.asarray(evaluate(t, env)), (size,)).astype(bool)
-        points = [np.broadcast_to(np.asarray(evaluate(v, env)), (size,))[keep] for _, v in bound]
+            keep &= evaluate_points(t, env, size).astype(bool)
+        points = [evaluate_points(v, env, size)[keep] for _, v in bound]
     except (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError):
         return False
     want = math.prod(e for _, e in dom)
     if int(keep.sum()) != want:
         return False  # a point run twice, or missed
-    flat = np.zeros(want, dtype=np.int64)
-    for p, (m, e) in zip(points, dom):
-        p = np.asarray(p)
-        if p.size and (np.any(p < m) or np.any(p >= m + e) or np.any(p != np.floor(p))):
-            return False
-        flat = flat * e + (p - m).astype(np.int64)
-    return len(np.unique(flat)) == want
+    flat = flat_points(points, dom, want)
+    return flat is not None and len(np.unique(flat)) == want

@@ -113,3 +113,33 @@ def _call(e, leaves):
     if fn is None:
         raise NotEvaluable(e.op)
     return np.asarray(fn(*[_eval(a, leaves) for a in e.args])).astype(float)
+
+
+# ------------------------------------------------------------------ loop nests enumerated
+
+def loop_points(loops, ranges, env=None) -> "tuple[dict, int]":
+    """Leaves giving every iteration of ``loops`` (For nodes) over ``ranges`` (constant
+    ``(min, extent)`` pairs), row-major, as flat float arrays, with ``env`` added; and the
+    number of iterations."""
+    grids = np.meshgrid(*[np.arange(lo, lo + ext, dtype=float) for lo, ext in ranges], indexing="ij")
+    leaves = dict(env or {})
+    leaves.update({lp.loop_var: g.reshape(-1) for lp, g in zip(loops, grids)})
+    return leaves, math.prod(ext for _, ext in ranges)
+
+
+def evaluate_points(expr, leaves: dict, size: int) -> np.ndarray:
+    """``expr`` at each of ``size`` points (a constant is repeated)."""
+    return np.broadcast_to(np.asarray(evaluate(expr, leaves)), (size,))
+
+
+def flat_points(points, doms, count: int) -> "np.ndarray | None":
+    """``count`` points given one array per variable (none: every point is the one point of
+    an empty product), as their row-major index in the product of the domains ``doms``
+    (``(min, extent)`` pairs); None when one leaves its domain or is not a whole number."""
+    flat = np.zeros(count, dtype=np.int64)
+    for p, (lo, ext) in zip(points, doms):
+        p = np.asarray(p)
+        if p.size and (np.any(p < lo) or np.any(p >= lo + ext) or np.any(p != np.floor(p))):
+            return None
+        flat = flat * ext + (p - lo).astype(np.int64)
+    return flat

@@ -39,7 +39,8 @@ from tir.structural import structural_equal
 
 from .affine import const_of
 from .coverage import _realizes
-from .probe import NotEvaluable, evaluate
+from .rewrite import stored
+from .probe import NotEvaluable, evaluate, evaluate_points, flat_points, loop_points
 
 MAX_POINTS = 1 << 17
 """Loop iterations of one block above which it is not enumerated."""
@@ -92,34 +93,30 @@ def _refuted(realize, loops, env: dict, is_param) -> bool:
         doms.append((lo, ext))
     if math.prod(e for _, e in doms) > MAX_POINTS:
         return False
-    grids = np.meshgrid(*[np.arange(lo, lo + e, dtype=np.int64) for lo, e in ranges], indexing="ij")
-    loop_env = dict(env)
-    loop_env.update({lp.loop_var: g.reshape(-1).astype(float) for lp, g in zip(loops, grids)})
+    loop_env, _ = loop_points(loops, ranges, env)
     try:
-        keep = np.broadcast_to(np.asarray(evaluate(realize.predicate, loop_env)), (size,)).astype(bool)
-        values = [np.broadcast_to(np.asarray(evaluate(v, loop_env)), (size,))[keep] for v in realize.iter_values]
+        keep = evaluate_points(realize.predicate, loop_env, size).astype(bool)
+        values = [evaluate_points(v, loop_env, size)[keep] for v in realize.iter_values]
     except _ERRORS:
         return False
     kinds = [iv.kind for iv in block.iter_vars]
     if any(k not in (IterKind.SPATIAL, IterKind.REDUCE) for k in kinds):
         return False
-    writes_param = any(is_param(b) for b in _stored_buffers(block))
+    writes_param = any(is_param(b) for b in stored(block).values())
     if IterKind.REDUCE not in kinds and not writes_param:
         # A spatial block filling an intermediate: TVM's cache_read + compute_at copies a
         # split producer's region without its guard (data_dilate_shared's row 19 of 19), the
         # consumer's own guard never reads those points. Nothing a recognizer assumes.
         return False
     n = int(keep.sum())
-    flat_s, flat_r = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-    spatial_size = red_size = 1
-    for vals, (lo, ext), kind in zip(values, doms, kinds):
-        if vals.size and (np.any(vals < lo) or np.any(vals >= lo + ext) or np.any(vals != np.floor(vals))):
-            return True  # a binding outside its domain
-        digit = (vals - lo).astype(np.int64)
-        if kind == IterKind.REDUCE:
-            flat_r, red_size = flat_r * ext + digit, red_size * ext
-        else:
-            flat_s, spatial_size = flat_s * ext + digit, spatial_size * ext
+    spatial = [k for k, kind in enumerate(kinds) if kind == IterKind.SPATIAL]
+    reduce = [k for k, kind in enumerate(kinds) if kind == IterKind.REDUCE]
+    flat_s = flat_points([values[k] for k in spatial], [doms[k] for k in spatial], n)
+    flat_r = flat_points([values[k] for k in reduce], [doms[k] for k in reduce], n)
+    if flat_s is None or flat_r is None:
+        return True  # a binding outside its domain
+    spatial_size = math.prod(doms[k][1] for k in spatial)
+    red_size = math.prod(doms[k][1] for k in reduce)
     spatial_points = np.unique(flat_s)
     if IterKind.REDUCE in kinds and _bad_reduction(flat_s, flat_r, red_size, block.init is not None):
         return True
@@ -150,14 +147,6 @@ def _bad_reduction(flat_s, flat_r, red_size: int, has_init: bool) -> bool:
         return True  # an element added twice within one run
     per_run = np.unique(keys // red_size, return_counts=True)[1]
     return bool(np.any(per_run != red_size))  # a run that leaves reduction points out
-
-
-def _stored_buffers(block) -> list:
-    from tir.stmt import BufferStore
-
-    found = []
-    post_order_visit(block.body, lambda n: found.append(n.buffer) if isinstance(n, BufferStore) else None)
-    return found
 
 
 def _same(a, b) -> bool:

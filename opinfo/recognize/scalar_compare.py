@@ -13,6 +13,7 @@ from tir.expr import BufferLoad, CmpOp, FloatImm, IntImm
 
 from .. import ew_tree
 from ..semantic import Inlined
+from ..ew_tags import bare
 from ..tags import tag
 from .common import Match, Space, aligned, stages_storing, strip
 
@@ -23,7 +24,7 @@ def _tag_op(expr, ctx) -> "str | None":
     if len(stages) != 1 or not isinstance(stages[0].expr, CmpOp):
         return None
     # FuseTIR appends digits to a repeated block name (``T_not_equal1``); no comparison's ends in one
-    name = tag(stages[0].block.name).removeprefix("T_").rstrip("0123456789")
+    name = bare(tag(stages[0].block.name)).removeprefix("T_")
     return name if name in ew_tree.COMPARISONS else None
 
 
