@@ -30,10 +30,14 @@ from tir.interp_data import np_dtype
 from tir.stmt import BufferStore
 
 from ..affine import float_of
-from .running import concrete_shapes, run
+from .running import above_constants, concrete_shapes, run
 
 SIZES = (7, 10)
-"""Values bound to symbolic extents (two, so that a reading must hold for both)."""
+"""Values bound to symbolic extents (two, so that a reading must hold for both; a third
+beyond twice every integer constant of the body, so that a test ``i < 12`` cutting a
+diagonal short bites whatever the diagonal's offset)."""
+MAX_ELEMENTS = 1 << 22
+"""Largest output run; a function whose constants ask for more is not claimed."""
 
 
 @attrs.frozen
@@ -75,9 +79,10 @@ def _evaluations(func: PrimFunc) -> "list | None":
         return None
     symbolic = any(not isinstance(getattr(s, "value", None), int) for s in buf.shape)
     outs = []
-    for size in (SIZES if symbolic else SIZES[:1]):
+    sizes = SIZES + (max(2 * above_constants(func) + 1, SIZES[-1] + 1),) if symbolic else SIZES[:1]
+    for size in sizes:
         shapes = concrete_shapes([buf], size)
-        if shapes is None or any(d <= 0 for d in shapes[0]):
+        if shapes is None or any(d <= 0 for d in shapes[0]) or int(np.prod(shapes[0])) > MAX_ELEMENTS:
             return None
         results = []
         for fill in (0, 3):

@@ -25,6 +25,17 @@ BUDGET = 400_000
 """Sample positions times the largest reduction size: bounds the arrays built."""
 SCALES = (1.0, 1e-3)
 """Data scales: the small one makes an epsilon visible next to the variance."""
+EXHAUSTIVE = 65_536
+"""Output positions times the largest reduction size up to which every output position is
+evaluated: a condition on the output indices (a ``tril`` inlined into the op's last block
+zeroing one corner) changes positions a random sample misses."""
+REACH = 4.0
+"""A further data scale puts values this many times beyond the largest float constant of the
+expression (above 1): a clip or a select at ``6`` never reached by data in [-1, 1) would
+otherwise go unseen (softmax of ``clip(x, -6, 6)`` read as softmax)."""
+UNREACHABLE = 65504.0
+"""Constants this large (a float16 or float32 extreme: a max reduction's init) are not
+reached: data scaled beyond them overflows."""
 
 
 @lru_cache(maxsize=4096)
@@ -69,7 +80,8 @@ class Check:
         self.pts = None
         if None not in self.extents:
             largest = max(reduction_sizes(self), default=1)
-            self.pts = points(self.extents, int(min(12, max(2, BUDGET // largest))))
+            self.pts = positions(self.extents, largest)
+        self.scales = scales(expr)
 
     def memo(self, key, compute):
         """``compute()`` once per ``key`` for this check (reference statistics)."""
@@ -129,7 +141,7 @@ class Check:
     def matches(self, data: Operand, reference) -> bool:
         """Whether the expression equals ``reference(scale)`` at every position, on every scale."""
         self.data_buffer = data.buffer
-        for scale in SCALES:
+        for scale in self.scales:
             got = self.run(data, scale)
             if got is None:
                 return False
@@ -153,6 +165,39 @@ class Check:
         if not np.isfinite(largest):
             return HALF_SPACING
         return max(HALF_SPACING, float(np.spacing(np.float16(min(largest, HALF_MAX)))))
+
+
+def positions(extents: list, largest: int) -> np.ndarray:
+    """(P, rank) output positions to evaluate at: all of them when the output times its
+    largest reduction stays within EXHAUSTIVE; else both corners and random positions
+    (:func:`.sample.points`), every corner of the box (up to rank 6: a condition
+    comparing two indices, a ``tril`` with a large offset, bites there) and one sweep of
+    each axis's values (a condition on one index), as far as BUDGET allows."""
+    ext = [int(e) for e in extents]
+    total = int(np.prod(ext)) if ext else 1
+    if total * max(largest, 1) <= EXHAUSTIVE:
+        return np.indices(ext).reshape(len(ext), -1).T.astype(np.int64) if ext else np.zeros((1, 0), np.int64)
+    base = points(ext, int(min(12, max(2, BUDGET // largest))))
+    room = BUDGET // max(largest, 1) - len(base)
+    rows = []
+    if len(ext) <= 6 and 2 ** len(ext) <= room:
+        rows += [[(e - 1) * bit for e, bit in zip(ext, bits)] for bits in np.ndindex(*([2] * len(ext)))]
+    rng = np.random.default_rng(1)
+    sweep = sum(ext)
+    if len(rows) + sweep <= room:
+        for d, e in enumerate(ext):
+            block = rng.integers(0, ext, size=(e, len(ext)))
+            block[:, d] = np.arange(e)
+            rows += block.tolist()
+    if not rows:
+        return base
+    return np.unique(np.concatenate([base, np.asarray(rows, dtype=np.int64).reshape(-1, len(ext))]), axis=0)
+
+
+def scales(expr) -> tuple:
+    """SCALES, and one beyond the expression's largest float constant above 1 (REACH)."""
+    top = max((abs(c) for c in float_consts(expr) if 1.0 < abs(c) < UNREACHABLE), default=None)
+    return SCALES if top is None else SCALES + (REACH * top,)
 
 
 HALF_SPACING = 2.0 ** -23
