@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 
 from .copy_tags import RESHAPES
+from .coverage import partial_writes
+from .realize_check import misrealized
 from .unpack import buffer_shapes, repack, unpack_all
 
 AXIS_KEYS = ("axis", "axes", "channel_axis")
@@ -45,11 +47,17 @@ def recognize_packed(func, recognize_ops) -> "tuple | None":
     When a buffer's packing has several readings (more than one unit dimension read at 0
     could hold a single block: a kernel ``(1, O/4, kh, 1, 4, 4)``), each reading is
     recognized; the readings that name ops must agree (else ()), those naming none or
-    whose packing does not fit the op they name are no evidence."""
+    whose packing does not fit the op they name are no evidence. A reading that provably
+    writes part of a logical output, or whose loops do not run its blocks' domains
+    (:func:`.coverage.partial_writes`, :func:`.realize_check.misrealized`, which cannot
+    judge the packed indices), makes the function abstain."""
     readings = unpack_all(func)
     if readings is None:
         return None
     if not readings:
+        return ()
+    if any(partial_writes(logical) or misrealized(logical) for logical, _, _ in readings):
+        # what the packed stores hid: ``out[n, c // 4, h, w, c % 4]`` over 7 of 8 channels
         return ()
     if len(readings) == 1:
         return _reading(func, *readings[0], recognize_ops)

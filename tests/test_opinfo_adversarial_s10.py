@@ -95,3 +95,20 @@ def test_symbolic_eye_like_is_named():
 def test_symbolic_eye_cut_short_abstains(cut):
     text = _mutant(EYE_SYMBOLIC, ("v_i == v_j - T.int64(1),", f"v_i == v_j - T.int64(1) and {cut},"))
     assert _module_ops(text)["eye"] == []
+
+
+# ------------------------------------------------------------------ packed layouts (unpack)
+
+CLIP_NCHW4C = '@I.ir_module\nclass Module:\n    @T.prim_func(private=True)\n    def tir_clip(x: T.Buffer((T.int64(1), T.int64(2), T.int64(3), T.int64(4), T.int64(4)), "float32"), compute: T.Buffer((T.int64(1), T.int64(2), T.int64(3), T.int64(4), T.int64(4)), "float32")):\n        T.func_attr({"tir.noalias": True})\n        # with T.block("root"):\n        for i0, i1, i2, i3 in T.grid(T.int64(1), T.int64(8), T.int64(3), T.int64(4)):\n            with T.block("compute"):\n                v_i0, v_i1, v_i2, v_i3 = T.axis.remap("SSSS", [i0, i1, i2, i3])\n                T.reads(x[v_i0, v_i1 // T.int64(4), v_i2, v_i3, v_i1 % T.int64(4)])\n                T.writes(compute[v_i0, v_i1 // T.int64(4), v_i2, v_i3, v_i1 % T.int64(4)])\n                compute[v_i0, v_i1 // T.int64(4), v_i2, v_i3, v_i1 % T.int64(4)] = T.max(T.min(x[v_i0, v_i1 // T.int64(4), v_i2, v_i3, v_i1 % T.int64(4)], T.float32(6.0)), T.float32(0.0))'
+
+
+def test_packed_clip_is_named():
+    assert _names(CLIP_NCHW4C) == ["clip"]
+
+
+def test_packed_output_written_in_part_abstains():
+    # 7 of the 8 logical channels: ``compute[n, c // 4, h, w, c % 4]`` hides the partial
+    # write from the physical coverage check; the unpacked function shows it
+    text = _mutant(CLIP_NCHW4C, ("T.grid(T.int64(1), T.int64(8), T.int64(3), T.int64(4))",
+                                 "T.grid(T.int64(1), T.int64(7), T.int64(3), T.int64(4))"))
+    assert _names(text) == []
