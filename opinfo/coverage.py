@@ -16,7 +16,7 @@ several writers (decomposed reductions, scatters) -- is not judged."""
 from __future__ import annotations
 
 from tir.expr import Var
-from tir.stmt import Block, BlockRealize, For, SeqStmt
+from tir.stmt import Block, BlockRealize, BufferStore, For, SeqStmt
 
 from .affine import ONE, affine, const_of
 from .semantic import stages_of
@@ -93,8 +93,11 @@ def _short_store(block: Block, short: set, indices, buffer) -> bool:
 
 def partial_writes(func) -> bool:
     """True when some block is the only writer of an output (a parameter buffer) and
-    provably writes part of it. Intermediate buffers may be written in part: TVM's pad
+    provably writes part of it, or when a block provably writes outside a buffer
+    (:func:`out_of_bounds_writes`). Intermediate buffers may be written in part: TVM's pad
     block after ``compute_at`` fills only the columns its consumer reads."""
+    if out_of_bounds_writes(func):
+        return True
     params = {id(b) for b in func.buffers}
     found = list(_realizes(func.body))
     writers: dict = {}
@@ -112,5 +115,62 @@ def partial_writes(func) -> bool:
                     or len(stage.indices) != len(buffer.shape)):
                 continue
             if _short_store(block, short, stage.indices, buffer):
+                return True
+    return False
+
+
+def _inner_stores(stmt, loops: dict, out: list) -> None:
+    """(store, {loop var: (min, extent)} of the loops inside the block around it) for the
+    stores of a block body, not below an ``if`` (a guard may keep an index in bounds) nor in
+    nested blocks (judged on their own)."""
+    if isinstance(stmt, BufferStore):
+        out.append((stmt, loops))
+    elif isinstance(stmt, For):
+        lo, ext = const_of(stmt.min), const_of(stmt.extent)
+        if lo is not None and ext is not None:
+            _inner_stores(stmt.body, {**loops, stmt.loop_var: (lo, ext)}, out)
+    elif isinstance(stmt, SeqStmt):
+        for s in stmt.seq:
+            _inner_stores(s, loops, out)
+
+
+def _past_axis(index, ranges: dict, axis) -> bool:
+    """True when affine ``index`` provably reaches outside ``[0, axis)`` over ``ranges``
+    (var -> (min, extent), every value taken)."""
+    form, size = affine(index), const_of(axis)
+    if form is None or size is None:
+        return False
+    lo = hi = form.get(ONE, 0)
+    for atom, coef in form.items():
+        if atom is ONE:
+            continue
+        if atom not in ranges:
+            return False
+        a, ext = ranges[atom]
+        if ext <= 0:
+            return False
+        lo += min(coef * a, coef * (a + ext - 1))
+        hi += max(coef * a, coef * (a + ext - 1))
+    return lo < 0 or hi >= size
+
+
+def out_of_bounds_writes(func) -> bool:
+    """True when a block provably stores outside its buffer: a store index, affine in block
+    variables (each over its declared domain, which TVM's bindings stay within) and loops
+    inside the block, reaches past the buffer's extent. No op writes there; TVM prints such
+    functions after ``pad_einsum`` of a reduction (its iteration padded, its output not) and
+    ``write_at`` of a guarded block (an unguarded copy of whole tiles)."""
+    for realize, _ in _realizes(func.body):
+        block = realize.block
+        ranges = {}
+        for iv in block.iter_vars:
+            lo, ext = const_of(iv.dom.min), const_of(iv.dom.extent)
+            if lo is not None and ext is not None:
+                ranges[iv.var] = (lo, ext)
+        stores: list = []
+        _inner_stores(block.body, ranges, stores)
+        for store, where in stores:
+            if len(store.indices) == len(store.buffer.shape) and any(
+                    _past_axis(i, where, axis) for i, axis in zip(store.indices, store.buffer.shape)):
                 return True
     return False

@@ -969,7 +969,10 @@ EXTENDED = [t for t in os.environ.get("OPINFO_SCHEDULE", "").split(",") if t]
 """Further loop transformations for robustness corpora (not in the sample corpus), chosen with
 the environment variable OPINFO_SCHEDULE, a comma list of: fuse, compute_at, decompose,
 annotate, inline, cache, rfactor, blockize, bind, reverse_inline, decompose_padding,
-block_layout, reindex, storage, resplit, symsplit (resplit, symbolic loops too). Every case is then scheduled."""
+block_layout, reindex, storage, resplit, symsplit (resplit, symbolic loops too), and
+(``_schedule_s10``) reverse_compute_at, rolling, loop_partition, add_unit_loop, reorder_iters,
+pad_einsum, merge, epilogue, reindex_cache, cache_inplace, cache_index, read_at, write_at,
+hide_access, annotate_access, layout_sched, vec_split. Every case is then scheduled."""
 
 
 def _try(fn, *args, **kw):
@@ -1052,6 +1055,7 @@ def schedule_extended(mod, rng, kinds):
                 if len(loops) >= 2:
                     changed |= _try(sch.blockize, loops[-1])
         changed |= _schedule_more(sch, rng, kinds)
+        changed |= _schedule_s10(sch, rng, kinds)
         mod[gv] = sch.mod["main"]
     return changed
 
@@ -1150,6 +1154,198 @@ def _schedule_more(sch, rng, kinds):
                     bx, tx = sch.split(fused, [None, rng.choice([4, 8, 32])])
                     sch.bind(bx, "blockIdx.x"); sch.bind(tx, "threadIdx.x")
                     changed = True
+            except Exception:
+                pass
+    return changed
+
+
+def _lambda(n, body):
+    """``lambda v0, ..., v{n-1}: body`` where body is a format string over the names list ``v``."""
+    names = [f"v{i}" for i in range(n)]
+    return eval(f"lambda {', '.join(names)}: {body(names)}")
+
+
+def _schedule_s10(sch, rng, kinds):
+    """Primitives of ``tvm.s_tir.Schedule`` the earlier kinds never applied:
+
+    reverse_compute_at (a consumer moved under a loop of its producer), rolling (compute_at then
+    rolling_buffer of the intermediate), loop_partition (a loop cut into consecutive loops),
+    add_unit_loop (a unit loop over a block or a loop), reorder_iters (reorder_block_iter_var),
+    pad_einsum (an einsum block's domain padded), merge (equal outer loops of sibling blocks
+    merged), epilogue (fuse_reduction_epilogue), reindex_cache (reindex_cache_read/write with an
+    identity or permuted index map), cache_inplace, cache_index, read_at / write_at,
+    hide_access (unsafe_hide_buffer_access of a read not written), annotate_access
+    (annotate_buffer_access widening a read region), layout_sched (transform_layout of an
+    intermediate buffer after splits), vec_split (split the innermost loop, vectorize or unroll
+    it, parallel the outermost)."""
+    changed = False
+    if "reverse_compute_at" in kinds:
+        for blk in _blocks(sch)[1:]:
+            if rng.random() < 0.8:
+                try:
+                    producers = sch.get_producers(blk)
+                    if len(producers) == 1:
+                        loops = sch.get_loops(producers[0])
+                        if loops:
+                            loop = loops[rng.randint(0, len(loops) - 1)]
+                            sch.reverse_compute_at(blk, loop, preserve_unit_loops=rng.random() < 0.5)
+                            changed = True
+                except Exception:
+                    pass
+    if "rolling" in kinds:
+        for blk in _blocks(sch)[:-1]:
+            try:
+                consumers = sch.get_consumers(blk)
+                if len(consumers) == 1:
+                    loops = sch.get_loops(consumers[0])
+                    if loops:
+                        sch.compute_at(blk, loops[rng.randint(0, len(loops) - 1)])
+                        changed = True
+                        changed |= _try(sch.rolling_buffer, blk, 0)
+            except Exception:
+                pass
+    if "cache_index" in kinds:
+        for blk in _blocks(sch):
+            if rng.random() < 0.6:
+                changed |= _try(sch.cache_index, blk, "global", rng.choice([0, 1, 2]))
+    for blk in _blocks(sch):
+        try:
+            block = sch.get(blk)
+        except Exception:
+            continue
+        n = len(block.iter_vars)
+        if "pad_einsum" in kinds and n and rng.random() < 0.7:
+            changed |= _try(sch.pad_einsum, blk, [rng.choice([1, 2, 4, 8, 16]) for _ in range(n)])
+        if "reorder_iters" in kinds and n >= 2 and rng.random() < 0.7:
+            perm = list(range(n)); rng.shuffle(perm)
+            changed |= _try(sch.reorder_block_iter_var, blk, perm)
+        if "reindex_cache" in kinds and n and rng.random() < 0.6:
+            perm = list(range(n))
+            if rng.random() < 0.5:
+                rng.shuffle(perm)
+            imap = _lambda(n, lambda v: f"({', '.join(v[p] for p in perm)},)")
+            if rng.random() < 0.5 and block.reads:
+                changed |= _try(sch.reindex_cache_read, blk, rng.randint(0, len(block.reads) - 1),
+                                rng.choice(["shared", "local"]), imap)
+            elif block.writes:
+                changed |= _try(sch.reindex_cache_write, blk, 0, rng.choice(["shared", "local"]), imap)
+        if "cache_inplace" in kinds and rng.random() < 0.7:
+            try:
+                out = _written(sch.get(blk))
+                for i, r in enumerate(sch.get(blk).reads):
+                    if (getattr(r, "buffer", None) or getattr(r, "source", None)).same_as(out):
+                        changed |= _try(sch.cache_inplace, blk, i, rng.choice(["shared", "local"]))
+                        break
+            except Exception:
+                pass
+        if ("read_at" in kinds or "write_at" in kinds) and rng.random() < 0.7:
+            try:
+                loops = sch.get_loops(blk)
+                if loops:
+                    loop = loops[rng.randint(0, len(loops) - 1)]
+                    if "read_at" in kinds and sch.get(blk).reads and rng.random() < 0.6:
+                        changed |= _try(sch.read_at, loop, blk, rng.randint(0, len(sch.get(blk).reads) - 1),
+                                        rng.choice(["shared", "local"]))
+                    elif "write_at" in kinds:
+                        changed |= _try(sch.write_at, loop, blk, 0, rng.choice(["shared", "local"]))
+            except Exception:
+                pass
+        if "loop_partition" in kinds and rng.random() < 0.8:
+            try:
+                loops = sch.get_loops(blk)
+                exts, cand = _splittable(sch, loops)
+                if cand:
+                    i = rng.choice(cand)
+                    cut = rng.randint(1, exts[i] - 1)
+                    factors = [cut, None] if rng.random() < 0.6 or exts[i] - cut < 2 else \
+                        [cut, rng.randint(1, exts[i] - cut - 1), None]
+                    changed |= _try(sch.loop_partition, loops[i], factors)
+            except Exception:
+                pass
+        if "add_unit_loop" in kinds and rng.random() < 0.6:
+            try:
+                loops = sch.get_loops(blk)
+                if loops and rng.random() < 0.5:
+                    changed |= _try(sch.add_unit_loop, loops[rng.randint(0, len(loops) - 1)])
+                else:
+                    changed |= _try(sch.add_unit_loop, blk)
+            except Exception:
+                pass
+        if "hide_access" in kinds and rng.random() < 0.5:
+            try:
+                b = sch.get(blk)
+                out = _written(b)
+                idx = [i for i, r in enumerate(b.reads)
+                       if not (getattr(r, "buffer", None) or getattr(r, "source", None)).same_as(out)]
+                if idx:
+                    changed |= _try(sch.unsafe_hide_buffer_access, blk, "read", [rng.choice(idx)])
+            except Exception:
+                pass
+        if "annotate_access" in kinds and rng.random() < 0.6:
+            try:
+                b = sch.get(blk)
+                if b.reads:
+                    i = rng.randint(0, len(b.reads) - 1)
+                    buf = getattr(b.reads[i], "buffer", None) or getattr(b.reads[i], "source", None)
+                    whole = tuple((0, e) for e in buf.shape)
+                    changed |= _try(sch.annotate_buffer_access, blk, i, "read",
+                                    _lambda(n, lambda v: repr(whole)))
+            except Exception:
+                pass
+        if "vec_split" in kinds and rng.random() < 0.8:
+            try:
+                loops = sch.get_loops(blk)
+                exts, cand = _splittable(sch, loops)
+                if loops and exts[-1] >= 4:
+                    fac = rng.choice([d for d in (2, 4, 8) if exts[-1] % d == 0] or [2])
+                    _, inner = sch.split(loops[-1], [None, fac])
+                    changed = True
+                    changed |= _try(sch.vectorize if rng.random() < 0.5 else sch.unroll, inner)
+                loops = sch.get_loops(blk)
+                if len(loops) >= 2 and rng.random() < 0.5:
+                    changed |= _try(sch.unroll, loops[rng.randint(0, len(loops) - 2)])
+                if loops:
+                    changed |= _try(sch.parallel, loops[0])
+            except Exception:
+                pass
+    if "layout_sched" in kinds:
+        for blk in _blocks(sch):
+            try:
+                b = sch.get(blk)
+                loops = sch.get_loops(blk)
+                exts, cand = _splittable(sch, loops)
+                if cand:
+                    i, fac = _draw_split(rng, exts, cand)
+                    changed |= _try(sch.split, loops[i], [None, fac])
+                buf = _written(b)
+                if buf is None or any(buf.same_as(p) for p in sch.mod["main"].buffer_map.values()):
+                    continue  # a parameter: its layout is the function's signature
+                r = len(buf.shape)
+                if r >= 2:
+                    perm = list(range(r)); rng.shuffle(perm)
+                    changed |= _try(sch.transform_layout, blk, ("write", 0),
+                                    _lambda(r, lambda v: f"({', '.join(v[p] for p in perm)},)"))
+                elif r == 1 and isinstance(buf.shape[0], tirx.IntImm) and int(buf.shape[0]) % 2 == 0:
+                    changed |= _try(sch.transform_layout, blk, ("write", 0), lambda i: (i // 2, i % 2))
+            except Exception:
+                pass
+    if "merge" in kinds:
+        blocks = _blocks(sch)
+        for a, b in zip(blocks, blocks[1:]):
+            try:
+                la, lb = sch.get_loops(a), sch.get_loops(b)
+                if la and lb and rng.random() < 0.8:
+                    changed |= _try(sch.merge, la[0], lb[0])
+            except Exception:
+                pass
+    if "epilogue" in kinds:
+        for blk in _blocks(sch):
+            try:
+                b = sch.get(blk)
+                if any(int(iv.iter_type) == 2 for iv in b.iter_vars):
+                    consumers = sch.get_consumers(blk)
+                    if len(consumers) == 1:
+                        changed |= _try(sch.fuse_reduction_epilogue, blk, consumers[0])
             except Exception:
                 pass
     return changed
