@@ -8,6 +8,7 @@ from tir.module import IRModule
 
 from .coverage import partial_writes
 from .realize_check import misrealized
+from .loop_partition import merge_partitions
 from .decompose import Decomposer
 from .info import FuncInfo
 from .kind import pattern_kind
@@ -101,7 +102,8 @@ def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
     out = bufs.get(op.output.buffer) if op.output is not None else None
     root = func.root_block
     cached = root is not None and any(cache_scope(b) for b in root.alloc_buffers)
-    read = (normalize(func) or func) if cached else func  # cache copies' blocks are named after buffers
+    # cache copies' blocks are named after buffers; loop_partition's copies after their loops
+    read = (normalize(func) or func) if cached else merge_partitions(func)
     settled = copy_tags.settle(op, shape_of(data) if data is not None else None,
                                shape_of(out) if out is not None else None, [b.name for b in read.blocks()])
     return (settled,) if settled is not None else ()
@@ -122,7 +124,7 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     (``main`` calls PrimFuncs more than once); otherwise the function abstains. Tools that
     work on imported networks (the layout planner, BYOC) pass True."""
     kind = pattern_kind(prim_func)
-    if _foreign(prim_func) or partial_writes(prim_func) or misrealized(prim_func):
+    if _foreign(prim_func) or partial_writes(prim_func) or misrealized(merge_partitions(prim_func)):
         return FuncInfo(name if name is not None else prim_func.name, kind, ())
     try:
         # Recognizers probe candidate formulas on sample data; a candidate that takes the square

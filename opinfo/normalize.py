@@ -4,6 +4,8 @@
 predicate cannot be shown to be implied by its block's domain (a predicate that drops
 elements would change the op; the semantic layer ignores predicates):
 
+* the copies of a loop nest ``loop_partition`` made become one loop again (see
+  :mod:`.loop_partition`);
 * the outer block of ``blockize`` and the block nested in it become one block again (see
   :mod:`.blockize`);
 * blocks that share loops after ``compute_at``/``reverse_compute_at`` get loops of their
@@ -51,6 +53,7 @@ from .blockize import unblockize
 from .distribute import distribute
 from .padding import merge_padding
 from .pad_einsum import unpad_einsum
+from .loop_partition import merge_partitions
 from .predicates import drop_predicates
 from .rewrite import EMPTY, prune
 from .rfactor import merge_rfactor
@@ -307,7 +310,7 @@ def unit_reductions(func: PrimFunc) -> PrimFunc:
 
 def normalize(func: PrimFunc) -> "PrimFunc | None":
     """The function the recognizers should read (see the module docstring), or None."""
-    func = drop_predicates(merge_padding(unpad_einsum(distribute(unblockize(func)))))
+    func = drop_predicates(merge_padding(unpad_einsum(distribute(unblockize(merge_partitions(func))))))
     if func is None:
         return None
     # a decompose_padding pair whose predicates only drop_predicates reads (digits of split

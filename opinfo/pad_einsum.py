@@ -12,7 +12,9 @@ block is put back: its domain is C's (a ``T.where`` restating it guards the padd
 which :func:`.predicates.drop_predicates` then reads as a non-divisible split), it stores to
 C and loads X; the producer and consumer go.
 
-Only a block without reduction iterators is restored (padding a reduction's iteration
+The added buffers and blocks are recognised by TVM's names (:func:`_named_pad`): a fused
+kernel's pad, elementwise op and slice back to the unpadded region compute the same but are
+three ops. Only a block without reduction iterators is restored (padding a reduction's iteration
 changes what it sums unless the padded values are neutral). Every condition is checked
 from the blocks themselves: the crop copies ``C[w] = C_pad[w]`` over C's whole extent, the op
 block is C_pad's only writer and the crop its only reader, each padded buffer has one
@@ -20,6 +22,8 @@ writer, a pad producer whose condition keeps exactly X's extent, and the op bloc
 reader; indices of the op's padded reads stay inside X on the kept points.
 """
 from __future__ import annotations
+
+import re
 
 import attrs
 
@@ -60,6 +64,8 @@ def _crop(block: Block) -> "tuple | None":
         return None
     if tuple(load.indices) != tuple(store.indices):
         return None
+    if not _named_pad(block, load.buffer, store.buffer):
+        return None
     for iv, out_ext, src_ext in zip(ivs, store.buffer.shape, load.buffer.shape):
         if not _same(iv.dom.extent, out_ext):
             return None
@@ -84,6 +90,8 @@ def _pad_source(block: Block) -> "tuple | None":
     ivs = _identity(store, block)
     if ivs is None or tuple(load.indices) != tuple(store.indices) or load.buffer.dtype != store.buffer.dtype:
         return None
+    if not _named_pad(block, store.buffer, load.buffer):
+        return None
     if any(isinstance(n, BufferLoad) for n in _nodes(value.args[2])):
         return None
     short = {}
@@ -103,6 +111,19 @@ def _pad_source(block: Block) -> "tuple | None":
             return None
         seen[id(term.a)] = True
     return (store.buffer, load.buffer) if len(seen) == len(short) else None
+
+
+def _named_pad(block: Block, padded, buffer) -> bool:
+    """TVM's names for what ``pad_einsum`` adds: the padded copy of ``B`` is ``B_pad``, and
+    the producer or consumer block moving data between them is named after it. A fused
+    kernel's own slice or pad (``T_strided_slice``, ``T_pad``) is an op, not this."""
+    pad = _undup(padded.name)
+    return pad == _undup(buffer.name) + "_pad" and _undup(block.name) == pad
+
+
+def _undup(name: str) -> str:
+    """A name without the ``_1``, ``_2`` the printer appends to a repeated one."""
+    return re.sub(r"(_\d+)+$", "", name)
 
 
 def _same(a, b) -> bool:

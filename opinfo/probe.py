@@ -47,8 +47,9 @@ def _int(v):
     return np.trunc(np.asarray(v, dtype=float)).astype(np.int64)
 
 
-class NotEvaluable(Exception):
-    """The expression holds something the prober does not model."""
+class NotEvaluable(ValueError):
+    """The expression holds something the prober does not model (a ValueError: a recognizer
+    that meets one abstains, as on any form it was not written for)."""
 
 
 def evaluate(expr, leaves: dict):

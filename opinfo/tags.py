@@ -21,8 +21,38 @@ def tag(block_name: str) -> str:
 
 
 def tags(func) -> list:
-    """The compute tags of ``func``'s blocks, in program order."""
-    return [tag(b.name) for b in func.blocks()]
+    """The compute tags of ``func``'s blocks, in program order. ``loop_partition`` names each
+    copy of a block ``<name>_<its copy of the loop>`` (``T_einsum_ax00`` under loop ``ax00``):
+    read without that suffix."""
+    from tir.stmt import Block, For
+
+    names = {}
+
+    def walk(node, loops):
+        if isinstance(node, Block):
+            for v in loops:
+                if node.name.endswith("_" + v) and len(node.name) > len(v) + 1:
+                    names[id(node)] = node.name[:-len(v) - 1]
+                    break
+        if isinstance(node, For):
+            loops = loops + (node.loop_var.name,)
+        for child in _children(node):
+            walk(child, loops)
+
+    walk(func.body, ())
+    return [tag(names.get(id(b), b.name)) for b in func.blocks()]
+
+
+def _children(node):
+    from tir.functor import node_fields
+    from tir.node import Node
+
+    for f in node_fields(type(node)):
+        v = getattr(node, f)
+        if isinstance(v, tuple):
+            yield from (x for x in v if isinstance(x, Node))
+        elif isinstance(v, Node):
+            yield v
 
 
 def compute_tags(func) -> list:

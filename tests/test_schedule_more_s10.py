@@ -79,3 +79,64 @@ def test_store_past_the_buffer_abstains():
     assert out_of_bounds_writes(_func(PAD_EINSUM_SUM))
     assert _ops(PAD_EINSUM_SUM) == []
     assert not out_of_bounds_writes(_func(PAD_EINSUM_COS))
+
+
+# loop_partition(i0, [7, None]) of abs over (9, 4), as TVM 0.27 prints it
+PARTITIONED_ABS = '''
+@T.prim_func(private=True)
+def tir_abs(x: T.Buffer((T.int64(9), T.int64(4)), "float32"), compute: T.Buffer((T.int64(9), T.int64(4)), "float32")):
+    T.func_attr({"tir.noalias": True})
+    with T.block("root"):
+        T.reads()
+        T.writes()
+        with T.block("compute_i0_common"):
+            T.reads()
+            T.writes()
+            with T.block("compute_i00_partition"):
+                T.reads()
+                T.writes()
+                for i00, i1 in T.grid(T.int64(7), T.int64(4)):
+                    with T.block("compute_i00"):
+                        v_i0, v_i1 = T.axis.remap("SS", [i00, i1])
+                        T.reads(x[T.int64(0):T.int64(7), T.int64(0):T.int64(4)])
+                        T.writes(compute[T.int64(0):T.int64(7), T.int64(0):T.int64(4)])
+                        compute[v_i0, v_i1] = T.fabs(x[v_i0, v_i1])
+            with T.block("compute_i01_partition"):
+                T.reads()
+                T.writes()
+                for i01 in range(T.int64(7), T.int64(9)):
+                    for i1 in range(T.int64(4)):
+                        with T.block("compute_i01"):
+                            v_i0, v_i1 = T.axis.remap("SS", [i01, i1])
+                            T.reads(x[T.int64(7):T.int64(9), T.int64(0):T.int64(4), T.int64(0):T.int64(1)])
+                            T.writes(compute[T.int64(7):T.int64(9), T.int64(0):T.int64(4)])
+                            compute[v_i0, v_i1] = T.fabs(x[v_i0, v_i1])
+'''
+
+
+def test_loop_partition_copies_merge_back():
+    # (the second copy's read region has a dimension too many, as TVM prints some: parsed)
+    from opinfo.loop_partition import merge_partitions
+
+    merged = merge_partitions(_func(PARTITIONED_ABS))
+    assert [b.name for b in merged.blocks()] == ["compute"]
+    assert _ops(PARTITIONED_ABS) == [("abs", {})]
+
+
+def test_loop_partition_copies_with_a_gap_are_not_merged():
+    src = PARTITIONED_ABS.replace("range(T.int64(7), T.int64(9))", "range(T.int64(8), T.int64(10))")
+    src = src.replace("(T.int64(9), T.int64(4))", "(T.int64(10), T.int64(4))")
+    assert _ops(src) == []  # row 7 is never written
+
+
+def test_loop_partition_copies_computing_differently_are_not_merged():
+    head, tail = PARTITIONED_ABS.rsplit("T.fabs(x[v_i0, v_i1])", 1)
+    src = head + "x[v_i0, v_i1]" + tail  # the second copy copies
+    assert _ops(src) == []
+
+
+def test_cache_index_unit_stride_of_a_rank_2_buffer_parses():
+    src = PARTITIONED_ABS.replace('    with T.block("root"):\n        T.reads()\n        T.writes()\n',
+                                  '    with T.block("root"):\n        T.reads()\n        T.writes()\n'
+                                  '        idx = T.alloc_buffer((T.int64(9), T.int64(4)), "bool", strides=(1,), elem_offset=0)\n')
+    assert _ops(src) == [("abs", {})]

@@ -46,7 +46,11 @@ def buffer_from_call(ctx, node, name: str, args: list, data=None) -> Buffer:
     d = dt.float32 if d_node is None else dtype_arg(ctx, d_node)
     strides = shape_arg(ctx, kw["strides"]) if "strides" in kw else ()
     if strides and len(strides) != len(shape):
-        raise error(kw["strides"], f"{what}: {len(strides)} strides for a rank-{len(shape)} buffer")
+        if len(strides) != 1 or not (isinstance(strides[0], IntImm) and strides[0].value == 1) or len(shape) < 2:
+            raise error(kw["strides"], f"{what}: {len(strides)} strides for a rank-{len(shape)} buffer")
+        # TVM 0.27's cache_index prints its index buffers with the flattened buffer's one unit
+        # stride whatever their rank: the buffer is compact; its accesses are multi-dimensional
+        strides = ()
     offset = prim(ctx, kw["elem_offset"], dt.int64) if "elem_offset" in kw else None
     scope = _scope(ctx, kw.get("scope"))
     return Buffer(name, shape, d, strides, offset, scope, data)
@@ -61,8 +65,9 @@ def _scope(ctx, node) -> str:
     return value
 
 
-def region(ctx, node) -> BufferRegion:
-    """``A[0:4, i]`` (ranges and points) or a whole buffer ``A``."""
+def region(ctx, node, summary: bool = False) -> BufferRegion:
+    """``A[0:4, i]`` (ranges and points) or a whole buffer ``A``; ``summary``: a block's
+    ``T.reads``/``T.writes`` entry."""
     if isinstance(node, ast.Name):
         buf = ctx.lookup(node.id, node)
         if isinstance(buf, Buffer):
@@ -73,6 +78,11 @@ def region(ctx, node) -> BufferRegion:
     if not isinstance(buf, Buffer):
         raise error(node.value, f"{describe(node.value)!r} is not a buffer")
     nodes = index_nodes(node.slice)
+    if len(nodes) != len(buf.shape) and summary:
+        # TVM 0.27's loop_partition prints some blocks' regions with another buffer's rank
+        # (the region of the block's first read): a region only summarises the body's
+        # accesses, so the whole buffer stands for it
+        return BufferRegion.full(buf)
     if len(nodes) != len(buf.shape):
         raise error(node, f"buffer {buf.name!r} has rank {len(buf.shape)}, region has {len(nodes)} dimensions")
     return BufferRegion(buf, tuple(_range(ctx, n, dim) for n, dim in zip(nodes, buf.shape)))
@@ -94,7 +104,7 @@ def regions(ctx, args: list) -> tuple:
     out = []
     for a in args:
         if isinstance(a, (ast.List, ast.Tuple)):
-            out.extend(region(ctx, e) for e in a.elts)
+            out.extend(region(ctx, e, True) for e in a.elts)
         else:
-            out.append(region(ctx, a))
+            out.append(region(ctx, a, True))
     return tuple(out)

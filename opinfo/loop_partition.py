@@ -1,0 +1,198 @@
+"""Undo TVM's ``loop_partition``: consecutive copies of a loop nest become one loop again.
+
+``loop_partition(i, [7, None])`` on ``for i in range(9)`` prints the nest twice, each copy in
+a block of its own (no iteration variables; TVM names them ``..._partition``, inside one
+``..._common``), the copies differing only in the partitioned loop's range (``range(7)``,
+``range(7, 9)``), in the names of their blocks, in the declared regions, and in the domains
+of the block variables ``T.axis.remap`` binds to that loop ((0, 7) and (7, 2))::
+
+    with T.sblock("compute_i0_common"):
+        with T.sblock("compute_i00_partition"):
+            for i00, i1 in T.grid(7, 4): ... compute[v_i0, v_i1] = f(x[v_i0, v_i1])
+        with T.sblock("compute_i01_partition"):
+            for i01 in range(7, 9): for i1 in range(4): ... the same block
+
+:func:`merge_partitions` checks exactly that -- every other field equal, variables matched
+one to one, ranges and differing domains consecutive constants -- and puts one loop over the
+union back, its blocks' differing domains their union; the wrapper blocks (no iteration
+variables, buffers, annotations or predicate: scopes only) go. Names are never read.
+"""
+from __future__ import annotations
+
+import attrs
+
+from tir.buffer import BufferRegion, Range
+from tir.expr import IntImm, Var
+from tir.function import PrimFunc
+from tir.functor import node_fields, post_order_visit, transform
+from tir.node import Map, Node
+from tir.stmt import Block, BlockRealize, For, IterVar, SeqStmt
+
+from .affine import const_of
+
+_SKIPPED = {Block: ("name", "reads", "writes")}
+"""Fields the copies may differ in: block names and the regions TVM recomputes per copy."""
+
+
+class _Match:
+    """Equality of two statements up to a one-to-one renaming of variables; differing
+    block-variable domains are collected (a domain pair per block variable of the first)."""
+
+    def __init__(self):
+        self.vars: dict = {}
+        self.back: dict = {}
+        self.doms: dict = {}
+        self.names: list = []
+
+    def eq(self, a, b) -> bool:
+        if isinstance(a, Var) or isinstance(b, Var):
+            return self._var(a, b)
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, IterVar):
+            if not self._var(a.var, b.var) or a.kind != b.kind:
+                return False
+            if not self.eq(a.dom, b.dom):
+                self.doms[id(a.var)] = (a, b.dom)
+            return True
+        if isinstance(a, BufferRegion):
+            return a.buffer is b.buffer
+        if isinstance(a, Node) and not isinstance(a, Map):
+            if a is b:
+                return True
+            if isinstance(a, Block):
+                self.names.append((a, b.name))
+            skip = _SKIPPED.get(type(a), ())
+            return all(self.eq(getattr(a, f), getattr(b, f)) for f in node_fields(type(a)) if f not in skip)
+        if isinstance(a, Map):
+            return a == b
+        if isinstance(a, tuple):
+            return len(a) == len(b) and all(self.eq(x, y) for x, y in zip(a, b))
+        return a == b
+
+    def _var(self, a, b) -> bool:
+        if not isinstance(a, Var) or not isinstance(b, Var) or type(a) is not type(b) or a.dtype != b.dtype:
+            return False
+        if a is b:
+            return id(a) not in self.vars and id(b) not in self.back
+        if id(a) in self.vars or id(b) in self.back:
+            return self.vars.get(id(a)) is b and self.back.get(id(b)) is a
+        self.vars[id(a)], self.back[id(b)] = b, a
+        return True
+
+
+def _wrapper(n) -> bool:
+    """A block that only scopes: no iteration variables, buffers, init, annotations, predicate."""
+    if not isinstance(n, BlockRealize):
+        return False
+    b = n.block
+    return (not b.iter_vars and not b.alloc_buffers and not b.match_buffers and b.init is None
+            and not b.annotations and isinstance(n.predicate, IntImm) and n.predicate.value == 1)
+
+
+def _unwrapped(stmt):
+    while _wrapper(stmt):
+        stmt = stmt.block.body
+    return stmt
+
+
+def _consecutive(pairs) -> bool:
+    """(min, extent) constants, each starting where the previous ends."""
+    for (lo0, ext0), (lo1, _) in zip(pairs, pairs[1:]):
+        if lo0 is None or ext0 is None or lo1 is None or lo0 + ext0 != lo1:
+            return False
+    return all(lo is not None and ext is not None and ext > 0 for lo, ext in pairs)
+
+
+def _blocks(stmt) -> list:
+    found = []
+    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, Block) else None)
+    return found
+
+
+def _tag(name: str, loop_var) -> "str | None":
+    """A copy's block name without the ``_<loop variable>`` TVM appended to it."""
+    suffix = "_" + loop_var.name
+    return name[:-len(suffix)] if name.endswith(suffix) and len(name) > len(suffix) else None
+
+
+def _merged(loops: list) -> "For | None":
+    """One loop for consecutive copies ``loops`` of a nest, or None."""
+    first = loops[0]
+    ranges = [(const_of(f.min), const_of(f.extent)) for f in loops]
+    if not _consecutive(ranges):
+        return None
+    doms: dict = {}
+    renamed: dict = {}
+    for other in loops[1:]:
+        m = _Match()
+        m.vars[id(first.loop_var)], m.back[id(other.loop_var)] = other.loop_var, first.loop_var
+        if not (first.kind == other.kind and first.thread_binding == other.thread_binding
+                and first.annotations == other.annotations and m.eq(first.body, other.body)):
+            return None
+        for key, (iv, dom) in m.doms.items():
+            doms.setdefault(key, [iv]).append(dom)
+        for block, name in m.names:
+            renamed.setdefault(id(block), set()).add(_tag(name, other.loop_var))
+            renamed[id(block)].add(_tag(block.name, first.loop_var))
+    new_dom, names = {}, {}
+    for key, found in doms.items():
+        iv = found[0]
+        pairs = [(const_of(d.min), const_of(d.extent)) for d in [iv.dom] + found[1:]]
+        if len(pairs) != len(loops) or not _consecutive(pairs):
+            return None
+        total = sum(e for _, e in pairs)
+        new_dom[key] = Range(iv.dom.min, IntImm(iv.dom.extent.dtype, total))
+    total = sum(e for _, e in ranges)
+    names = {k: v.pop() for k, v in renamed.items() if len(v) == 1 and None not in v}
+    old_names = {b.name: names[id(b)] for b in _blocks(first.body) if id(b) in names}
+
+    def post(n):
+        if isinstance(n, IterVar) and id(n.var) in new_dom:
+            return attrs.evolve(n, dom=new_dom[id(n.var)])
+        if isinstance(n, Block) and n.name in old_names:
+            return attrs.evolve(n, name=old_names[n.name])
+        return None
+
+    body = transform(first.body, post)
+    return attrs.evolve(first, extent=IntImm(first.extent.dtype, total), body=body)
+
+
+def merge_partitions(func: PrimFunc) -> PrimFunc:
+    """``func`` with the copies ``loop_partition`` made merged back (module docstring);
+    unchanged when there are none."""
+    merged = [False]
+
+    def post(n):
+        if isinstance(n, SeqStmt):
+            items = [_unwrapped(s) for s in n.seq]
+            out, k = [], 0
+            while k < len(items):
+                end = k + 1
+                while end < len(items) and isinstance(items[k], For) and isinstance(items[end], For):
+                    end += 1  # the longest run of loops that merges, from k
+                for stop in range(end, k + 1, -1):
+                    loop = _merged(items[k:stop])
+                    if loop is not None:
+                        out.append(loop)
+                        k = stop
+                        merged[0] = True
+                        break
+                else:
+                    out.append(n.seq[k])
+                    k += 1
+            if len(out) == len(n.seq):
+                return None
+            return out[0] if len(out) == 1 else SeqStmt(tuple(out))
+        return None
+
+    out = transform(func, post)
+    if not merged[0]:
+        return func
+
+    def unwrap(n):
+        if _wrapper(n) and n.block is not out.root_block:
+            return _unwrapped(n)
+        return None
+
+    return transform(out, unwrap)
