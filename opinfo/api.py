@@ -1,8 +1,10 @@
 """The public entry points: ``analyze(prim_func)`` and ``analyze_module(mod)``."""
 from __future__ import annotations
 
+import attrs
 import numpy as np
 
+from tir.expr import IntImm
 from tir.function import PrimFunc
 from tir.module import IRModule
 
@@ -10,17 +12,17 @@ from .coverage import partial_writes
 from .realize_check import misrealized
 from .loop_partition import merge_partitions
 from .decompose import Decomposer
-from .info import FuncInfo
+from .info import FuncInfo, OpInfo
 from .kind import pattern_kind
 from .normalize import cache_scope, normalize
-from .op_graph import fusable, tags_agree
+from .op_graph import folded_copies, folds_accounted, fusable, tags_agree
 from .recognize import families
 from .recognize.common import shape_of
 from .recognize.pool_adaptive import recognize_adaptive_pool
 from .opaque_prefix import recognize_opaque_prefix
 from .recognize.scatter_nd import recognize_scatters
 from .recognize.split import split_ops
-from .semantic import Semantics
+from .semantic import Reduce, Semantics
 from .packed_ops import recognize_packed
 from . import copy_tags
 from .tags import tags
@@ -89,7 +91,27 @@ def recognize_ops(func: PrimFunc) -> tuple:
         decomposed += 1
         if decomposed > 1 or not dec.output(stage):
             return split_ops(sem, outputs)
-    return tuple(dec.ops) if fusable(sem, dec.links) and tags_agree(sem, dec.ops, dec.links) else ()
+    if fusable(sem, dec.links) and tags_agree(sem, dec.ops, dec.links) and folds_accounted(sem, dec.ops, dec.links):
+        return tuple(dec.ops)
+    mean = _mean_of_one(sem, dec.ops)
+    return (mean,) if mean is not None else ()
+
+
+def _mean_of_one(sem, ops) -> "OpInfo | None":
+    """``mean`` over extent-1 axes: TVM folds its division by the count (1) and leaves a copy
+    tagged ``T_divide`` after the sum (read as ``sum`` then a ``divide`` by a folded constant,
+    which FuseOps would not have put in one kernel)."""
+    folded = folded_copies(sem)
+    names = [op.name for op in ops]
+    if names not in (["sum"], ["sum", "divide"]) or len(folded) != 1 or folded[0][1] != "divide":
+        return None
+    reds = [st for st in sem.stages if isinstance(st.expr, Reduce)]
+    copy = folded[0][0].expr
+    if (len(reds) != 1 or reds[0].expr.combiner != "sum" or copy.buffer is not reds[0].buffer
+            or not sem.is_param(folded[0][0].buffer)
+            or not all(isinstance(iv.dom.extent, IntImm) and iv.dom.extent.value == 1 for iv in reds[0].expr.axes)):
+        return None
+    return attrs.evolve(ops[0], name="mean", output=ops[-1].output)
 
 
 def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:

@@ -51,12 +51,14 @@ from tir.buffer import BufferRegion
 from .affine import affine, const_of
 from .blockize import unblockize
 from .distribute import distribute
+from .ew_tags import IDENTITY_TAGS, bare
 from .padding import merge_padding
 from .pad_einsum import unpad_einsum
 from .loop_partition import merge_partitions
 from .predicates import drop_predicates
 from .rewrite import EMPTY, prune
 from .rfactor import merge_rfactor
+from .tags import tag
 
 def _touches(block: Block, buf) -> bool:
     return any(r.buffer is buf for r in block.reads + block.writes)
@@ -232,7 +234,7 @@ def _cache_copy(block: Block, blocks: list, params: set) -> "tuple | None":
     writer computes (into a parameter or another intermediate), in any scope. An access
     ``dropped[e]`` becomes ``kept[e[order[0]], e[order[1]], ...]``."""
     pair = _copy_pair(block)
-    if pair is None:
+    if pair is None or _folded_op(block):
         return None
     dst, src, order = pair
     if id(src) in params and id(dst) not in params and _writer_count(blocks, dst) == 1:
@@ -242,6 +244,13 @@ def _cache_copy(block: Block, blocks: list, params: set) -> "tuple | None":
     writer = next(b for b in blocks if any(w.buffer is src for w in b.writes))
     others = [b for b in _readers(blocks, src) if b is not block and b is not writer]
     return (src, dst, order) if not others and _writer_count(blocks, dst) == 1 else None
+
+
+def _folded_op(block: Block) -> bool:
+    """Whether a copy block carries an arithmetic op's compute tag (``T_divide``: TVM folded
+    ``x / 1``; a ``mean`` over extent-1 axes leaves one): an op, not a cache copy (those are
+    named after their buffer, ``T_divide_local``, or ``<tag>_reindex``)."""
+    return not _REINDEX.search(block.name) and bare(tag(block.name)) in IDENTITY_TAGS
 
 
 def drop_cache_copies(func: PrimFunc) -> PrimFunc:

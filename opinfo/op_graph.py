@@ -16,8 +16,11 @@ from tir.expr import BufferLoad
 from tir.functor import pre_order_visit
 
 from .copy_tags import contradicted
+from .ew_tags import IDENTITY_TAGS, bare
+from .tags import tag
 from .fusion import FuseNode, one_group
 from .kind import blocks_kind
+from .semantic import Reduce
 
 
 @attrs.frozen
@@ -71,6 +74,37 @@ def tags_agree(sem, ops, links: list) -> bool:
         return True
     return not any(link.output is not None and contradicted(op, [b.name for b in op_blocks(sem, link)])
                    for op, link in zip(ops, links))
+
+
+def folded_copies(sem) -> list:
+    """(stage, op name) of the blocks that copy another buffer element for element under the
+    compute tag of an arithmetic op (``T_divide``: ``x / 1`` with its constant folded)."""
+    found = []
+    for st in sem.stages:
+        e = st.expr
+        name = IDENTITY_TAGS.get(bare(tag(st.block.name)))
+        if (name is not None and isinstance(e, BufferLoad) and len(e.indices) == len(st.indices)
+                and all(i is j for i, j in zip(e.indices, st.indices))):
+            found.append((st, name))
+    return found
+
+
+def folds_accounted(sem, ops, links: list) -> bool:
+    """Whether every folded-constant copy (:func:`folded_copies`) of a reduction's result is an
+    op of its own: an op of the copy's name among those owning that block. Reading through it
+    drops an op TVM computed there (``mean`` over extent-1 axes is a sum, then a copy tagged
+    ``T_divide``: it was named ``sum``)."""
+    owners = [(op, op_blocks(sem, link) if link.output is not None else None) for op, link in zip(ops, links)]
+    reduced = {id(st.buffer) for st in sem.stages if isinstance(st.expr, Reduce)}
+    for st, name in folded_copies(sem):
+        if id(st.expr.buffer) not in reduced:
+            continue  # inside a several-block form (slice_scatter's arange - 0) it is the form's
+        mine = [op for op, blocks in owners if blocks is None or any(b is st.block for b in blocks)]
+        # a copy no op's dataflow reaches is a side output the op's family absorbed
+        # (batch_norm's moving statistics: ``T_multiply`` copies of the parameters)
+        if mine and not any(op.name == name for op in mine):
+            return False
+    return True
 
 
 def op_blocks(sem, link: OpLink) -> list:

@@ -162,12 +162,21 @@ def _tile(load, space):
     ine = [sym(e) for e in load.buffer.shape]
     oute = [sym(e) for e in space.extents]
     reps = [const_of(e) for e in space.extents[:R - r]]
+    moded, unit = False, False
     for d, idx in enumerate(load.indices):
         o = space.indices[R - r + d]
+        if const_of(idx) == 0 and const_of(load.buffer.shape[d]) == 1:
+            # a data axis of extent 1: TVM simplifies ``v % 1`` to 0 whatever the repeat
+            reps.append(const_of(space.extents[R - r + d]))
+            unit = True
+            continue
         if not (isinstance(idx, FloorMod) and idx.a is o and always_equal(sym(idx.b), ine[d])):
             return None
+        moded = True
         reps.append(symbolic.ratio(oute[R - r + d], ine[d]))
-    if None in reps:
+    if None in reps or (unit and (not moded or all(r == 1 for r in reps))):
+        # no axis read modulo its extent: a broadcast_to reads the same; nothing repeated: a
+        # copy, which reshape's reading (tried next) names as TVM's tags say
         return None
     return Match("tile", {"repeats": reps}, data_operand(load, space))
 

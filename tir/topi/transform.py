@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..buffer import Buffer
 from ..builder import Builder
-from ..expr import EQ, LE, FloorDiv, FloorMod, Max, Min, Select, as_int, cast, if_then_else
+from ..expr import EQ, LE, FloorDiv, FloorMod, IntImm, Max, Min, Select, as_int, cast, if_then_else
 from .. import dtype as dt
 from .broadcast import broadcast_index, broadcast_shape
 from .common import OpError, add, index, mul, normalize_axis, pad, static, sub
@@ -266,8 +266,13 @@ def tile(b: Builder, x: Buffer, repeats) -> Buffer:
     xs = [index(1)] * (rank - x.ndim) + list(x.shape)
     shape = [mul(e, r) for e, r in zip(xs, reps)]
     off = rank - x.ndim
-    return b.compute("T_tile", shape, lambda *i: x[tuple(FloorMod(i[d + off], index(x.shape[d]))
-                                                         for d in range(x.ndim))], names=_ax(rank))
+
+    def at(v, extent):
+        # TVM's simplifier folds ``v % 1`` to 0 (and keeps ``v % n`` otherwise)
+        return index(0) if isinstance(extent, IntImm) and extent.value == 1 else FloorMod(v, index(extent))
+
+    return b.compute("T_tile", shape, lambda *i: x[tuple(at(i[d + off], x.shape[d]) for d in range(x.ndim))],
+                     names=_ax(rank))
 
 
 def flip(b: Builder, x: Buffer, axis=0) -> Buffer:
