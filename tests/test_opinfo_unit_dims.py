@@ -75,3 +75,22 @@ def test_tile_reads_a_unit_axis_at_zero():
     func = tir.topi.lower("tile", [((5, 1, 8), "float32")], repeats=[3, 2, 3])
     assert "T.int64(0)" in func.script()
     assert _ops(func) == [("tile", {"repeats": (3, 2, 3)})]
+
+
+@pytest.mark.parametrize("op", ["nn.softmax", "nn.log_softmax"])
+@pytest.mark.parametrize("shape, axis", [((1, 5, 4), 0), ((3, 4, 1), 2), ((2, 1, 3), 1), ((1,), 0), ((1, 1, 6), 1)])
+def test_softmax_over_a_unit_axis(op, shape, axis):
+    """1 (or 0) everywhere: the axis is read from where the reductions index the data."""
+    func = tir.topi.lower(op, [(shape, "float32")], axis=axis)
+    assert _ops(func) == [(op, {"axis": axis})]
+
+
+def test_softmax_over_a_unit_axis_with_another_op_abstains():
+    """A select on the output index after the normalisation: not softmax's values."""
+    func = tir.topi.lower("nn.softmax", [((2, 1, 3), "float32")], axis=1)
+    text = func.script()
+    assert "T_softmax_expsum[" in text
+    mutated = text.replace("T_softmax_norm[v_i0, v_i1, v_i2] = T_softmax_exp",
+                           "T_softmax_norm[v_i0, v_i1, v_i2] = T.float32(2.0) * T_softmax_exp")
+    assert mutated != text
+    assert _ops(tir.parse(mutated)) == []
