@@ -16,8 +16,9 @@ intermediates transposed), so the structural decomposition does not explain it. 
   BottomRight with one. Exactly one mask must agree; when both do (they coincide when
   S == Skv, in identical IR), abstain.
 
-Symbolic extents are bound to small values for the run. Functions whose run would be
-large are not tried (abstain).
+Symbolic extents are bound to small values for the run, and the reading is checked once
+more with them past every integer constant of the body (a mask ``i < 12`` on a symbolic
+axis is invisible at 2). Functions whose run would be large are not tried (abstain).
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from tir.stmt import BufferStore
 
 from .affine import float_of
 from .info import OpInfo, Operand
-from .recognize.running import concrete_shapes, run
+from .recognize.running import concrete_shapes, run, shapes_beyond
 
 MAX_WORK = 4_000_000
 """Largest B*H*S*Skv*(D+Dv) the interpreter is asked to run."""
@@ -40,32 +41,57 @@ SYMBOLIC_VALUES = (2, 1)
 """Values tried for symbolic extents (1 when the other inputs fix a batch of 1)."""
 
 
-def _shapes(bufs, value: int) -> "list | None":
-    """The shapes with every symbolic extent bound to ``value``, if q, k, v (the first three)
-    and the output (the last) fit attention; inputs between them are not checked."""
-    shapes = concrete_shapes(bufs, value)
-    if shapes is None:
-        return None
-    shapes = [list(sh) for sh in shapes]
+def _fits(shapes: list) -> bool:
+    """q, k, v (the first three) and the output (the last) fit attention; inputs between
+    them are not checked."""
     (b, s, h, d), (bk, skv, hk, dk), (bv, skv2, hv, dv), out = shapes[:3] + shapes[-1:]
-    if (bk, hk, dk) != (b, h, d) or (bv, skv2, hv) != (b, skv, h) or out != [b, s, h, dv]:
-        return None
-    return shapes
+    return (bk, hk, dk) == (b, h, d) and (bv, skv2, hv) == (b, skv, h) and tuple(out) == (b, s, h, dv)
 
 
-def attention_shapes(func: PrimFunc, n_buffers: int) -> "tuple | None":
-    """(buffers, concrete shapes) of a function of ``n_buffers`` float 4-D buffers laid out
-    as attention's (q, k, v, ..., output) small enough to run, else None."""
+def _fits_broadcast(shapes: list) -> bool:
+    """As :func:`_fits`, the batch of q, k and v each the output's or 1 (Relax broadcasts a
+    batch of 1: with a symbolic query batch, keys of batch 1 serve every query; at the
+    small binding both are 1)."""
+    (b, s, h, d), (bk, skv, hk, dk), (bv, skv2, hv, dv), out = shapes[:3] + shapes[-1:]
+    batch = out[0]
+    return all(x in (batch, 1) for x in (b, bk, bv)) and (hk, dk) == (h, d) and (skv2, hv) == (skv, h) \
+        and tuple(out) == (batch, s, h, dv)
+
+
+def _shapes(bufs, value: int) -> "list | None":
+    """The shapes with every symbolic extent bound to ``value``, if they fit attention."""
+    shapes = concrete_shapes(bufs, value)
+    return [list(sh) for sh in shapes] if shapes is not None and _fits(shapes) else None
+
+
+def _work(shapes) -> int:
+    (_, s, h, d), (_, skv, _, _), (_, _, _, dv) = shapes[:3]
+    return shapes[-1][0] * h * s * skv * (d + dv)
+
+
+def attention_shapes(func: PrimFunc, n_buffers: int, fits=lambda sh: True,
+                     fits_larger=lambda sh: True) -> "tuple | None":
+    """(buffers, concrete shapes, larger shapes) of a function of ``n_buffers`` float 4-D
+    buffers laid out as attention's (q, k, v, ..., output) small enough to run, else None.
+    The larger shapes (a list, :func:`.recognize.running.shapes_beyond`) bind symbolic
+    extents past the body's constants, where a reading made on the small shapes must hold
+    too; a function too large to run there is not tried either."""
     bufs = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
     if len(bufs) != n_buffers or len(bufs) != len(func.params):
         return None
     if any(not str(b.dtype).startswith("float") or len(b.shape) != 4 for b in bufs):
         return None
-    shapes = next((sh for sh in (_shapes(bufs, value) for value in SYMBOLIC_VALUES) if sh is not None), None)
-    if shapes is None:
+    value = next((v for v in SYMBOLIC_VALUES if _shapes(bufs, v) is not None), None)
+    if value is None:
         return None
-    (b, s, h, d), (_, skv, _, _), (_, _, _, dv) = shapes[:3]
-    return (bufs, shapes) if b * h * s * skv * (d + dv) <= MAX_WORK else None
+    shapes = _shapes(bufs, value)
+    if not fits(shapes) or _work(shapes) > MAX_WORK:
+        return None
+    larger = [[list(sh) for sh in big]
+              for big in shapes_beyond(func, bufs, value, lambda sh: _fits_broadcast(sh) and fits_larger(sh))]
+    if any(_work(big) > MAX_WORK for big in larger):
+        return None
+    return bufs, shapes, larger
 
 
 def _scalings(func: PrimFunc) -> tuple:
@@ -94,7 +120,7 @@ def _scalings(func: PrimFunc) -> tuple:
 
 def reference(q, k, v, scale: float, causal: "str | None", bias=None):
     """Attention in float64, (B, S, H, Dv); ``bias`` (B, H, S, Skv) is added to the scaled
-    scores (nn.attention_bias)."""
+    scores (nn.attention_bias). A batch of 1 is broadcast."""
     qt, kt, vt = (a.astype(np.float64).transpose(0, 2, 1, 3) for a in (q, k, v))
     p = qt @ kt.transpose(0, 1, 3, 2) * scale
     if bias is not None:
@@ -116,7 +142,7 @@ def recognize_attention(func: PrimFunc) -> "OpInfo | None":
     found = attention_shapes(func, 4)
     if found is None:
         return None
-    bufs, shapes = found
+    bufs, shapes, larger = found
     (b, s, h, d), (_, skv, _, _), (_, _, _, dv), _ = shapes
     scalings, masked = _scalings(func)
     if len(scalings) != 1:
@@ -130,6 +156,8 @@ def recognize_attention(func: PrimFunc) -> "OpInfo | None":
         scale_attr, scale = c, c
     masks = ["TopLeft", "BottomRight"] if masked else [None]
     agree = _agreeing_masks(func, bufs, shapes, scale, masks)
+    for big in larger if agree and len(agree) == 1 else ():
+        agree = _agreeing_masks(func, bufs, big, scale, agree, runs=1)
     if agree is None or len(agree) != 1:
         return None
     names = [x.name for x in bufs]
@@ -138,9 +166,9 @@ def recognize_attention(func: PrimFunc) -> "OpInfo | None":
                   Operand("output", names[3], 3))
 
 
-def _agreeing_masks(func, bufs, shapes, scale, agree: list) -> "list | None":
+def _agreeing_masks(func, bufs, shapes, scale, agree: list, runs: int = 2) -> "list | None":
     rng = np.random.default_rng(7)
-    for _ in range(2):
+    for _ in range(runs):
         ins = [rng.standard_normal(sh).astype(str(bf.dtype)) for sh, bf in zip(shapes[:3], bufs[:3])]
         got = run(func, ins + [np.zeros(shapes[3], str(bufs[3].dtype))])
         if got is None:

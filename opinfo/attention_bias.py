@@ -24,6 +24,19 @@ from .info import OpInfo, Operand
 from .recognize.running import run
 
 
+def _bias_fits(shapes) -> bool:
+    """The bias (the fourth input) is (B, H, S, Skv)."""
+    (b, s, h, _), (_, skv, _, _), bias = shapes[0], shapes[1], shapes[3]
+    return list(bias) == [b, h, s, skv]
+
+
+def _bias_fits_broadcast(shapes) -> bool:
+    """The bias is (B, H, S, Skv), its batch the output's or 1 (see
+    :func:`.attention._fits_broadcast`)."""
+    (_, s, h, _), (_, skv, _, _), bias = shapes[0], shapes[1], shapes[3]
+    return bias[0] in (shapes[-1][0], 1) and list(bias[1:]) == [h, s, skv]
+
+
 def _scale(func: PrimFunc, d: int) -> "tuple | None":
     """(scale attribute, scale value) read from the IR, or None."""
     scalings, masked = _scalings(func)
@@ -35,9 +48,9 @@ def _scale(func: PrimFunc, d: int) -> "tuple | None":
     return c, c, masked
 
 
-def _agreeing(func, bufs, shapes, scale, masks: list) -> list:
+def _agreeing(func, bufs, shapes, scale, masks: list, runs: int = 2) -> list:
     rng = np.random.default_rng(11)
-    for _ in range(2):
+    for _ in range(runs):
         ins = [rng.standard_normal(sh).astype(str(bf.dtype)) for sh, bf in zip(shapes[:4], bufs[:4])]
         got = run(func, ins + [np.zeros(shapes[4], str(bufs[4].dtype))])
         if got is None:
@@ -50,18 +63,18 @@ def _agreeing(func, bufs, shapes, scale, masks: list) -> list:
 
 def recognize_attention_bias(func: PrimFunc) -> "OpInfo | None":
     """The nn.attention_bias op ``func`` computes, or None (see the module doc)."""
-    found = attention_shapes(func, 5)
+    found = attention_shapes(func, 5, _bias_fits, _bias_fits_broadcast)
     if found is None:
         return None
-    bufs, shapes = found
+    bufs, shapes, larger = found
     (b, s, h, d), (_, skv, _, _), (_, _, _, dv), bias, _ = shapes
-    if bias != [b, h, s, skv]:
-        return None
     read = _scale(func, d)
     if read is None:
         return None
     scale_attr, scale, masked = read
     agree = _agreeing(func, bufs, shapes, scale, ["TopLeft", "BottomRight"] if masked else [None])
+    for big in larger if len(agree) == 1 else ():
+        agree = _agreeing(func, bufs, big, scale, agree, runs=1)
     if len(agree) != 1:
         return None
     names = [x.name for x in bufs]

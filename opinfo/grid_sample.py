@@ -23,7 +23,7 @@ from tir.function import PrimFunc
 
 from .attention import SYMBOLIC_VALUES
 from .info import OpInfo, Operand
-from .recognize.running import concrete_shapes, run
+from .recognize.running import concrete_shapes, run, shapes_beyond
 from .tags import under_tag
 
 METHODS = ("nearest", "bilinear", "bicubic")
@@ -111,16 +111,40 @@ def grid_sample_ref(data, grid, method: str, padding: str, align: bool):
             + _pixels(data, yi + 1, xi) * fy * (1 - fx) + _pixels(data, yi + 1, xi + 1) * fy * fx)
 
 
-def _shapes(bufs) -> "list | None":
-    """Concrete (data, grid, out) shapes of a grid_sample signature, or None."""
+def _fits(shapes) -> bool:
+    (n, c, h, w), grid, out = shapes
+    return grid[:2] == (n, 2) and out == (n, c) + grid[2:] and min(h, w) >= 2
+
+
+def _shapes(bufs) -> "tuple | None":
+    """(concrete (data, grid, out) shapes of a grid_sample signature, the value bound to
+    symbolic extents) or None."""
     for value in SYMBOLIC_VALUES:
         shapes = concrete_shapes(bufs, value)
-        if shapes is None:
-            continue
-        (n, c, h, w), grid, out = shapes
-        if grid[:2] == (n, 2) and out == (n, c) + grid[2:] and min(h, w) >= 2:
-            return shapes
+        if shapes is not None and _fits(shapes):
+            return shapes, value
     return None
+
+
+def _holds(func, shapes, cand, trials, rng) -> bool:
+    for trial in trials:
+        data = rng.standard_normal(shapes[0]).astype(F32)
+        span = SPANS[trial % len(SPANS)]
+        grid = rng.uniform(-span, span, shapes[1]).astype(F32)
+        got = run(func, [data, grid, np.zeros(shapes[2], F32)])
+        if got is None or not _agrees(got, grid_sample_ref(data, grid, *cand)):
+            return False
+    return True
+
+
+def _holds_beyond(func, bufs, cand, value: int) -> bool:
+    """The reading holds with symbolic extents bound past every integer constant of the body
+    (a test ``n < 12`` never bites at 2; see :func:`.recognize.running.shapes_beyond`)."""
+    rng = np.random.default_rng(9)
+    for shapes in shapes_beyond(func, bufs, value, _fits):
+        if math.prod(shapes[2]) > MAX_OUT or not _holds(func, shapes, cand, range(len(SPANS)), rng):
+            return False
+    return True
 
 
 def _agrees(got, want) -> bool:
@@ -136,9 +160,10 @@ def recognize_grid_sample(func: PrimFunc) -> "OpInfo | None":
         return None
     if under_tag(func, TAG) is None:
         return None
-    shapes = _shapes(bufs)
-    if shapes is None or math.prod(shapes[2]) > MAX_OUT:
+    found = _shapes(bufs)
+    if found is None or math.prod(found[0][2]) > MAX_OUT:
         return None
+    shapes, value = found
     cands = list(itertools.product(METHODS, PADDING_MODES, (False, True)))
     rng = np.random.default_rng(7)
     for trial in range(TRIALS):
@@ -151,7 +176,7 @@ def recognize_grid_sample(func: PrimFunc) -> "OpInfo | None":
         cands = [cand for cand in cands if _agrees(got, grid_sample_ref(data, grid, *cand))]
         if not cands:
             return None
-    if len(cands) != 1:
+    if len(cands) != 1 or not _holds_beyond(func, bufs, cands[0], value):
         return None
     method, padding, align = cands[0]
     names = [b.name for b in bufs]

@@ -15,7 +15,7 @@ import numpy as np
 from tir.function import PrimFunc
 
 from .info import OpInfo, Operand
-from .recognize.running import concrete_shapes, run
+from .recognize.running import concrete_shapes, run, shapes_beyond
 
 MAX_ELEMENTS = 1_000_000
 SYMBOLIC_VALUE = 3
@@ -52,7 +52,7 @@ def recognize_reverse_sequence(func: PrimFunc) -> "OpInfo | None":
     cands = [(s, b) for s in range(rank) for b in range(rank)
              if s != b and shapes[0][b] == shapes[1][0]]
     agree = _agreeing(func, shapes, str(data.dtype), str(lengths.dtype), cands)
-    if len(agree) != 1:
+    if len(agree) != 1 or not _holds_beyond(func, bufs, agree[0]):
         return None
     seq_axis, batch_axis = agree[0]
     return OpInfo("reverse_sequence", {"seq_axis": seq_axis, "batch_axis": batch_axis},
@@ -60,9 +60,25 @@ def recognize_reverse_sequence(func: PrimFunc) -> "OpInfo | None":
                   Operand("output", out.name, 2))
 
 
-def _agreeing(func, shapes, dtype: str, ltype: str, cands: list) -> list:
+def _holds_beyond(func, bufs, cand) -> bool:
+    """The reading holds with symbolic extents bound past every integer constant of the body
+    (a test ``i < 12`` on a symbolic axis never bites at 3; see
+    :func:`.recognize.running.shapes_beyond`)."""
+    seq_axis, batch_axis = cand
+
+    def fits(shapes):
+        return shapes[0] == shapes[2] and shapes[0][batch_axis] == shapes[1][0]
+    for shapes in shapes_beyond(func, bufs, SYMBOLIC_VALUE, fits):
+        if int(np.prod(shapes[0])) > MAX_ELEMENTS:
+            return False
+        if _agreeing(func, shapes, str(bufs[0].dtype), str(bufs[1].dtype), [cand], runs=2) != [cand]:
+            return False
+    return True
+
+
+def _agreeing(func, shapes, dtype: str, ltype: str, cands: list, runs: int = 3) -> list:
     rng = np.random.default_rng(11)
-    for _ in range(3):
+    for _ in range(runs):
         if not cands:
             break
         x = rng.standard_normal(shapes[0]).astype(dtype) if dtype.startswith("float") else \

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import attrs
 
-from tir.expr import Add, BufferLoad, IntImm, Max, Min, Mul, Var
+from tir.expr import Add, BufferLoad, IntImm, Max, Min, Mul, Var, max_value, min_value
 from tir.function import PrimFunc
 from tir.functor import post_order_visit, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IterKind, IterVar
 
-from .affine import affine
+from .affine import affine, float_of
 from .rewrite import EMPTY, loaded, prune, stored
 
 COMBINERS = (Add, Mul, Max, Min)
@@ -69,7 +69,28 @@ def _partial(block: Block, combiner):
     if block.init is None:
         return (store, store.value) if len(spatial) == len(block.iter_vars) else None
     split = split_update(store)
-    return (store, split[1]) if split is not None and split[0] is combiner else None
+    if split is None or split[0] is not combiner or not _identity_init(block.init, store, combiner):
+        return None
+    return store, split[1]
+
+
+def _identity_init(init, store: BufferStore, combiner) -> bool:
+    """The partial block's init sets exactly the element it updates (same buffer, same
+    indices) to the combiner's identity (0 for a sum, 1 for a product, the lowest value of
+    the type or beyond for max, the highest for min), as ``rfactor`` prints it: merged, the
+    partial sums then add nothing the unscheduled reduction does not."""
+    if not isinstance(init, BufferStore) or init.buffer is not store.buffer or tuple(init.indices) != tuple(store.indices):
+        return False
+    value = float_of(init.value)
+    if value is None:
+        return False
+    if combiner is Add:
+        return value == 0
+    if combiner is Mul:
+        return value == 1
+    if combiner is Max:
+        return value <= float_of(min_value(store.buffer.dtype))
+    return value >= float_of(max_value(store.buffer.dtype))
 
 
 def index_mapping(partial: Block, final: Block, mine, theirs) -> "dict | None":

@@ -30,10 +30,12 @@ from tir.stmt import BufferStore
 from .attention import SYMBOLIC_VALUES
 from .info import OpInfo, Operand
 from .rfactor import split_update
-from .recognize.running import concrete_shapes, run
+from .recognize.running import concrete_shapes, run, shapes_beyond
 
 SAMPLE_RATIOS = (-1, 1, 2, 3, 4)
 TRIALS = 16
+BEYOND_TRIALS = 4
+"""Runs with symbolic extents past the body's constants (regions of each kind)."""
 MAX_OUT = 4096
 
 
@@ -99,6 +101,7 @@ def _rois(rng, n: int, r: int, h: int, w: int, trial: int):
     lo = (-2.0, -2.0) if trial % 2 else (0.0, 0.0)
     rois = np.zeros((r, 5), np.float32)
     rois[:, 0] = rng.integers(0, n, r)
+    rois[0, 0] = n - 1 if trial % 2 else rois[0, 0]  # the batch's last image, once in two
     rois[:, 1] = rng.uniform(lo[0], w, r)
     rois[:, 2] = rng.uniform(lo[1], h, r)
     rois[:, 3] = rois[:, 1] + rng.uniform(*span, r)
@@ -135,12 +138,45 @@ def _reference(name, a, data, rois):
     return got if a["layout"] == "NCHW" else got.transpose(0, 2, 3, 1)
 
 
-def _shapes(bufs) -> "list | None":
+def _fits(shapes) -> bool:
+    return len(shapes[1]) == 2 and shapes[1][1] == 5 and shapes[2][0] == shapes[1][0]
+
+
+def _shapes(bufs) -> "tuple | None":
+    """(concrete shapes, the value bound to symbolic extents) or None."""
     for value in SYMBOLIC_VALUES:
         shapes = concrete_shapes(bufs, value)
-        if shapes is not None and len(shapes[1]) == 2 and shapes[1][1] == 5 and shapes[2][0] == shapes[1][0]:
-            return shapes
+        if shapes is not None and _fits(shapes):
+            return shapes, value
     return None
+
+
+def _holds(func, cand, shapes, rng, trials) -> bool:
+    """``cand`` computes what ``func`` does on ``shapes`` for these trials' data and regions."""
+    name, a = cand
+    data_shape, out_shape = shapes[0], shapes[2]
+    hw = (data_shape[2], data_shape[3]) if a["layout"] == "NCHW" else (data_shape[1], data_shape[2])
+    for trial in trials:
+        data = rng.standard_normal(data_shape).astype(np.float32)
+        rois = _rois(rng, data_shape[0], shapes[1][0], *hw, trial)
+        got = run(func, [data, rois, np.zeros(out_shape, np.float32)])
+        if got is None or not np.allclose(got, _reference(name, a, data, rois), rtol=1e-4, atol=1e-4):
+            return False
+    return True
+
+
+def _holds_beyond(func, bufs, cand, value: int) -> bool:
+    """The reading holds with symbolic extents bound past every integer constant of the body
+    (a test ``b < 12`` on the batch never bites at 2): the attributes the shapes give are the
+    same there, and a few runs (every kind of region, the last image of the batch among
+    them) agree."""
+    rng = np.random.default_rng(9)
+    for shapes in shapes_beyond(func, bufs, value, _fits):
+        if math.prod(shapes[2]) > MAX_OUT or cand not in _candidates(func, shapes[0], shapes[2]):
+            return False
+        if not _holds(func, cand, shapes, rng, range(BEYOND_TRIALS)):
+            return False
+    return True
 
 
 def _combiner(func: PrimFunc) -> "str | None":
@@ -175,9 +211,10 @@ def recognize_roi(func: PrimFunc) -> "OpInfo | None":
         return None
     if any(str(b.dtype) != "float32" for b in bufs) or [len(b.shape) for b in bufs] != [4, 2, 4]:
         return None
-    shapes = _shapes(bufs)
-    if shapes is None or math.prod(shapes[2]) > MAX_OUT:
+    found = _shapes(bufs)
+    if found is None or math.prod(found[0][2]) > MAX_OUT:
         return None
+    shapes, value = found
     data_shape, _, out_shape = shapes
     cands = _candidates(func, data_shape, out_shape)
     rng = np.random.default_rng(5)
@@ -197,7 +234,7 @@ def recognize_roi(func: PrimFunc) -> "OpInfo | None":
                      and np.allclose(got, _reference(nm, a, data, rois), rtol=1e-4, atol=1e-4)]
         cands = kept
     cands = _settle_mode(cands, func)
-    if len(cands) != 1:
+    if len(cands) != 1 or not _holds_beyond(func, bufs, cands[0], value):
         return None
     name, attrs = cands[0]
     names = [b.name for b in bufs]

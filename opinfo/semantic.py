@@ -19,7 +19,9 @@ from tir.function import PrimFunc
 from tir.functor import pre_order_visit, substitute, transform
 from tir.stmt import Block, BufferStore, IterKind, LetStmt, SeqStmt
 
-from .affine import float_of
+from tir.structural import structural_equal
+
+from .affine import const_of, float_of
 from .arg_select import read_arg_update
 
 
@@ -96,10 +98,33 @@ def _is_acc(e, store) -> bool:
     return isinstance(e, BufferLoad) and e.buffer is store.buffer and e.indices == store.indices
 
 
+def _init_stores(block: Block) -> "list | None":
+    """The stores of a block's init when it is nothing but stores (one, or a sequence of
+    them, lets inlined); None for any other init (loops, conditions, nested blocks)."""
+    body = _inline_lets(block.init)
+    seq = body.seq if isinstance(body, SeqStmt) else [body]
+    return list(seq) if seq and all(isinstance(s, BufferStore) for s in seq) else None
+
+
+def _inits_match(inits: "list | None", stores: list) -> bool:
+    """Each update store has exactly one init store, to the same buffer at the same indices
+    (the same index expressions over the same block variables): an init writing elsewhere
+    leaves the accumulator unset (or sets another element) -- not the reduction it looks like."""
+    if inits is None or len(inits) != len(stores):
+        return False
+    left = list(inits)
+    for store in stores:
+        hit = [i for i in left if i.buffer is store.buffer and i.indices == store.indices]
+        if len(hit) != 1:
+            return False
+        left.remove(hit[0])
+    return not left
+
+
 def _reduction(block: Block, store: BufferStore) -> "PrimExpr | None":
     comb = _COMBINERS.get(type(store.value))
-    init = _stores(block.init)
-    if comb is None or len(init) != 1:
+    init = _init_stores(block)
+    if comb is None or not _inits_match(init, [store]):
         return None
     a, b = store.value.a, store.value.b
     if _is_acc(a, store):
@@ -147,7 +172,10 @@ def _loads(expr) -> bool:
 def _arg_init_ok(comb: str, block: Block, idx: BufferStore, val: BufferStore) -> bool:
     """The init stores -1 as the index and, as the value, one no element can beat: the lowest
     (argmax) or highest (argmin) value of its type or beyond."""
-    inits = {id(s.buffer): s for s in _stores(block.init)}
+    listed = _init_stores(block)
+    if not _inits_match(listed, [idx, val]):
+        return False
+    inits = {id(s.buffer): s for s in listed}
     i, v = inits.get(id(idx.buffer)), inits.get(id(val.buffer))
     if len(inits) != 2 or i is None or v is None or i.indices != idx.indices or v.indices != val.indices:
         return False
@@ -165,9 +193,10 @@ def _multi_reduction(block: Block, stores: list) -> "list | None":
     if len(stores) < 2 or block.init is None:
         return None
     written = {id(s.buffer) for s in stores}
-    inits = {id(s.buffer): s for s in _stores(block.init)}
-    if len(inits) != len(stores) or set(inits) != written:
+    listed = _init_stores(block)
+    if len(written) != len(stores) or not _inits_match(listed, stores):
         return None
+    inits = {id(s.buffer): s for s in listed}
     out = []
     for store in stores:
         red = _reduction_with(block, store, inits[id(store.buffer)])
@@ -227,6 +256,26 @@ def _pure_vars(indices) -> bool:
     return all(isinstance(i, Var) for i in indices) and len({id(i) for i in indices}) == len(indices)
 
 
+def _same_extent(a, b) -> bool:
+    ca, cb = const_of(a), const_of(b)
+    if ca is not None or cb is not None:
+        return ca == cb
+    return a is b or structural_equal(a, b)
+
+
+def _fills(stage: Stage) -> bool:
+    """The block of ``stage`` (indices its own variables) runs over the whole buffer: each
+    index's variable from 0 over that dimension's extent. A producer over fewer rows (its
+    loop, and with ``T.axis.remap`` its domain, cut short) leaves the rest of the buffer
+    unset, and its value cannot stand for a load there."""
+    ivs = {id(iv.var): iv for iv in stage.block.iter_vars}
+    for v, size in zip(stage.indices, stage.buffer.shape):
+        iv = ivs.get(id(v))
+        if iv is None or const_of(iv.dom.min) != 0 or not _same_extent(iv.dom.extent, size):
+            return False
+    return len(stage.indices) == len(stage.buffer.shape)
+
+
 class Semantics:
     """Stages of a PrimFunc and the inlined meaning of each output buffer."""
 
@@ -258,7 +307,7 @@ class Semantics:
 
     def _inline(self, load: BufferLoad) -> "PrimExpr | None":
         prods = self.producers.get(id(load.buffer), [])
-        if len(prods) != 1 or prods[0].expr is None or not _pure_vars(prods[0].indices):
+        if len(prods) != 1 or prods[0].expr is None or not _pure_vars(prods[0].indices) or not _fills(prods[0]):
             return None
         stage = prods[0]
         value = self._memo.get(id(stage))

@@ -26,7 +26,7 @@ from tir.stmt import BufferStore, IfThenElse, While
 
 from ..affine import const_of
 from ..info import OpInfo, Operand
-from .running import concrete_shapes, run
+from .running import concrete_shapes, run, shapes_beyond
 
 MAX_ELEMENTS = 200_000
 SYMBOLIC_VALUE = 5
@@ -133,6 +133,45 @@ def _boundaries(rng, n: int, dtype: str, trial: int) -> np.ndarray:
     return np.sort(base.astype(dtype))
 
 
+def _trials(func, bufs, shapes, cands: list, rng) -> list:
+    """The candidates that agree with runs of ``func`` on ``shapes`` (sorted boundaries with
+    ties, values between, on and past them)."""
+    size = int(np.prod(shapes[2])) if shapes[2] else 1
+    for trial in range(TRIALS):
+        if trial and trial * size >= ENOUGH:
+            break
+        kept = []
+        for b, x in dict.fromkeys(order for order, _ in cands):  # one run per order: ties split the sides
+            dtype = str(bufs[b].dtype)
+            bounds = _boundaries(rng, shapes[b][0], dtype, trial)
+            vals = _sample(rng, shapes[x], dtype, bounds, trial)
+            args = [None, None, np.zeros(shapes[2], str(bufs[2].dtype))]
+            args[b], args[x] = bounds, vals
+            got = run(func, args)
+            if got is None:
+                return []
+            kept += [(o, right) for o, right in cands if o == (b, x)
+                     and np.array_equal(got, np.searchsorted(bounds, vals, side="right" if right else "left"))]
+        cands = kept
+    return cands
+
+
+def _holds_beyond(func, bufs, cand) -> bool:
+    """The reading holds with symbolic extents bound past every integer constant of the body
+    (a test ``i < 12`` on a symbolic axis never bites at 5; see
+    :func:`.running.shapes_beyond`)."""
+    (b, x), _ = cand
+
+    def fits(shapes):
+        return len(shapes[b]) == 1 and shapes[x] == shapes[2]
+    for shapes in shapes_beyond(func, bufs, SYMBOLIC_VALUE, fits):
+        if any(int(np.prod(s)) > MAX_ELEMENTS for s in shapes):
+            return False
+        if _trials(func, bufs, shapes, [cand], np.random.default_rng(8)) != [cand]:
+            return False
+    return True
+
+
 def recognize_bucketize(func: PrimFunc) -> "OpInfo | None":
     """The bucketize ``func`` computes, or None (see the module doc)."""
     bufs = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
@@ -150,25 +189,8 @@ def recognize_bucketize(func: PrimFunc) -> "OpInfo | None":
               if len(shapes[b]) == 1 and shapes[1 - b] == shapes[2]
               and str(bufs[b].dtype) == str(bufs[1 - b].dtype)]
     cands = [(order, right) for order in orders for right in (False, True)]
-    rng = np.random.default_rng(7)
-    size = int(np.prod(shapes[2])) if shapes[2] else 1
-    for trial in range(TRIALS):
-        if trial and trial * size >= ENOUGH:
-            break
-        kept = []
-        for b, x in dict.fromkeys(order for order, _ in cands):  # one run per order: ties split the sides
-            dtype = str(bufs[b].dtype)
-            bounds = _boundaries(rng, shapes[b][0], dtype, trial)
-            vals = _sample(rng, shapes[x], dtype, bounds, trial)
-            args = [None, None, np.zeros(shapes[2], str(out.dtype))]
-            args[b], args[x] = bounds, vals
-            got = run(func, args)
-            if got is None:
-                return None
-            kept += [(o, right) for o, right in cands if o == (b, x)
-                     and np.array_equal(got, np.searchsorted(bounds, vals, side="right" if right else "left"))]
-        cands = kept
-    if len(cands) != 1:
+    cands = _trials(func, bufs, shapes, cands, np.random.default_rng(7))
+    if len(cands) != 1 or not _holds_beyond(func, bufs, cands[0]):
         return None
     (b, x), right = cands[0]
     return OpInfo("bucketize", {"out_int32": out_int32, "right": right},

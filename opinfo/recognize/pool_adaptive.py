@@ -35,12 +35,14 @@ from tir.stmt import IterKind
 
 from ..info import OpInfo, Operand
 from ..tags import compute_tags
-from .running import concrete_shapes, run
+from .running import concrete_shapes, run, shapes_beyond
 from .symbolic import mentions
 
 ADAPTIVE_TAGS = frozenset({"adaptive_pool_sum", "adaptive_pool_avg"})
 MAX_ELEMENTS = 1 << 16
 """Larger inputs are not run."""
+SYMBOLIC_VALUE = 2
+"""Value bound to symbolic extents for the run (and one past the body's constants after)."""
 LAYOUTS = {3: ("NCW", "NWC"), 4: ("NCHW", "NHWC"), 5: ("NCDHW", "NDHWC")}
 
 
@@ -85,7 +87,7 @@ def recognize_adaptive_pool(func) -> tuple:
     x, y = bufs
     if not x.dtype.is_float or y.dtype != x.dtype or len(x.shape) != len(y.shape):
         return ()
-    shapes = concrete_shapes(bufs, 2)
+    shapes = concrete_shapes(bufs, SYMBOLIC_VALUE)
     if shapes is None or int(np.prod(shapes[0])) > MAX_ELEMENTS:
         return ()
     candidates = _layouts(*shapes)
@@ -107,9 +109,31 @@ def recognize_adaptive_pool(func) -> tuple:
         return ()
     layout, axes = agree[0]
     sizes = [shapes[1][d] for d in axes]
+    if not _holds_beyond(func, bufs, layout, axes, sizes):
+        return ()
     attrs = {"output_size": sizes, "layout": layout, "out_layout": layout}
     return (OpInfo(f"nn.adaptive_avg_pool{len(axes)}d", attrs, (Operand("data", x.name, 0),),
                    Operand("output", y.name, 1)),)
+
+
+def _holds_beyond(func, bufs, layout: str, axes: list, sizes: list) -> bool:
+    """The reading holds with symbolic extents bound past every integer constant of the body
+    (a test ``n < 12`` never bites at 2; see :func:`.running.shapes_beyond`): the same
+    output size, and the numbers."""
+    x, y = bufs
+
+    def fits(shapes):
+        return (layout, axes) in _layouts(*shapes) and [shapes[1][d] for d in axes] == sizes
+    rng = np.random.default_rng(32)
+    for shapes in shapes_beyond(func, bufs, SYMBOLIC_VALUE, fits):
+        if int(np.prod(shapes[0])) > MAX_ELEMENTS:
+            return False
+        data = rng.standard_normal(shapes[0]).astype(np_dtype(x.dtype))
+        out = run(func, [data, np.zeros(shapes[1], np_dtype(y.dtype))])
+        rtol = 1e-2 if x.dtype.bits <= 16 else 1e-5
+        if out is None or not np.allclose(out.astype(float), reference(data, axes, sizes), rtol=rtol, atol=rtol * 1e-1):
+            return False
+    return True
 
 
 def reduced_axes(func, x) -> "set | None":

@@ -9,11 +9,13 @@ import itertools
 
 import numpy as np
 
+from tir.buffer import Buffer
 from tir.expr import BufferLoad, FloatImm, IntImm, PrimExpr, Var
 from tir.function import PrimFunc
-from tir.functor import post_order_visit, pre_order_visit
+from tir.functor import node_fields, post_order_visit, pre_order_visit
 from tir.interp import interpret
-from tir.stmt import While
+from tir.node import Node
+from tir.stmt import Block, BlockRealize, BufferStore, For, IterVar, While
 
 from ..affine import const_of
 
@@ -31,6 +33,114 @@ def concrete_shapes(bufs, value: int) -> "list | None":
             dims.append(c if c is not None else value)
         out.append(tuple(dims))
     return out
+
+
+def bind_shapes(bufs, env: dict, default: int) -> "list | None":
+    """The buffers' shapes with constant extents kept and each symbolic extent (a variable)
+    bound to ``env[var]`` (``default`` when absent); None for any other extent."""
+    out = []
+    for b in bufs:
+        dims = []
+        for s in b.shape:
+            c = const_of(s)
+            if c is None and not isinstance(s, Var):
+                return None
+            dims.append(c if c is not None else env.get(s, default))
+        out.append(tuple(dims))
+    return out
+
+
+def symbols(bufs) -> list:
+    """The distinct variables among the buffers' extents, in order of appearance."""
+    found = []
+    for b in bufs:
+        for s in b.shape:
+            if isinstance(s, Var) and const_of(s) is None and all(s is not v for v in found):
+                found.append(s)
+    return found
+
+
+def shapes_beyond(func, bufs, small: int, fits) -> list:
+    """Shapes to check a reading made with symbolic extents bound to ``small`` against,
+    for the symbols the body does more with than pass along (:func:`uniform`),
+    with extents past every integer constant of ``func``'s body (:func:`above_constants`,
+    plus one so that an index passes them too): a test ``i < 12`` on a symbolic axis, or a
+    clamp ``min(i, 12)``, never bites at a small size. Every symbol is bound beyond at once when ``fits`` (the recognizer's signature
+    test, on a list of shapes) accepts that; otherwise each symbol in turn, the others at
+    ``small`` (a symbol the signature ties to a constant extent -- a query batch ``n``
+    against a key batch of 2 -- has no other value; one that fits no way is left out). []
+    without symbolic extents."""
+    syms = [v for v in symbols(bufs) if not uniform(func, v)]
+    if not syms:
+        return []
+    big = max(above_constants(func) + 1, small + 1)  # an index reaches past them too: min(i, c)
+    every = bind_shapes(bufs, {v: big for v in syms}, small)
+    if every is not None and fits(every):
+        return [every]
+    out = []
+    for v in syms if len(syms) > 1 else ():
+        one = bind_shapes(bufs, {v: big}, small)
+        if one is not None and fits(one):
+            out.append(one)
+    return out
+
+
+def uniform(func, sym) -> bool:
+    """The body uses the symbolic extent ``sym`` only to run over it and pass it along: as
+    the extent of loops and block variables from 0 (or a nested block's variable at one
+    such variable's point), each such variable bound to another one, and every index of a buffer dimension of extent ``sym`` one of them, bare; no
+    other expression (a test, arithmetic, a clamp, a predicate, a data-dependent index into
+    that dimension) mentions ``sym`` or those variables. Every position along ``sym`` is
+    then computed alike, whatever its number: nothing compares it with a constant, and a
+    reading checked at a small size holds at any."""
+    over: set = set()
+
+    def collect(node):
+        if isinstance(node, For) and node.extent is sym and const_of(node.min) == 0:
+            over.add(id(node.loop_var))
+        elif isinstance(node, IterVar) and (node.dom.extent is sym and const_of(node.dom.min) == 0 or (
+                const_of(node.dom.extent) == 1 and isinstance(node.dom.min, Var) and id(node.dom.min) in over)):
+            over.add(id(node.var))  # over the whole extent, or the one point of an outer variable (a nested block)
+        return not isinstance(node, PrimExpr)
+    pre_order_visit(func.body, collect)
+
+    def bare(e) -> bool:
+        return isinstance(e, Var) and id(e) in over
+
+    def ok(node) -> bool:
+        if isinstance(node, Var):
+            return node is not sym and id(node) not in over
+        if isinstance(node, (BufferLoad, BufferStore)):
+            for d, i in enumerate(node.indices):
+                at_sym = d < len(node.buffer.shape) and node.buffer.shape[d] is sym
+                if at_sym != bare(i) or (not at_sym and not ok(i)):
+                    return False
+            return ok(node.value) if isinstance(node, BufferStore) else True
+        if isinstance(node, For):
+            ranged = id(node.loop_var) in over
+            return (ranged or (ok(node.min) and ok(node.extent))) and ok(node.body)
+        if isinstance(node, BlockRealize):
+            for iv, value in zip(node.block.iter_vars, node.iter_values):
+                if (id(iv.var) in over) != bare(value) or (id(iv.var) not in over and not ok(value)):
+                    return False
+            return ok(node.predicate) and ok(node.block)
+        if isinstance(node, IterVar):
+            return id(node.var) in over or ok(node.dom)
+        if isinstance(node, Block):
+            return all(ok(iv) for iv in node.iter_vars) and ok(node.body) and (node.init is None or ok(node.init)) \
+                and all(ok(m) for m in node.match_buffers)
+        if isinstance(node, Buffer):
+            return True  # shapes may carry the symbol
+        for name in node_fields(type(node)):
+            value = getattr(node, name)
+            for item in value if isinstance(value, tuple) else (value,):
+                if isinstance(item, Node) and not ok(item):
+                    return False
+        return True
+    try:
+        return ok(func.body)
+    except RecursionError:
+        return False
 
 
 def above_constants(func) -> int:
