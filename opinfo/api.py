@@ -33,7 +33,7 @@ from .meshgrid import recognize_meshgrid
 from .roi import recognize_roi
 from .grid_sample import recognize_grid_sample
 from .graph_context import FuncContext, ModuleContext
-from .graph_naming import name_in_context
+from .graph_naming import name_in_context, sum_convention
 from . import network_conventions
 from .recognize.bucketize import recognize_bucketize
 from .recognize.median import recognize_median
@@ -156,7 +156,7 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
             ops = recognize_ops(prim_func) if ops is None else ops
     except RECOGNIZER_ERRORS:
         ops = ()
-    ops = _settle_copy(ops, prim_func)
+    ops = sum_convention(prim_func, _settle_copy(ops, prim_func))
     for whole in WHOLE_FUNCTION:
         if ops:
             break

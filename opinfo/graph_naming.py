@@ -23,6 +23,8 @@ site gives the same answer. The operand standing for the dropped ``main`` parame
 """
 from __future__ import annotations
 
+import attrs
+
 from tir.function import PrimFunc
 from tir.relax import TensorType
 
@@ -47,6 +49,22 @@ def name_in_context(func: PrimFunc, ops: tuple, ctx: "FuncContext | None") -> tu
         return ops
     found = _agreed([_creation(func, made, site, ctx) for site in ctx.calls])
     return (found,) if found is not None else ops
+
+
+def sum_convention(func: PrimFunc, ops: tuple) -> tuple:
+    """A lone ``sum`` that ``collapse_sum_to`` explains as well (keepdims, or only leading
+    axes summed: the same loops, compute tag ``x_red`` included) marked as named by
+    convention (``assumed`` holds ``"op"``): frameworks' importers write ``sum``
+    (``collapse_sum_to`` is a gradient op), so it stands inside a network; a function
+    lowered on its own abstains. The graph may still name it ``collapse_sum_like``."""
+    if len(ops) != 1 or ops[0].name != "sum" or len(ops[0].operands) != 1 or ops[0].output is None:
+        return ops
+    op = ops[0]
+    bufs = {b.name: b for b in func.buffers}
+    data, out = bufs.get(op.operands[0].buffer), bufs.get(op.output.buffer)
+    if data is None or out is None or not collapses_to(op, dims_key(data.shape), dims_key(out.shape)):
+        return ops
+    return (attrs.evolve(op, assumed=tuple(op.assumed) + ("op",)),)
 
 
 def _agreed(answers: list) -> "OpInfo | None":
@@ -139,6 +157,30 @@ def _reduced(axis, rank: int) -> "set | None":
     return {a % rank for a in axes}
 
 
+def collapses_to(op: OpInfo, src: "tuple | None", target: "tuple | None") -> bool:
+    """Whether ``op`` (a ``sum``) of data shaped ``src`` is ``collapse_sum_to(data, target)``:
+    it sums exactly the leading axes ``target`` lacks and those ``target`` holds at 1 (axes of
+    extent 1 either way), and keeps the others (shapes as :func:`.graph_context.dims_key`)."""
+    keep = op.attrs.get("keepdims")
+    if src is None or target is None or not isinstance(keep, bool):
+        return False
+    r, t = len(src), len(target)
+    reduced = _reduced(op.attrs.get("axis"), r)
+    if t > r or reduced is None:
+        return False
+    lead = r - t
+    collapse = set(range(lead))
+    for i in range(lead, r):
+        tgt = target[i - lead]
+        if tgt == src[i]:
+            continue
+        if tgt != 1:
+            return False  # neither kept nor collapsed to 1: not a collapse to this shape
+        collapse.add(i)
+    ones = {i for i in range(r) if src[i] == 1}
+    return reduced - ones == collapse - ones
+
+
 def _collapse_like(func: PrimFunc, op: OpInfo, site, ctx: FuncContext) -> "OpInfo | None":
     """``sum`` renamed ``collapse_sum_like`` when its reduction collapses the data to the
     shape of ``main``'s one unused parameter of the output's shape."""
@@ -155,23 +197,7 @@ def _collapse_like(func: PrimFunc, op: OpInfo, site, ctx: FuncContext) -> "OpInf
     like = _like_param(target, ctx)
     if like is None:
         return None
-    s = dims_key(src.shape)
-    r, t = len(s), len(target)
-    keep = op.attrs.get("keepdims")
-    reduced = _reduced(op.attrs.get("axis"), r)
-    if s is None or t > r or reduced is None or not isinstance(keep, bool):
-        return None
-    lead = r - t
-    collapse = set(range(lead))
-    for i in range(lead, r):
-        tgt = target[i - lead]
-        if tgt == s[i]:
-            continue
-        if tgt != 1:
-            return None  # neither kept nor collapsed to 1: not a collapse to this shape
-        collapse.add(i)
-    ones = {i for i in range(r) if s[i] == 1}
-    if reduced - ones != collapse - ones:
+    if not collapses_to(op, dims_key(src.shape), target):
         return None
     name, _ = like
     return OpInfo("collapse_sum_like", {}, (data, Operand("collapse_target", name, None)), op.output, op.blocks)

@@ -56,8 +56,9 @@ class OpInfo:
     assumed: tuple = _field(default=(), converter=tuple)
     """Attributes the loops do not decide, filled in by the convention of framework
     importers (a pool's ceil_mode and after-padding when ``ceil_mode=True`` and a larger
-    after-padding give the same loops). :func:`opinfo.analyze` reports such an op only
-    where the convention holds (see its ``conventions`` argument)."""
+    after-padding give the same loops); ``"op"`` when the op's name itself is the
+    convention (a ``sum`` that ``collapse_sum_to`` explains as well). :func:`opinfo.analyze`
+    reports such an op only where the convention holds (see its ``conventions`` argument)."""
     unconventional: tuple = _field(default=(), converter=tuple)
     """Attributes the loops do not decide, reported with the convention of ops lowered on
     their own (a stride-2 slice's end one past its last element) which an importer does not

@@ -113,8 +113,8 @@ def ambiguous(op, inputs, attrs, alternatives, transform) -> bool:
 
 def other_op_same_loops(op, inputs, attrs, func) -> bool:
     """Whether another Relax op lowers to these very loops: an order-preserving copy
-    (reshape, broadcast_to of the same size, tile by ones, ...: opinfo.copy_tags) or a 1-D
-    take (gather_elements along axis 0)."""
+    (reshape, broadcast_to of the same size, tile by ones, ...: opinfo.copy_tags), a 1-D
+    take (gather_elements along axis 0) or a sum that collapse_sum_to explains too."""
     from types import SimpleNamespace
 
     from opinfo import copy_tags
@@ -124,6 +124,12 @@ def other_op_same_loops(op, inputs, attrs, func) -> bool:
         return tuple(as_int(d) if as_int(d) is not None else str(d) for d in buf.shape)
 
     bufs = func.buffers
+    if op == "sum":
+        # collapse_sum_to lowers to the very loops of a sum over leading axes or with keepdims
+        from opinfo.graph_naming import collapses_to
+        from opinfo.info import OpInfo
+
+        return collapses_to(OpInfo("sum", attrs), dims(bufs[0]), dims(bufs[-1]))
     if op == "take":
         return len(inputs) == 2 and len(inputs[0][0]) == 1 and len(inputs[1][0]) == 1
     return copy_tags.order_preserving(SimpleNamespace(name=op, attrs=attrs), dims(bufs[0]), dims(bufs[-1]))

@@ -429,9 +429,12 @@ def test_collapse_sum_like(src, tgt, axes, keep):
     assert op.operands[0].param == 0 and op.operands[1].buffer == "y"
 
 
-def test_collapse_without_the_unused_parameter_stays_sum():
-    op = only_op(collapse_module((6, 2, 3), (3,), (0, 1), False, params_extra=False))
-    assert op.name == "sum" and list(op.attrs["axis"]) == [0, 1]
+def test_collapse_without_the_unused_parameter_is_not_named():
+    # sum over leading axes or collapse_sum_to(x, (3,)): the same loops, nothing in main
+    mod = tir.parse(collapse_module((6, 2, 3), (3,), (0, 1), False, params_extra=False))
+    assert analyze_module(mod)["collapse_sum"].ops == ()
+    (op,) = analyze(mod["collapse_sum"], conventions=True).ops
+    assert op.name == "sum" and list(op.attrs["axis"]) == [0, 1] and op.assumed == ("op",)
 
 
 def test_sum_over_other_axes_stays_sum():
@@ -440,9 +443,10 @@ def test_sum_over_other_axes_stays_sum():
     assert op.name == "sum" and list(op.attrs["axis"]) == [1]
 
 
-def test_without_context_sum_stays_sum_and_fills_abstain():
+def test_without_context_sum_is_a_convention_and_fills_abstain():
     mod = tir.parse(collapse_module((6, 2, 3), (3,), (0, 1), False))
-    assert [o.name for o in analyze(mod["collapse_sum"]).ops] == ["sum"]
+    assert analyze(mod["collapse_sum"]).ops == ()
+    assert [o.name for o in analyze(mod["collapse_sum"], conventions=True).ops] == ["sum"]
     mod = tir.parse(module(fill_func((4, 4, 3), -2.5), creation_main((4, 4, 3))))
     assert analyze(mod["full"]).ops == ()
 

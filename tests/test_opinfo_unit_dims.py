@@ -39,8 +39,8 @@ def test_mean_over_unit_axes_is_mean(shape, axis, keepdims):
 
 
 def test_sum_over_unit_axes_stays_sum():
-    func = tir.topi.lower("sum", [((4, 1, 3), "float32")], axis=[1], keepdims=True)
-    assert _ops(func) == [("sum", {"axis": (1,), "keepdims": True})]
+    func = tir.topi.lower("sum", [((4, 1, 3), "float32")], axis=[1], keepdims=False)
+    assert _ops(func) == [("sum", {"axis": (1,), "keepdims": False})]
 
 
 def test_folded_copy_of_another_op_abstains():
@@ -94,3 +94,23 @@ def test_softmax_over_a_unit_axis_with_another_op_abstains():
                            "T_softmax_norm[v_i0, v_i1, v_i2] = T.float32(2.0) * T_softmax_exp")
     assert mutated != text
     assert _ops(tir.parse(mutated)) == []
+
+
+# ------------------------------------------------------------- sum or collapse_sum_to
+@pytest.mark.parametrize("shape, axis, keepdims, named", [
+    ((4, 5, 3), [1], True, False),      # keepdims: collapse_sum_to(x, (4, 1, 3)) too
+    ((4, 5, 3), [0], False, False),     # leading axes: collapse_sum_to(x, (5, 3)) too
+    ((8, 4), [0, 1], False, False),     # everything: collapse_sum_to(x, ()) too
+    ((4, 5, 3), [1], False, True),      # a middle axis dropped: no collapse gives (4, 3)
+    ((4, 5, 3), [0, 2], False, True),
+])
+def test_sum_that_collapse_sum_to_explains_is_a_convention(shape, axis, keepdims, named):
+    """collapse_sum_to lowers to the very loops (and compute tag) of such a sum: on its own
+    opinfo abstains; inside a network (or with conventions=True) it names ``sum`` and says
+    the name was assumed."""
+    func = tir.topi.lower("sum", [(shape, "float32")], axis=axis, keepdims=keepdims)
+    want = [("sum", {"axis": tuple(axis), "keepdims": keepdims})]
+    assert _ops(func) == (want if named else [])
+    (op,) = analyze(func, conventions=True).ops
+    assert (op.name, dict(op.attrs)) == want[0]
+    assert op.assumed == (() if named else ("op",))
