@@ -9,6 +9,7 @@ from tir.function import PrimFunc
 from tir.module import IRModule
 
 from .coverage import partial_writes
+from .intermediate_check import uninitialised_reads
 from .realize_check import misrealized
 from .loop_partition import merge_partitions
 from .decompose import Decomposer
@@ -146,7 +147,8 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     (``main`` calls PrimFuncs more than once); otherwise the function abstains. Tools that
     work on imported networks (the layout planner, BYOC) pass True."""
     kind = pattern_kind(prim_func)
-    if _foreign(prim_func) or partial_writes(prim_func) or misrealized(merge_partitions(prim_func)):
+    if _foreign(prim_func) or partial_writes(prim_func) or misrealized(merge_partitions(prim_func)) \
+            or uninitialised_reads(prim_func):
         return FuncInfo(name if name is not None else prim_func.name, kind, ())
     try:
         # Recognizers probe candidate formulas on sample data; a candidate that takes the square

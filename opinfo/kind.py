@@ -33,6 +33,7 @@ from tir.expr import BufferLoad, Cast, Add, Mul, IntImm, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_visit, pre_order_visit
 from tir.stmt import Block, BufferStore, IterKind
+from tir.structural import structural_equal
 
 ELEMWISE, BROADCAST, INJECTIVE, COMM_REDUCE, OUT_EWISE_FUSABLE, OPAQUE = 0, 1, 2, 3, 4, 8
 NAMES = {ELEMWISE: "elemwise", BROADCAST: "broadcast", INJECTIVE: "injective",
@@ -68,6 +69,8 @@ def _vars_in(expr) -> list:
 
 
 def is_elemwise(store, load) -> bool:
+    if isinstance(store, _SharedCopy) and load is store.load:
+        return True  # the very index objects of the store (see _shared_index)
     return same_array(store.indices, load.indices)
 
 
@@ -151,20 +154,58 @@ class _BlockAccess:
         self.store = None
         self.multi = False
         self.loads = []
+        self.copy = _auto_copy(block)
         pre_order_visit(block.body, self._visit)
 
     def _visit(self, n):
         if isinstance(n, Block):
             self.store, self.loads = None, []
+            self.copy = _auto_copy(n)
             pre_order_visit(n.body, self._visit)
             return False
         if isinstance(n, BufferStore):
             if self.store is not None and not same_array(n.indices, self.store.indices):
                 self.multi = True
             self.store = n
+            if self.copy and _shared_index(n):
+                copy = _SharedCopy(n)
+                self.store = copy
+                for index in n.indices:  # TVM visits the shared indices twice: store, then load
+                    pre_order_visit(index, self._visit)
+                self.loads.append(copy.load)
+                for index in n.indices:
+                    pre_order_visit(index, self._visit)
+                return False
         elif isinstance(n, BufferLoad):
             self.loads.append(n)
         return True
+
+
+def _auto_copy(block: Block) -> bool:
+    """The block is one of TVM's ``read_at``/``write_at`` copies (annotated ``auto_copy``)."""
+    value = block.annotations.get("auto_copy") if block.annotations else None
+    return value is not None and bool(getattr(value, "value", value))
+
+
+def _shared_index(store) -> bool:
+    """``dst[idx] = src[idx]`` with each index structurally the same on both sides: TVM's
+    ``read_at``/``write_at`` build such a copy from one index array, so its store and load
+    share the very index objects (the same in TVM's identity sense), which parsed text
+    cannot show."""
+    load = store.value
+    return (isinstance(load, BufferLoad) and len(load.indices) == len(store.indices)
+            and all(structural_equal(a, b) for a, b in zip(store.indices, load.indices)))
+
+
+class _SharedCopy:
+    """A copy store whose index objects are shared with its load: the load is given the
+    store's index objects (what TVM sees)."""
+
+    def __init__(self, store):
+        self.buffer = store.buffer
+        self.indices = store.indices
+        self.value = BufferLoad(store.value.buffer, store.indices)
+        self.load = self.value
 
 
 def _index_pattern(store, loads) -> int:

@@ -1,0 +1,568 @@
+"""Is every element of an intermediate buffer written before it is read?
+
+Recognizers read a function's dataflow from its expressions: ``y = exp(t)`` where ``t`` is an
+intermediate written by ``t = x + c`` is ``add`` then ``exp``. That holds only when every
+element of ``t`` a reader loads was stored before the load. A producer loop cut short
+(``for i in range(1)`` filling one of two rows) leaves the other row uninitialised, and the
+function computes nothing an op computes; :func:`uninitialised_reads` refutes such functions.
+
+Schedules write intermediates piecewise legitimately: ``compute_at`` fills, per iteration of
+an outer loop, only the region its consumer reads in that iteration; ``cache_read`` copies,
+``rolling_buffer``, ``decompose_padding`` (a constant fill, then a copy of the interior),
+``loop_partition`` and ``pad_einsum`` write an intermediate in several blocks or only where
+it is read. So the check is by enumeration, in program order: every store and load of an
+intermediate is enumerated at every iteration of the loops around it (block bindings,
+predicates, ``if`` guards and a reduction's init applied), each with the time it runs (the
+path of statement positions and loop iterations from the function's body, compared
+lexicographically; within one store its loads come before its write, a block's init before
+its body). A load of an element whose first store is not earlier refutes.
+
+Only what is certain counts. A buffer is judged only when every store to it can be
+enumerated (constant loop ranges at the chosen shape-variable values, indices evaluable, none
+past the buffer, no aliasing); an unevaluable guard on a store is dropped (it can only add
+writes). A load is judged only when its indices and every guard around it can be evaluated
+(a load under ``if_then_else``/``Select`` counts where its branch is taken). Shape variables
+take a few values as in :mod:`.realize_check`; a refutation at any of them refutes."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tir.expr import BufferLoad, Call, IntImm, Not, Select, Var
+from tir.functor import children, post_order_visit
+from tir.stmt import (AllocateBuffer, AttrStmt, Block, BlockRealize, BufferStore, Evaluate, For,
+                      IfThenElse, IterKind, LetStmt, SeqStmt)
+
+from tir.structural import structural_equal
+
+from .affine import const_of
+from .probe import NotEvaluable, evaluate, loop_points
+
+MAX_POINTS = 1 << 19
+"""Iterations of the loops around one store above which the buffer is not judged."""
+
+MAX_TOTAL = 1 << 21
+MAX_ROUNDS = 64
+"""Rounds of taint propagation (one per dataflow step between blocks) before giving up."""
+"""Enumerated points of one function above which it is not judged."""
+
+SHAPE_VALUES = (7, 12)
+"""Values given to the function's shape variables in turn."""
+
+_ERRORS = (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError, KeyError,
+           IndexError, AttributeError)
+
+
+class _Unjudged(Exception):
+    """The function holds something this check does not model: nothing is refuted."""
+
+
+def _vars(expr, out: set) -> None:
+    post_order_visit(expr, lambda n: out.add(n) if isinstance(n, Var) else None)
+
+
+def _shape_vars(func) -> set:
+    found: set = set()
+    for buf in func.buffers:
+        for s in buf.shape:
+            _vars(s, found)
+    return found
+
+
+def _loads(expr, guard, out: list) -> None:
+    """(load, guard) for the loads of ``expr``; ``guard`` is a tuple of (condition, taken)
+    under which a load inside a conditional branch is read."""
+    if isinstance(expr, BufferLoad):
+        out.append((expr, guard))
+        for i in expr.indices:
+            _loads(i, guard, out)
+        return
+    if isinstance(expr, Call) and expr.op == "if_then_else" and len(expr.args) == 3:
+        c, t, f = expr.args
+        _loads(c, guard, out)
+        _loads(t, guard + ((c, True),), out)
+        _loads(f, guard + ((c, False),), out)
+        return
+    if isinstance(expr, Select):
+        _loads(expr.condition, guard, out)
+        _loads(expr.true_value, guard + ((expr.condition, True),), out)
+        _loads(expr.false_value, guard + ((expr.condition, False),), out)
+        return
+    for child in children(expr):
+        _loads(child, guard, out)
+
+
+def _sites(stmt, chain: tuple, out: list) -> None:
+    """(store, chain) for every store below ``stmt``; ``chain`` lists what lies between the
+    function's body and the store: ("loop", For), ("seq", position), ("bind", BlockRealize),
+    ("init", Block), ("if", condition, taken), ("let", var, value)."""
+    if isinstance(stmt, BufferStore):
+        out.append((stmt, chain))
+    elif isinstance(stmt, SeqStmt):
+        for k, s in enumerate(stmt.seq):
+            _sites(s, chain + (("seq", k),), out)
+    elif isinstance(stmt, For):
+        _sites(stmt.body, chain + (("loop", stmt),), out)
+    elif isinstance(stmt, BlockRealize):
+        block = stmt.block
+        if block.match_buffers:
+            raise _Unjudged("match_buffer")
+        inner = chain + (("bind", stmt),)
+        if block.init is not None:
+            _sites(block.init, inner + (("seq", 0), ("init", block)), out)
+            _sites(block.body, inner + (("seq", 1),), out)
+        else:
+            _sites(block.body, inner, out)
+    elif isinstance(stmt, Block):
+        if stmt.match_buffers or stmt.init is not None or stmt.iter_vars:
+            raise _Unjudged("bare block")
+        _sites(stmt.body, chain, out)
+    elif isinstance(stmt, IfThenElse):
+        _sites(stmt.then_case, chain + (("seq", 0), ("if", stmt.condition, True)), out)
+        if stmt.else_case is not None:
+            _sites(stmt.else_case, chain + (("seq", 1), ("if", stmt.condition, False)), out)
+    elif isinstance(stmt, LetStmt):
+        _sites(stmt.body, chain + (("let", stmt.var, stmt.value),), out)
+    elif isinstance(stmt, (AttrStmt, AllocateBuffer)):
+        _sites(stmt.body, chain, out)
+    else:  # Evaluate (an opaque call may write anything), While, ...
+        raise _Unjudged(type(stmt).__name__)
+
+
+def _scalar(expr, env) -> "int | None":
+    try:
+        v = np.asarray(evaluate(expr, env))
+    except _ERRORS:
+        return None
+    if v.size != 1 or not np.isfinite(v).all() or float(v) != math.floor(float(v)):
+        return None
+    return int(v.reshape(-1)[0])
+
+
+class _Site:
+    """One store enumerated: the iterations of its loops, the leaves (loop and block
+    variables) at each, the time columns, and the masks that hold for certain (``sure``) and
+    the ones that could not be evaluated (``open``: a load under them is not judged)."""
+
+    def __init__(self, chain, env: dict):
+        loops = [e[1] for e in chain if e[0] == "loop"]
+        ranges = []
+        for lp in loops:
+            lo, ext = _scalar(lp.min, env), _scalar(lp.extent, env)
+            if lo is None or ext is None:
+                raise _Unjudged("loop range")
+            ranges.append((lo, max(ext, 0)))
+        self.size = math.prod(e for _, e in ranges)
+        if self.size > MAX_POINTS:
+            raise _Unjudged("too many points")
+        leaves, n = loop_points(loops, ranges, env)
+        self.leaves = leaves
+        self.mask = np.ones(n, dtype=bool)
+        self.open = False
+        columns = []
+        lows = {lp.loop_var: lo for lp, (lo, _) in zip(loops, ranges)}
+        ext_of = {lp.loop_var: ext for lp, (_, ext) in zip(loops, ranges)}
+        self.lows = lows
+        for entry in chain:
+            kind = entry[0]
+            if kind == "seq":
+                columns.append((entry[1], entry[1] + 1))
+            elif kind == "loop":
+                var = entry[1].loop_var
+                columns.append((var, max(ext_of[var], 1)))
+            elif kind == "bind":
+                realize = entry[1]
+                for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+                    got = self._points(value)
+                    if got is None:
+                        raise _Unjudged("binding")
+                    leaves[iv.var] = got
+                if not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1):
+                    self._restrict(realize.predicate, True)
+            elif kind == "init":
+                for iv in entry[1].iter_vars:
+                    if iv.kind == IterKind.REDUCE:
+                        lo = self._points(iv.dom.min)
+                        if lo is None:
+                            self.open = True
+                        else:
+                            self.mask &= leaves[iv.var] == lo
+            elif kind == "if":
+                self._restrict(entry[1], entry[2])
+            elif kind == "let":
+                got = self._points(entry[2])
+                if got is None:
+                    raise _Unjudged("let")
+                leaves[entry[1]] = got
+        self.columns = columns
+
+    def _points(self, expr) -> "np.ndarray | None":
+        try:
+            v = np.broadcast_to(np.asarray(evaluate(expr, self.leaves), dtype=float), self.mask.shape)
+        except _ERRORS:
+            return None
+        return v if np.all(np.isfinite(v)) else None
+
+    def _restrict(self, cond, taken: bool) -> None:
+        got = self._points(cond)
+        if got is None:
+            self.open = True
+            return
+        self.mask &= (got != 0) if taken else (got == 0)
+
+    def access(self, indices, shape, mask) -> "tuple | None":
+        """Flat element indices of ``buffer[indices]`` where ``mask`` holds, and whether
+        every one is inside the buffer; None when not evaluable."""
+        flat = np.zeros(int(mask.sum()), dtype=np.int64)
+        inside = True
+        for index, extent in zip(indices, shape):
+            got = self._points(index)
+            if got is None or np.any(got != np.floor(got)):
+                return None
+            got = got[mask]
+            inside = inside and bool(np.all((got >= 0) & (got < extent)))
+            flat = flat * extent + np.clip(got, 0, extent - 1).astype(np.int64)
+        return flat, inside
+
+    def radices(self) -> list:
+        return [r for _, r in self.columns]
+
+    def keys(self, weights) -> np.ndarray:
+        """Time of each iteration as one integer, ``weights`` giving each column's weight
+        (the same for every site of the function: columns are compared position by
+        position, a shorter path padded with zeros)."""
+        key = np.zeros(self.mask.shape, dtype=np.int64)
+        for (what, _), w in zip(self.columns, weights):
+            if isinstance(what, int):
+                key += what * w
+            else:
+                key += (self.leaves[what] - self.lows[what]).astype(np.int64) * w
+        return key
+
+
+def _weights(sites) -> "list | None":
+    """Column weights making every site's time one int64, ordered lexicographically by
+    path; a last column (weight 1, radix 2) tells a store's loads (0) from its write (1)."""
+    width = max(len(s.columns) for s in sites)
+    radix = [1] * width
+    for site in sites:
+        for k, r in enumerate(site.radices()):
+            radix[k] = max(radix[k], r)
+    weights, w = [], 2
+    for r in reversed(radix):
+        weights.append(w)
+        w *= r
+    if w >= (1 << 62):
+        return None
+    return weights[::-1]
+
+
+def _refuted(func, sites, env: dict) -> bool:
+    """``sites``: (store, chain, loads) of the whole function. True when some load of an
+    intermediate element no store ever writes provably feeds the final value of an output
+    element (see :func:`uninitialised_reads`)."""
+    params = {id(b) for b in func.buffers}
+    shapes: dict = {}
+
+    def shape(buf):
+        if id(buf) not in shapes:
+            dims = [_scalar(s, env) for s in buf.shape]
+            shapes[id(buf)] = None if any(d is None or d < 0 for d in dims) else dims
+        return shapes[id(buf)]
+
+    wanted = {id(load.buffer) for _, _, loads in sites for load, _ in loads} - params
+    if not wanted:
+        return False
+    first = [id(store.buffer) in wanted or any(id(ld.buffer) in wanted for ld, _ in loads)
+             for store, _, loads in sites]
+    built: list = [(None, store, loads) for store, _, loads in sites]  # (site or None, store, loads)
+    unjudged: set = set()  # buffers some store of which is not enumerated exactly
+    writes: dict = {}  # buffer id -> [(points, site number, iterations)]
+    reads: dict = {}
+    total = 0
+    for phase in (True, False):
+        for k, (store, chain, loads) in enumerate(sites):
+            if first[k] != phase:
+                continue
+            try:
+                site = _Site(chain, env)
+            except _Unjudged:
+                unjudged.add(id(store.buffer))
+                continue
+            total += site.size
+            if total > MAX_TOTAL:
+                return False
+            built[k] = (site, store, loads)
+            _accesses(k, site, store, loads, shape, writes, reads, unjudged)
+        if phase:
+            never = _never_written(reads, writes, params, unjudged)
+            if not never:
+                return False
+    return _live_garbage(built, writes, reads, never, unjudged, params)
+
+
+def _never_written(reads, writes, params, unjudged) -> dict:
+    """(buffer id, number of the read) -> which of its elements no store writes at any time,
+    for the loads of intermediates (stores are all enumerated: ``unjudged`` buffers aside)."""
+    never: dict = {}
+    for key, rd in reads.items():
+        if key in params or key in unjudged:
+            continue
+        written = np.concatenate([p for p, *_ in writes.get(key, [])] or [np.zeros(0, np.int64)])
+        for n, (points, _, _) in enumerate(rd):
+            miss = ~np.isin(points, written)
+            if miss.any():
+                never[(key, n)] = miss
+    return never
+
+
+def _accesses(k, site, store, loads, shape, writes, reads, unjudged) -> None:
+    """The elements store ``k`` writes and its loads read (with the iterations doing so)."""
+    buf = store.buffer
+    dims = shape(buf)
+    got = None if dims is None or len(dims) != len(store.indices) else \
+        site.access(store.indices, dims, site.mask)
+    if got is None or not got[1]:
+        unjudged.add(id(buf))
+    else:
+        writes.setdefault(id(buf), []).append((got[0], k, np.nonzero(site.mask)[0]))
+    if site.open:
+        return  # a guard not evaluated: the loads are not judged
+    for load, guard in loads:
+        dims = shape(load.buffer)
+        if dims is None or len(dims) != len(load.indices):
+            continue
+        mask = site.mask.copy()
+        for cond, taken in guard:
+            cval = site._points(cond)
+            if cval is None:
+                mask = None
+                break
+            mask &= (cval != 0) if taken else (cval == 0)
+        if mask is None:
+            continue
+        got = site.access(load.indices, dims, mask)
+        if got is None or not got[1]:
+            continue  # past the buffer: another check's concern
+        reads.setdefault(id(load.buffer), []).append((got[0], k, np.nonzero(mask)[0]))
+
+
+def _live_garbage(built, writes, reads, never, unjudged, params) -> bool:
+    """Whether a value computed from a never-written element is the final value of some
+    output element: iterations are tainted by the loads in ``never`` and by loading an
+    element whose reaching store (the last one before the load) is tainted; an output
+    element's last store being tainted refutes. Stores whose guard was not evaluated are
+    never tainted (they might not run)."""
+    live = [(site, store) for site, store, _ in built if site is not None]
+    sites = [site for site, _, _ in built]
+    offset, total = {}, 0
+    for k, site in enumerate(sites):
+        if site is not None:
+            offset[k] = total
+            total += site.mask.shape[0]
+    weights = _weights([s for s in sites if s is not None])
+    if weights is None or not live:
+        return False
+    keys = {k: site.keys(weights) for k, site in enumerate(sites) if site is not None}
+    clean = np.zeros(total, dtype=bool)
+    for k, site in enumerate(sites):
+        if site is not None and site.open:
+            clean[offset[k]:offset[k] + site.mask.shape[0]] = True
+    taint = np.zeros(total, dtype=bool)
+    cross_src, cross_dst = [], []
+    parent = np.arange(total)
+    for key, rd in reads.items():
+        if key in unjudged:
+            continue
+        wr = writes.get(key, [])
+        w_pt = np.concatenate([p for p, *_ in wr] or [np.zeros(0, np.int64)])
+        w_t = np.concatenate([keys[k][it] + 1 for _, k, it in wr] or [np.zeros(0, np.int64)])
+        w_inst = np.concatenate([offset[k] + it for _, k, it in wr] or [np.zeros(0, np.int64)])
+        w_site = np.concatenate([np.full(it.size, k) for _, k, it in wr] or [np.zeros(0, np.int64)])
+        for n, (points, k, it) in enumerate(rd):
+            inst = offset[k] + it
+            miss = never.get((key, n))
+            if miss is not None:
+                taint[inst[miss]] = True
+            if not w_pt.size:
+                continue
+            r_t = keys[k][it]
+            pt = np.concatenate([w_pt, points])
+            tt = np.concatenate([w_t, r_t])
+            is_w = np.concatenate([np.ones(w_pt.size, bool), np.zeros(points.size, bool)])
+            order = np.lexsort((tt, pt))
+            pos = np.where(is_w[order], np.arange(order.size), -1)
+            last = np.maximum.accumulate(pos)
+            reads_at = ~is_w[order]
+            prev = last[reads_at]
+            ok = prev >= 0
+            src_idx = order[np.where(ok, prev, 0)]
+            ok &= pt[src_idx] == pt[order][reads_at]
+            src = w_inst[src_idx[ok]]
+            dst = inst[order[reads_at][ok] - w_pt.size]
+            # an accumulator: a load of the element the same store wrote before
+            chain = (w_site[src_idx[ok]] == k) & (id(built[k][1].buffer) == key)
+            unset = chain & (parent[dst] == dst)
+            parent[dst[unset]] = src[unset]
+            cross_src.append(src[~unset])
+            cross_dst.append(dst[~unset])
+    cs = np.concatenate(cross_src) if cross_src else np.zeros(0, np.int64)
+    cd = np.concatenate(cross_dst) if cross_dst else np.zeros(0, np.int64)
+    steps = max(1, int(total).bit_length())
+    for _ in range(MAX_ROUNDS):
+        before = taint.copy()
+        taint &= ~clean
+        taint[cd[taint[cs]]] = True
+        p = parent
+        for _ in range(steps):
+            taint |= taint[p]
+            p = p[p]
+        taint &= ~clean
+        if np.array_equal(taint, before):
+            break
+    else:
+        return False
+    for key, wr in writes.items():
+        if key not in params or key in unjudged:
+            continue
+        w_pt = np.concatenate([p for p, *_ in wr])
+        w_t = np.concatenate([keys[k][it] for _, k, it in wr])
+        w_inst = np.concatenate([offset[k] + it for _, k, it in wr])
+        order = np.lexsort((-w_t, w_pt))
+        first = np.ones(order.size, dtype=bool)
+        first[1:] = w_pt[order][1:] != w_pt[order][:-1]
+        if np.any(taint[w_inst[order][first]]):
+            return True
+    return False
+
+
+def _loads_of(store) -> list:
+    out: list = []
+    _loads(store.value, (), out)
+    for i in store.indices:
+        _loads(i, (), out)
+    return out
+
+
+def _top(chain) -> "int | None":
+    """Position of the statement holding the store in the function's top-level sequence
+    (under the root block, outside every loop), or None."""
+    k = 0
+    if k < len(chain) and chain[k][0] == "bind" and not chain[k][1].block.iter_vars:
+        k += 1
+    if k < len(chain) and chain[k][0] == "seq":
+        return chain[k][1]
+    return None
+
+
+def _whole(store, chain) -> bool:
+    """The store writes every element of its buffer once its top-level statement has run:
+    loops over one block, each block variable bound to a loop of its own whose range is the
+    variable's domain, no predicate, and the store indexed by distinct block variables whose
+    domains are the buffer's axes (TVM's unscheduled blocks)."""
+    k = 0
+    while k < len(chain) and chain[k][0] != "loop":
+        k += 1
+    loops = []
+    while k < len(chain) and chain[k][0] == "loop":
+        loops.append(chain[k][1])
+        k += 1
+    if k >= len(chain) or chain[k][0] != "bind":
+        return False
+    realize = chain[k][1]
+    rest = chain[k + 1:]
+    if rest not in ((), (("seq", 1),)) or (rest and realize.block.init is None):
+        return False
+    if not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1):
+        return False
+    by_var = {lp.loop_var: lp for lp in loops}
+    doms = {}
+    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+        lp = by_var.get(value) if isinstance(value, Var) else None
+        if lp is None or not _same(lp.min, iv.dom.min) or not _same(lp.extent, iv.dom.extent):
+            return False
+        doms[iv.var] = iv.dom
+    if len({id(v) for v in realize.iter_values}) != len(loops):
+        return False
+    if len(store.indices) != len(store.buffer.shape) or len({id(i) for i in store.indices}) != len(store.indices):
+        return False
+    for index, axis in zip(store.indices, store.buffer.shape):
+        dom = doms.get(index) if isinstance(index, Var) else None
+        if dom is None or const_of(dom.min) != 0 or not _same(dom.extent, axis):
+            return False
+    return True
+
+
+def _same(a, b) -> bool:
+    ca, cb = const_of(a), const_of(b)
+    if ca is not None or cb is not None:
+        return ca == cb
+    return a is b or structural_equal(a, b)
+
+
+def _pending(sites, params) -> bool:
+    """Some load of an intermediate is not settled without enumeration: settled are loads
+    in a later top-level statement than one writing the whole buffer (:func:`_whole`), and a
+    reduction's load of its own accumulator (indices those of its store, the block with an
+    init writing it first)."""
+    whole: dict = {}
+    for store, chain, _ in sites:
+        top = _top(chain)
+        if top is not None and id(store.buffer) not in params and _whole(store, chain):
+            whole[id(store.buffer)] = min(top, whole.get(id(store.buffer), top))
+    for store, chain, loads in sites:
+        top = _top(chain)
+        for load, _ in loads:
+            key = id(load.buffer)
+            if key in params:
+                continue
+            if top is not None and key in whole and whole[key] < top:
+                continue
+            if load.buffer is store.buffer and len(load.indices) == len(store.indices) and \
+                    all(a is b for a, b in zip(load.indices, store.indices)) and \
+                    any(e[0] == "bind" and e[1].block.init is not None for e in chain):
+                continue
+            return True
+    return False
+
+
+def _aliased(func) -> bool:
+    """Two buffers over one data variable (a write through one is a write to the other)."""
+    seen: dict = {}
+    found: list = []
+
+    def visit(n):
+        if isinstance(n, (BufferStore, BufferLoad)):
+            found.append(n.buffer)
+    post_order_visit(func.body, visit)
+    for buf in list(func.buffers) + found:
+        if buf.data is not None:
+            if seen.setdefault(id(buf.data), buf) is not buf:
+                return True
+    return False
+
+
+def uninitialised_reads(func) -> bool:
+    """True when some element of an intermediate buffer is provably loaded before (or
+    without) being stored (see the module docstring)."""
+    try:
+        sites: list = []
+        _sites(func.body, (), sites)
+    except (_Unjudged, RecursionError):
+        return False
+    sites = [(store, chain, _loads_of(store)) for store, chain in sites]
+    params = {id(b) for b in func.buffers}
+    if not _pending(sites, params):
+        return False
+    if _aliased(func):
+        return False
+    free = _shape_vars(func)
+    try:
+        for value in (SHAPE_VALUES if free else SHAPE_VALUES[:1]):
+            env = {v: np.float64(value) for v in free}
+            if _refuted(func, sites, env):
+                return True
+    except (_Unjudged, MemoryError):
+        return False
+    return False
