@@ -52,6 +52,7 @@ from .affine import affine, const_of
 from .blockize import unblockize
 from .distribute import distribute
 from .ew_tags import IDENTITY_TAGS, bare
+from .init_order import block_places, init_runs_first
 from .padding import merge_padding
 from .pad_einsum import unpad_einsum
 from .loop_partition import merge_partitions
@@ -147,12 +148,16 @@ def merge_inits(func: PrimFunc) -> PrimFunc:
     """Decomposed reduction inits put back into their reduction blocks."""
     blocks = list(func.blocks())
     merged = {}
+    places = None
     for k, block in enumerate(blocks):
         stores = _init_of(block)
         if stores is None or any(_writer_count(blocks, x.buffer) != 2 for x in stores):
             continue
         found = _update_for(block, stores, blocks[k + 1:])
         if found is not None:
+            places = block_places(func) if places is None else places
+            if not init_runs_first(places, block, *found):
+                continue  # an init that may reset summed elements: left as it is (no reduction)
             merged[id(block)] = None
             merged[id(found[0])] = _merged(block, *found)
     if not merged:

@@ -92,11 +92,20 @@ def test_decomposed_sum_fixture_is_named():
     assert _names(fixture_func("s10b_sum_decomposed")) == ["sum"]
 
 
-@pytest.mark.xfail(reason="normalize.merge_inits pairs an init block with its update by store indices only, "
-                          "not by the loops that bind them (not this session's file)", strict=True)
 def test_decomposed_init_bound_transposed_abstains():
     # the init block of element (a, c, b) runs at iteration (a, b, c): some elements are reset after their update
     edit = _replace((DEC_BIND, DEC_BIND.replace("[ax0, ax1, ax2]", "[ax0, ax2, ax1]")))
+    assert _names(fixture_func("s10b_sum_decomposed", edit)) == []
+
+
+def test_decomposed_init_inside_the_reduction_loop_abstains():
+    """The init block moved under the reduction loop resets the element before every term."""
+    def edit(text):
+        head, rest = text.split('            with T.block("x_red_init"):', 1)
+        init, update = rest.split("            for k3 in range(T.int64(5)):", 1)
+        init = "\n".join("    " + line if line.strip() else line for line in init.split("\n"))
+        return head + "            for k3 in range(T.int64(5)):\n" + '                with T.block("x_red_init"):' + init + update
+
     assert _names(fixture_func("s10b_sum_decomposed", edit)) == []
 
 
