@@ -158,9 +158,25 @@ def _merged(loops: list) -> "For | None":
     return attrs.evolve(first, extent=IntImm(first.extent.dtype, total), body=body)
 
 
+_RECENT: dict = {}
+"""id(func) -> (func, merged): the last few answers (analyze asks for one function several
+times); the function is held so that its id is not reused meanwhile."""
+
+
 def merge_partitions(func: PrimFunc) -> PrimFunc:
     """``func`` with the copies ``loop_partition`` made merged back (module docstring);
     unchanged when there are none."""
+    hit = _RECENT.get(id(func))
+    if hit is not None and hit[0] is func:
+        return hit[1]
+    out = _merge_partitions(func)
+    if len(_RECENT) >= 16:
+        _RECENT.pop(next(iter(_RECENT)))
+    _RECENT[id(func)] = (func, out)
+    return out
+
+
+def _merge_partitions(func: PrimFunc) -> PrimFunc:
     merged = [False]
 
     def post(n):

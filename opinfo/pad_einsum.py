@@ -197,7 +197,8 @@ def unpad_einsum(func: PrimFunc) -> PrimFunc:
     from .coverage import _realizes
 
     # blocks holding blocks (the root, partitions) are judged by the blocks they hold
-    realizes = [r for r, _ in _realizes(func.body) if not _holds_blocks(r.block)]
+    root = func.root_block
+    realizes = [r for r, _ in _realizes(func.body) if r.block is not root and not _holds_blocks(r.block)]
     writers: dict = {}
     readers: dict = {}
     for r in realizes:
