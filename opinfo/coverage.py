@@ -77,8 +77,9 @@ def _short_vars(realize: BlockRealize, loops) -> set:
     return short
 
 
-def _short_store(block: Block, short: set, indices, buffer) -> bool:
-    doms = {iv.var: iv.dom for iv in block.iter_vars}
+def _short_store(block: Block, short: set, indices, buffer, outer=None) -> bool:
+    doms = dict(outer or {})
+    doms.update({iv.var: iv.dom for iv in block.iter_vars})
     for index, axis in zip(indices, buffer.shape):
         if not isinstance(index, Var) or index not in doms:
             continue
@@ -104,19 +105,41 @@ def partial_writes(func) -> bool:
     for realize, _ in found:
         for key in {id(s.buffer) for s in stages_of(realize.block) if s.buffer is not None}:
             writers[key] = writers.get(key, 0) + 1
-    for realize, loops in found:
+    for realize, loops, outer, outer_short in _nested(func.body, (), {}, frozenset()):
         block = realize.block
         if not block.iter_vars:
             continue
-        short = _short_vars(realize, loops)
+        short = _short_vars(realize, loops) | outer_short
         for stage in stages_of(block):
             buffer = stage.buffer
             if (buffer is None or id(buffer) not in params or writers.get(id(buffer)) != 1
                     or len(stage.indices) != len(buffer.shape)):
                 continue
-            if _short_store(block, short, stage.indices, buffer):
+            if _short_store(block, short, stage.indices, buffer, outer):
                 return True
     return False
+
+
+def _nested(stmt, loops, outer: dict, outer_short: frozenset):
+    """As :func:`_realizes`, with the domains (``outer``) and short variables of the
+    enclosing blocks: a blockized inner block stores at its outer block's variables
+    (``compute[v_i0_o, v_i1_o, v_i3_i]``), which cover no more than their own domains."""
+    if isinstance(stmt, BlockRealize):
+        yield stmt, loops, outer, outer_short
+        block = stmt.block
+        inner = dict(outer)
+        inner.update({iv.var: iv.dom for iv in block.iter_vars})
+        inner_short = outer_short | frozenset(_short_vars(stmt, loops))
+        yield from _nested(block.body, (), inner, inner_short)
+        if block.init is not None:
+            yield from _nested(block.init, (), inner, inner_short)
+    elif isinstance(stmt, For):
+        yield from _nested(stmt.body, loops + (stmt,), outer, outer_short)
+    elif isinstance(stmt, SeqStmt):
+        for s in stmt.seq:
+            yield from _nested(s, loops, outer, outer_short)
+    elif isinstance(stmt, Block):
+        yield from _nested(stmt.body, (), outer, outer_short)
 
 
 def _inner_stores(stmt, loops: dict, out: list) -> None:

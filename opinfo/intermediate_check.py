@@ -192,9 +192,10 @@ class _Site:
                 self._restrict(entry[1], entry[2])
             elif kind == "let":
                 got = self._points(entry[2])
-                if got is None:
-                    raise _Unjudged("let")
-                leaves[entry[1]] = got
+                if got is not None:
+                    leaves[entry[1]] = got
+                # else: a value loaded (argmax's Selects): what uses the variable is not
+                # evaluable, so a store or guard indexed by it is not judged
         self.columns = columns
 
     def _points(self, expr) -> "np.ndarray | None":
@@ -445,6 +446,16 @@ def _loads_of(store) -> list:
     return out
 
 
+def _let_loads(chain) -> list:
+    """The loads of the values of the ``let`` bindings around a store (argmax/argmin bind
+    their Selects to variables the stores write): they feed the store as its own loads do."""
+    out: list = []
+    for entry in chain:
+        if entry[0] == "let":
+            _loads(entry[2], (), out)
+    return out
+
+
 def _top(chain) -> "int | None":
     """Position of the statement holding the store in the function's top-level sequence
     (under the root block, outside every loop), or None."""
@@ -551,7 +562,7 @@ def uninitialised_reads(func) -> bool:
         _sites(func.body, (), sites)
     except (_Unjudged, RecursionError):
         return False
-    sites = [(store, chain, _loads_of(store)) for store, chain in sites]
+    sites = [(store, chain, _loads_of(store) + _let_loads(chain)) for store, chain in sites]
     params = {id(b) for b in func.buffers}
     if not _pending(sites, params):
         return False

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from tir.expr import IntImm, Var
+from tir.expr import BufferLoad, IntImm, Var
 from tir.functor import post_order_visit
 from tir.stmt import IterKind
 from tir.structural import structural_equal
@@ -172,15 +172,50 @@ def _plain(realize, loops) -> bool:
     return len(seen) == len(loops)
 
 
+def _short_reduction(block, params) -> bool:
+    """A reduction variable of ``block`` indexes an axis of a parameter alone (``x[i, v_k]``)
+    somewhere in the block's update, the axis is longer than the variable's domain, and no
+    such bare use matches the domain: the block reduces over a leading part of the data
+    only (a reduction loop cut short under ``T.axis.remap`` shrinks the domain with it, so
+    every other check sees a smaller but consistent reduction). Constant extents only; a
+    use longer than its axis (``pad_einsum`` guards its loads) is not judged."""
+    doms = {}
+    for iv in block.iter_vars:
+        if iv.kind == IterKind.REDUCE:
+            lo, ext = const_of(iv.dom.min), const_of(iv.dom.extent)
+            if lo == 0 and ext is not None:
+                doms[iv.var] = ext
+    if not doms:
+        return False
+    uses: dict = {}
+
+    def visit(n):
+        if isinstance(n, BufferLoad) and id(n.buffer) in params and len(n.indices) == len(n.buffer.shape):
+            for index, axis in zip(n.indices, n.buffer.shape):
+                if isinstance(index, Var) and index in doms:
+                    uses.setdefault(index, []).append(const_of(axis))
+    post_order_visit(block.body, visit)
+    for var, axes in uses.items():
+        ext = doms[var]
+        if any(a is None or a == ext for a in axes):
+            continue
+        if any(a > ext for a in axes):
+            return True
+    return False
+
+
 def misrealized(func) -> bool:
     """True when some block's loops provably do not run its iteration domain as recognizers
-    assume (see the module docstring)."""
+    assume (see the module docstring), or some reduction covers only part of a parameter's
+    axis it alone indexes (:func:`_short_reduction`)."""
     shape_vars = _shape_vars(func)
     params = {id(b) for b in func.buffers}
     is_param = lambda b: id(b) in params  # noqa: E731
     for realize, loops in _realizes(func.body):
         if not realize.block.iter_vars:
             continue
+        if _short_reduction(realize.block, params):
+            return True
         used: set = set()
         for lp in loops:
             _vars(lp.min, used)

@@ -48,7 +48,7 @@ from ..tags import tag
 from .pool_grad_read import ARGMAX, GRAD, argmax_windows, grad_block, include_pad, layout_of, padded_extents, structure
 from .pool_readings import Axis, Reading, choose
 from .pool_ref import pool_grad_ref
-from .running import run, wide as _wide
+from .running import poisoned, run, wide as _wide
 
 MAX_WORK = 400_000
 """Data elements times window positions above which the function is not run."""
@@ -157,7 +157,7 @@ def recognize_pool_grad(func: PrimFunc) -> "OpInfo | None":
         else:  # magnitudes far from 1: a clamp of the gradient, a pad value above the data
             grad = _wide(rng, gshape, dtype).astype(dtype)
             data = (_wide(rng, shape, dtype, sign=-1 if trial == TRIALS else None)).astype(dtype)
-        got = run(runner, [grad, data, np.zeros(shape, dtype)])
+        got = run(runner, [grad, data, poisoned(shape, dtype)])
         if got is None:
             return None
         # error bound: tol relative to the sum of the magnitudes added into each element

@@ -177,6 +177,18 @@ def run(func, arrays, out: int = -1) -> "np.ndarray | None":
     return None if args is None else args[out]
 
 
+def poisoned(shape, dtype) -> np.ndarray:
+    """An output array to run a function into: NaN for floats (an element the function
+    leaves unset, or an accumulator it never resets, shows instead of passing for a zero),
+    the type's minimum for integers, False for bool."""
+    dt = np.dtype(dtype)
+    if np.issubdtype(dt, np.floating):
+        return np.full(shape, np.nan, dt)
+    if np.issubdtype(dt, np.integer):
+        return np.full(shape, np.iinfo(dt).min, dt)
+    return np.zeros(shape, dt)
+
+
 DEFAULT_EXTENT = 3
 """Value tried for a symbolic extent besides the constant extents of the other buffers."""
 
