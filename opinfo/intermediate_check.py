@@ -29,15 +29,15 @@ import math
 
 import numpy as np
 
-from tir.expr import BufferLoad, Call, IntImm, Not, Select, Var
+from tir.expr import BufferLoad, Call, IntImm, Select, Var
 from tir.functor import children, post_order_visit
-from tir.stmt import (AllocateBuffer, AttrStmt, Block, BlockRealize, BufferStore, Evaluate, For,
+from tir.stmt import (AllocateBuffer, AttrStmt, Block, BlockRealize, BufferStore, For,
                       IfThenElse, IterKind, LetStmt, SeqStmt)
 
 from tir.structural import structural_equal
 
 from .affine import const_of
-from .probe import NotEvaluable, evaluate, loop_points
+from .probe import NotEvaluable, evaluate, loop_points, scalar_int, shape_vars
 
 MAX_POINTS = 1 << 19
 """Iterations of the loops around one store above which the buffer is not judged."""
@@ -57,17 +57,6 @@ _ERRORS = (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError
 class _Unjudged(Exception):
     """The function holds something this check does not model: nothing is refuted."""
 
-
-def _vars(expr, out: set) -> None:
-    post_order_visit(expr, lambda n: out.add(n) if isinstance(n, Var) else None)
-
-
-def _shape_vars(func) -> set:
-    found: set = set()
-    for buf in func.buffers:
-        for s in buf.shape:
-            _vars(s, found)
-    return found
 
 
 def _loads(expr, guard, out: list) -> None:
@@ -130,16 +119,6 @@ def _sites(stmt, chain: tuple, out: list) -> None:
         raise _Unjudged(type(stmt).__name__)
 
 
-def _scalar(expr, env) -> "int | None":
-    try:
-        v = np.asarray(evaluate(expr, env))
-    except _ERRORS:
-        return None
-    if v.size != 1 or not np.isfinite(v).all() or float(v) != math.floor(float(v)):
-        return None
-    return int(v.reshape(-1)[0])
-
-
 class _Site:
     """One store enumerated: the iterations of its loops, the leaves (loop and block
     variables) at each, the time columns, and the masks that hold for certain (``sure``) and
@@ -149,7 +128,7 @@ class _Site:
         loops = [e[1] for e in chain if e[0] == "loop"]
         ranges = []
         for lp in loops:
-            lo, ext = _scalar(lp.min, env), _scalar(lp.extent, env)
+            lo, ext = scalar_int(lp.min, env), scalar_int(lp.extent, env)
             if lo is None or ext is None:
                 raise _Unjudged("loop range")
             ranges.append((lo, max(ext, 0)))
@@ -268,7 +247,7 @@ def _refuted(func, sites, env: dict) -> bool:
 
     def shape(buf):
         if id(buf) not in shapes:
-            dims = [_scalar(s, env) for s in buf.shape]
+            dims = [scalar_int(s, env) for s in buf.shape]
             shapes[id(buf)] = None if any(d is None or d < 0 for d in dims) else dims
         return shapes[id(buf)]
 
@@ -568,7 +547,7 @@ def uninitialised_reads(func) -> bool:
         return False
     if _aliased(func):
         return False
-    free = _shape_vars(func)
+    free = shape_vars(func)
     try:
         for value in (SHAPE_VALUES if free else SHAPE_VALUES[:1]):
             env = {v: np.float64(value) for v in free}

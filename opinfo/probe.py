@@ -13,7 +13,8 @@ import numpy as np
 from .semantic import Inlined
 
 from tir.expr import (Add, And, Call, Cast, Div, EQ, FloatImm, FloorDiv, FloorMod, GE, GT,
-                      IntImm, LE, LT, Max, Min, Mod, Mul, NE, Not, Or, Select, Sub)
+                      IntImm, LE, LT, Max, Min, Mod, Mul, NE, Not, Or, Select, Sub, Var)
+from tir.functor import post_order_visit
 
 _ERF = np.vectorize(math.erf, otypes=[float])
 
@@ -144,3 +145,32 @@ def flat_points(points, doms, count: int) -> "np.ndarray | None":
             return None
         flat = flat * ext + (p - lo).astype(np.int64)
     return flat
+
+
+def collect_vars(expr, out: set) -> None:
+    """Add the variables of ``expr`` to ``out``."""
+    post_order_visit(expr, lambda n: out.add(n) if isinstance(n, Var) else None)
+
+
+def shape_vars(func) -> set:
+    """The variables of ``func``'s buffer shapes (its symbolic extents)."""
+    found: set = set()
+    for buf in func.buffers:
+        for s in buf.shape:
+            collect_vars(s, found)
+    return found
+
+
+_SCALAR_ERRORS = (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError, KeyError,
+                  IndexError, AttributeError)
+
+
+def scalar_int(expr, env) -> "int | None":
+    """``expr`` evaluated with ``env`` when it is one finite integer value, else None."""
+    try:
+        v = np.asarray(evaluate(expr, env))
+    except _SCALAR_ERRORS:
+        return None
+    if v.size != 1 or not np.isfinite(v).all() or float(v) != math.floor(float(v)):
+        return None
+    return int(v.reshape(-1)[0])

@@ -40,7 +40,8 @@ from tir.structural import structural_equal
 from .affine import const_of
 from .coverage import _realizes
 from .rewrite import stored
-from .probe import NotEvaluable, evaluate, evaluate_points, flat_points, loop_points
+from .probe import (NotEvaluable, collect_vars, evaluate_points, flat_points, loop_points,
+                    scalar_int, shape_vars)
 
 MAX_POINTS = 1 << 17
 """Loop iterations of one block above which it is not enumerated."""
@@ -51,34 +52,13 @@ SHAPE_VALUES = (7, 12)
 _ERRORS = (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError, KeyError)
 
 
-def _vars(expr, out: set) -> None:
-    post_order_visit(expr, lambda n: out.add(n) if isinstance(n, Var) else None)
-
-
-def _shape_vars(func) -> set:
-    found: set = set()
-    for buf in func.buffers:
-        for s in buf.shape:
-            _vars(s, found)
-    return found
-
-
-def _scalar(expr, env) -> "int | None":
-    try:
-        v = np.asarray(evaluate(expr, env))
-    except _ERRORS:
-        return None
-    if v.size != 1 or not np.isfinite(v).all() or float(v) != math.floor(float(v)):
-        return None
-    return int(v.reshape(-1)[0])
-
 
 def _refuted(realize, loops, env: dict, is_param) -> bool:
     """The block's loops provably break the assumption at these shape-variable values."""
     block = realize.block
     ranges = []
     for lp in loops:
-        lo, ext = _scalar(lp.min, env), _scalar(lp.extent, env)
+        lo, ext = scalar_int(lp.min, env), scalar_int(lp.extent, env)
         if lo is None or ext is None or ext <= 0:
             return False
         ranges.append((lo, ext))
@@ -87,7 +67,7 @@ def _refuted(realize, loops, env: dict, is_param) -> bool:
         return False
     doms = []
     for iv in block.iter_vars:
-        lo, ext = _scalar(iv.dom.min, env), _scalar(iv.dom.extent, env)
+        lo, ext = scalar_int(iv.dom.min, env), scalar_int(iv.dom.extent, env)
         if lo is None or ext is None or ext <= 0:
             return False
         doms.append((lo, ext))
@@ -208,7 +188,7 @@ def misrealized(func) -> bool:
     """True when some block's loops provably do not run its iteration domain as recognizers
     assume (see the module docstring), or some reduction covers only part of a parameter's
     axis it alone indexes (:func:`_short_reduction`)."""
-    shape_vars = _shape_vars(func)
+    symbols = shape_vars(func)
     params = {id(b) for b in func.buffers}
     is_param = lambda b: id(b) in params  # noqa: E731
     for realize, loops in _realizes(func.body):
@@ -218,17 +198,17 @@ def misrealized(func) -> bool:
             return True
         used: set = set()
         for lp in loops:
-            _vars(lp.min, used)
-            _vars(lp.extent, used)
+            collect_vars(lp.min, used)
+            collect_vars(lp.extent, used)
         for iv in realize.block.iter_vars:
-            _vars(iv.dom.min, used)
-            _vars(iv.dom.extent, used)
+            collect_vars(iv.dom.min, used)
+            collect_vars(iv.dom.extent, used)
         for v in realize.iter_values:
-            _vars(v, used)
-        _vars(realize.predicate, used)
+            collect_vars(v, used)
+        collect_vars(realize.predicate, used)
         loop_vars = {lp.loop_var for lp in loops}
         free = used - loop_vars
-        if not free <= shape_vars:
+        if not free <= symbols:
             continue
         if isinstance(realize.predicate, IntImm) and realize.predicate.value == 1 and not loops:
             continue

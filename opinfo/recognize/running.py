@@ -23,16 +23,7 @@ from ..affine import const_of
 def concrete_shapes(bufs, value: int) -> "list | None":
     """The buffers' shapes with constant extents kept and every symbolic extent (a
     variable) bound to ``value``; None when an extent is any other expression."""
-    out = []
-    for b in bufs:
-        dims = []
-        for s in b.shape:
-            c = const_of(s)
-            if c is None and not isinstance(s, Var):
-                return None
-            dims.append(c if c is not None else value)
-        out.append(tuple(dims))
-    return out
+    return bind_shapes(bufs, {}, value)
 
 
 def bind_shapes(bufs, env: dict, default: int) -> "list | None":
