@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Differential mutation fuzzer for opinfo's soundness (a development tool, not a test).
+
+Each mutant changes one statement of a TVMScript file: a loop extent or index constant
+by one, two block variables swapped, an operator flipped (``+``/``-``, ``max``/``min``,
+``<``/``<=``, ...), a float constant changed, an index variable replaced by 0, or an index
+shifted. When opinfo still gives a PrimFunc exactly the answer it gave the original, the
+original and the mutant are run with the project's interpreter on the same random inputs:
+if their outputs differ, the unchanged answer is a confident wrong one (``WRONG`` line).
+An answer that changes is only counted (``CHANGED``): abstaining or naming the new
+meaning are both fine.
+
+Usage (from the project root; static shapes only, a case with symbolic ones is skipped):
+    .venv/bin/python tools/fuzz_soundness.py [--per-file 12] [--seed 0] FILE_OR_DIR...
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import tir  # noqa: E402
+from opinfo.api import analyze_module  # noqa: E402
+from tir.interp import interpret  # noqa: E402
+from tir.interp_data import np_dtype  # noqa: E402
+
+TIMEOUT = 30
+INT = re.compile(r"T\.int64\((\d+)\)")
+FLOAT = re.compile(r"T\.float32\((-?[\d.e+-]+)\)")
+SWAPS = [(" + ", " - "), (" - ", " + "), (" * ", " / "), ("T.max(", "T.min("), ("T.min(", "T.max("),
+         (" < ", " <= "), (" <= ", " < "), (" // ", " % ")]
+
+
+class _TimeOut(Exception):
+    pass
+
+
+def _alarm(*_):
+    raise _TimeOut()
+
+
+def answers(text: str):
+    """(module, {function: [(op, sorted attrs)]}) of ``text``."""
+    mod = tir.parse(text)
+    return mod, {name: [(op.name, repr(sorted(dict(op.attrs).items()))) for op in info.ops]
+                 for name, info in analyze_module(mod).items()}
+
+
+def random_inputs(func, rng) -> list:
+    arrays = []
+    for buf in func.buffers:
+        shape = tuple(int(s.value) for s in buf.shape)  # symbolic extents: AttributeError, skipped
+        dtype = np_dtype(buf.dtype)
+        if np.issubdtype(dtype, np.floating):
+            arrays.append((rng.standard_normal(shape) * 3).astype(dtype))
+        elif dtype == np.bool_:
+            arrays.append(rng.integers(0, 2, shape).astype(dtype))
+        else:
+            arrays.append(rng.integers(0, 3, shape).astype(dtype))
+    return arrays
+
+
+def run(func, arrays) -> list:
+    args = [a.copy() for a in arrays]
+    with np.errstate(all="ignore"):
+        interpret(func, *args)
+    return args
+
+
+def _statement_lines(lines) -> list:
+    return [i for i, line in enumerate(lines)
+            if ("=" in line and "[" in line and not any(k in line for k in ("T.reads", "T.writes", "T.axis",
+                                                                          "alloc_buffer", "def ", "R.")))
+            or "T.grid(" in line or "T.where" in line]
+
+
+def _mutate_line(line: str, kind: int, rng) -> "str | None":
+    if kind in (0, 1):  # an integer constant (a loop extent, an index offset) by one
+        found = list(INT.finditer(line))
+        if not found:
+            return None
+        m = found[rng.integers(len(found))]
+        value = int(m.group(1)) + (1 if kind == 0 else -1)
+        return None if value < 0 else line[:m.start()] + f"T.int64({value})" + line[m.end():]
+    if kind == 2:  # one block variable for another
+        names = sorted(set(re.findall(r"\bv_\w+", line)))
+        if len(names) < 2:
+            return None
+        a, b = rng.choice(names, 2, replace=False)
+        spots = [m.start() for m in re.finditer(r"\b" + a + r"\b", line)]
+        at = spots[rng.integers(len(spots))]
+        return line[:at] + b + line[at + len(a):]
+    if kind == 3:  # an operator
+        options = [(o, r) for o, r in SWAPS if o in line]
+        if not options:
+            return None
+        o, r = options[rng.integers(len(options))]
+        spots = [m.start() for m in re.finditer(re.escape(o), line)]
+        at = spots[rng.integers(len(spots))]
+        return line[:at] + r + line[at + len(o):]
+    if kind == 4:  # a float constant
+        found = list(FLOAT.finditer(line))
+        if not found:
+            return None
+        m = found[rng.integers(len(found))]
+        try:
+            value = float(m.group(1))
+        except ValueError:
+            return None
+        new = rng.choice([value * 2 if value else 1.0, value + 1, -value if value else 0.5, 3.0])
+        return line[:m.start()] + f"T.float32({new!r})" + line[m.end():]
+    rhs = line.split(" = ", 1)[-1]
+    if kind == 5:  # an index variable of the right-hand side replaced by 0
+        found = list(re.finditer(r"\bv_\w+\b", rhs))
+        if not found:
+            return None
+        off = len(line) - len(rhs)
+        m = found[rng.integers(len(found))]
+        return line[:off + m.start()] + "T.int64(0)" + line[off + m.end():]
+    found = list(re.finditer(r"\bv_\w+\b", line))  # an index shifted
+    if not found:
+        return None
+    m = found[rng.integers(len(found))]
+    return line[:m.start()] + f"({m.group(0)} + T.int64(1)) % T.int64(2)" + line[m.end():]
+
+
+def mutants(text: str, rng, count: int) -> list:
+    """Up to ``count`` (line, old, new, text) one-statement mutants of ``text``."""
+    lines = text.split("\n")
+    where = _statement_lines(lines)
+    out, tries = [], 0
+    while where and len(out) < count and tries < count * 20:
+        tries += 1
+        i = int(rng.choice(where))
+        new = _mutate_line(lines[i], int(rng.integers(0, 7)), rng)
+        if new and new != lines[i]:
+            out.append((i, lines[i].strip(), new.strip(), "\n".join(lines[:i] + [new] + lines[i + 1:])))
+    return out
+
+
+def _differ(a, b) -> bool:
+    if np.array_equal(a, b, equal_nan=True):
+        return False
+    return not (np.issubdtype(a.dtype, np.floating) and np.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True))
+
+
+def _guarded(fn, *args):
+    signal.alarm(TIMEOUT)
+    try:
+        return fn(*args)
+    finally:
+        signal.alarm(0)
+
+
+def fuzz_file(path: str, per_file: int, rng, stats: dict) -> None:
+    text = open(path).read()
+    try:
+        mod, base = _guarded(answers, text)
+    except Exception:  # unreadable or too slow: not this tool's business
+        return
+    if not any(base.values()):
+        return
+    stats["files"] += 1
+    for _, old, new, mutated in mutants(text, rng, per_file):
+        stats["mutants"] += 1
+        try:
+            mmod, got = _guarded(answers, mutated)
+        except Exception:
+            continue
+        for name, ops in got.items():
+            if not ops or name not in base:
+                continue
+            if ops != base[name]:
+                stats["changed"] += 1
+                print("CHANGED", path, name, base[name], "->", ops, "|", old, "=>", new, flush=True)
+                continue
+            stats["same"] += 1
+            f0, f1 = dict(mod.prim_funcs())[name], dict(mmod.prim_funcs())[name]
+            try:
+                arrays = _guarded(random_inputs, f0, rng)
+                r0, r1 = _guarded(run, f0, arrays), _guarded(run, f1, arrays)
+            except Exception:  # symbolic shapes, an interpreter error, too slow: skipped
+                continue
+            if any(_differ(a, b) for a, b in zip(r0, r1)):
+                stats["wrong"] += 1
+                print("WRONG", path, name, ops, "|", old, "=>", new, flush=True)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("paths", nargs="+", help="TVMScript files or folders of them")
+    ap.add_argument("--per-file", type=int, default=12, help="mutants per file (default 12)")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    files = []
+    for p in args.paths:
+        files += sorted(os.path.join(p, f) for f in os.listdir(p) if f.endswith(".py")) if os.path.isdir(p) else [p]
+    signal.signal(signal.SIGALRM, _alarm)
+    rng = np.random.default_rng(args.seed)
+    stats = dict(files=0, mutants=0, same=0, changed=0, wrong=0)
+    for path in files:
+        fuzz_file(path, args.per_file, rng, stats)
+    print(stats)
+    return 1 if stats["wrong"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
