@@ -152,8 +152,8 @@ def _plain(realize, loops) -> bool:
     return len(seen) == len(loops)
 
 
-def _short_reduction(block, params) -> bool:
-    """A reduction variable of ``block`` indexes an axis of a parameter alone (``x[i, v_k]``)
+def _short_reduction(block) -> bool:
+    """A reduction variable of ``block`` indexes an axis of a buffer alone (``x[i, v_k]``)
     somewhere in the block's update, the axis is longer than the variable's domain, and no
     such bare use matches the domain: the block reduces over a leading part of the data
     only (a reduction loop cut short under ``T.axis.remap`` shrinks the domain with it, so
@@ -170,7 +170,7 @@ def _short_reduction(block, params) -> bool:
     uses: dict = {}
 
     def visit(n):
-        if isinstance(n, BufferLoad) and id(n.buffer) in params and len(n.indices) == len(n.buffer.shape):
+        if isinstance(n, BufferLoad) and len(n.indices) == len(n.buffer.shape):
             for index, axis in zip(n.indices, n.buffer.shape):
                 if isinstance(index, Var) and index in doms:
                     uses.setdefault(index, []).append(const_of(axis))
@@ -184,17 +184,30 @@ def _short_reduction(block, params) -> bool:
     return False
 
 
+def _idle_reduction(block) -> bool:
+    """A reduction variable (extent other than 1) that the block's update never uses: the
+    same term is combined once per value (a sum multiplied by the extent), which no Relax op
+    lowers to -- a reduction variable of TVM's indexes what it reduces."""
+    if not any(iv.kind == IterKind.REDUCE for iv in block.iter_vars):
+        return False
+    used: set = set()
+    collect_vars(block.body, used)
+    return any(iv.kind == IterKind.REDUCE and const_of(iv.dom.extent) != 1 and iv.var not in used
+               for iv in block.iter_vars)
+
+
 def misrealized(func) -> bool:
     """True when some block's loops provably do not run its iteration domain as recognizers
-    assume (see the module docstring), or some reduction covers only part of a parameter's
-    axis it alone indexes (:func:`_short_reduction`)."""
+    assume (see the module docstring), or some reduction covers only part of a buffer's
+    axis it alone indexes (:func:`_short_reduction`: a parameter's, or an intermediate's --
+    the sum of a fused exp + sum cut short)."""
     symbols = shape_vars(func)
     params = {id(b) for b in func.buffers}
     is_param = lambda b: id(b) in params  # noqa: E731
     for realize, loops in _realizes(func.body):
         if not realize.block.iter_vars:
             continue
-        if _short_reduction(realize.block, params):
+        if _short_reduction(realize.block) or _idle_reduction(realize.block):
             return True
         used: set = set()
         for lp in loops:
