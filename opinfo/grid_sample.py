@@ -137,6 +137,14 @@ def _holds(func, shapes, cand, trials, rng) -> bool:
     return True
 
 
+def _trials(shapes) -> int:
+    """Runs for the candidates: more for a small output, so that about a thousand sample
+    points meet the padding folds (a 2x2 output over four grids missed a reflection fold's
+    changed period)."""
+    points = max(1, math.prod(shapes[2]))
+    return max(TRIALS, min(64, -(-1024 // points)))
+
+
 def _holds_beyond(func, bufs, cand, value: int) -> bool:
     """The reading holds with symbolic extents bound past every integer constant of the body
     (a test ``n < 12`` never bites at 2; see :func:`.recognize.running.shapes_beyond`)."""
@@ -166,7 +174,7 @@ def recognize_grid_sample(func: PrimFunc) -> "OpInfo | None":
     shapes, value = found
     cands = list(itertools.product(METHODS, PADDING_MODES, (False, True)))
     rng = np.random.default_rng(7)
-    for trial in range(TRIALS):
+    for trial in range(_trials(shapes)):
         data = rng.standard_normal(shapes[0]).astype(F32)
         span = SPANS[trial % len(SPANS)]
         grid = rng.uniform(-span, span, shapes[1]).astype(F32)

@@ -32,3 +32,10 @@ def test_reduction_variable_left_unused_abstains():
     # the mean's sum reads x[k0, 0, k2] for every k1: each term counted four times
     old = "x_red[v_ax0, v_ax1, v_ax2] = x_red[v_ax0, v_ax1, v_ax2] + x[v_k0, v_k1, v_k2]"
     assert _names("s10d_variance", old, old.replace("x[v_k0, v_k1, v_k2]", "x[v_k0, v_ax2, v_k2]")) == [[]]
+
+
+def test_grid_sample_with_a_changed_reflection_fold_abstains():
+    """On a 2x2 output four random grids never met the point where the fold's period
+    matters; small outputs now get more runs."""
+    assert _names("s10d_grid_sample") == [["image.grid_sample"]]
+    assert _names("s10d_grid_sample_mutant") == [[]]
