@@ -60,8 +60,7 @@ def _dead_copies(sem, links: list) -> set:
     for st in sem.stages:
         e = st.expr
         if (st.buffer is not None and not sem.is_param(st.buffer) and id(st.buffer) not in read
-                and isinstance(e, BufferLoad) and sem.is_param(e.buffer) and id(e.buffer) in inputs
-                and len(e.indices) == len(st.indices) and all(i is j for i, j in zip(e.indices, st.indices))):
+                and _plain_copy(st) and sem.is_param(e.buffer) and id(e.buffer) in inputs):
             dead.add(id(st.block))
     return dead
 
@@ -81,12 +80,17 @@ def folded_copies(sem) -> list:
     compute tag of an arithmetic op (``T_divide``: ``x / 1`` with its constant folded)."""
     found = []
     for st in sem.stages:
-        e = st.expr
         name = IDENTITY_TAGS.get(bare(tag(st.block.name)))
-        if (name is not None and isinstance(e, BufferLoad) and len(e.indices) == len(st.indices)
-                and all(i is j for i, j in zip(e.indices, st.indices))):
+        if name is not None and _plain_copy(st):
             found.append((st, name))
     return found
+
+
+def _plain_copy(st) -> bool:
+    """Whether stage ``st`` stores another buffer's element at its own indices."""
+    e = st.expr
+    return isinstance(e, BufferLoad) and len(e.indices) == len(st.indices) and \
+        all(i is j for i, j in zip(e.indices, st.indices))
 
 
 def folds_accounted(sem, ops, links: list) -> bool:
