@@ -27,6 +27,8 @@ MAX_ELEMENTS = 50_000
 TAKE_TRIALS = 2
 TAKE_MAX_WINDOWS = 64
 """Trials needed to draw every position of the gathered axis above which take_backward is not run."""
+DISTINCT_TRIALS = 2
+"""Trials whose indices are all distinct (as far as the axis allows)."""
 TAKE_MAX_STEPS = 1024
 """take_backward's accumulation runs one element at a time in the interpreter (its indices
 are data): gradients larger than this are not run."""
@@ -108,19 +110,25 @@ def _take_readings(func, bufs, shapes) -> tuple:
     windows = -(-max(bounds) // few)
     if windows > TAKE_MAX_WINDOWS:
         return tried, set()
-    for trial in range(max(TAKE_TRIALS, windows) + 1):
+    repeated = max(TAKE_TRIALS, windows)
+    for trial in range(repeated + DISTINCT_TRIALS + 1):
         kept = []
         for bound in bounds:
             i = cands[0][2]
-            if trial == max(TAKE_TRIALS, windows):  # gradients of widely spread magnitudes
+            if trial == repeated + DISTINCT_TRIALS:  # gradients of widely spread magnitudes
                 args = [(wide(rng, s, str(b.dtype)) if b.dtype.is_float else np.zeros(s)).astype(str(b.dtype))
                         for b, s in zip(bufs, shapes)]
             else:
                 args = [rng.uniform(-2, 2, s).astype(str(b.dtype)) for b, s in zip(bufs, shapes)]
-            # few distinct positions, so that repeated indices accumulate; over the trials
-            # the windows of positions cover the whole axis
-            at = (np.arange(few) + trial * few) % bound
-            args[i] = rng.choice(at, shapes[i]).astype(str(bufs[i].dtype))
+            if trial < repeated:
+                # few distinct positions, so that repeated indices accumulate; over the
+                # trials the windows of positions cover the whole axis
+                at = (np.arange(few) + trial * few) % bound
+                args[i] = rng.choice(at, shapes[i]).astype(str(bufs[i].dtype))
+            else:
+                # as many distinct positions as there are indices: an accumulation that
+                # reads one slot and writes another shows only when they differ
+                args[i] = rng.permutation(bound)[np.arange(n) % bound].astype(str(bufs[i].dtype))
             got = run(func, args)
             kept += [(g, x, i, ax) for g, x, i, ax in cands
                      if (size(out) if ax is None else out[ax]) == bound and got is not None

@@ -193,4 +193,7 @@ def _adaptive(e, w, axes, layout, space):
     if (float(n) if e is None else _constant(e.b)) != float(n):
         return None
     attrs = {"output_size": [a.out for a in axes], "layout": layout, "out_layout": layout}
-    return Match(f"nn.adaptive_avg_pool{len(axes)}d", attrs, (("data", w.padded.load, space),))
+    # output size = input size: Relax's output_size=None (keep the input's size) lowers the
+    # same, so the value written is a convention (a standalone function abstains)
+    same = ("output_size",) if all(a.kernel == 1 for a in axes) else ()
+    return Match(f"nn.adaptive_avg_pool{len(axes)}d", attrs, (("data", w.padded.load, space),), same)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 
 from tir.expr import BufferLoad, Div, Mul, Sub, Var, max_value
+from tir.functor import pre_order_visit
 
 from ..affine import affine, const_of, float_of
 from ..semantic import ArgReduce, Reduce
@@ -140,13 +141,43 @@ def match_variance(expr, space: Space, ctx) -> "Match | None":
     src = strip(inner[0].source)
     if not isinstance(src, BufferLoad) or src.buffer is not x.buffer:
         return None
-    if len(inner[0].axes) != len(red.axes):
+    if len(inner[0].axes) != len(red.axes) or not _same_reading(src, inner[0], x, red):
         return None
     got = _reduction(Reduce("sum", x, red.axes, red.init), space)
     if got is None:
         return None
     ins, axis, keep = got
     return Match("variance", {"axis": axis, "keepdims": keep}, (("data", x, ins),))
+
+
+def _same_reading(src: BufferLoad, inner: Reduce, x: BufferLoad, red: Reduce) -> bool:
+    """Whether the mean inside a variance reads the element the deviation subtracts it from:
+    ``src`` (over the mean's reduction variables) is ``x`` (over the variance's) once each
+    mean variable is renamed to the variance variable at the same position (a one-to-one
+    pairing of equal extents); every other index is the same expression in both."""
+    mine = {id(iv.var): iv for iv in inner.axes}
+    theirs = {id(iv.var): iv for iv in red.axes}
+    paired = {}
+    if len(src.indices) != len(x.indices):
+        return False
+    for a, b in zip(src.indices, x.indices):
+        if isinstance(a, Var) and id(a) in mine:
+            if not (isinstance(b, Var) and id(b) in theirs) or id(a) in paired or id(b) in paired.values():
+                return False
+            ea, eb = mine[id(a)].dom.extent, theirs[id(b)].dom.extent
+            if not (ea == eb or (const_of(ea) is not None and const_of(ea) == const_of(eb))):
+                return False
+            paired[id(a)] = id(b)
+            continue
+        if a != b or _uses(a, mine) or _uses(b, theirs):
+            return False
+    return len(paired) == len(mine) == len(theirs)
+
+
+def _uses(e, variables: dict) -> bool:
+    found = []
+    pre_order_visit(e, lambda n: found.append(n) if isinstance(n, Var) and id(n) in variables else None)
+    return bool(found)
 
 
 def _row_major(e: ArgReduce) -> "list | None":

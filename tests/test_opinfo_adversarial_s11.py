@@ -1,0 +1,46 @@
+"""Confident wrongs found in session 11 (tools/fuzz_soundness.py mutants of real TVM output,
+and an attribute whose value the loops do not decide); fixtures are copies of /work/gen files."""
+from __future__ import annotations
+
+import re
+
+import tir
+import opinfo
+
+from tests.fixture_util import FIXTURES
+
+
+def _ops(name: str, old: str = "", new: str = "", conventions: bool = False) -> list:
+    """(name, attrs) of the ops of every PrimFunc of fixture ``name`` with ``old`` made ``new``."""
+    text = (FIXTURES / f"{name}.py").read_text()
+    if old:
+        assert text.count(old) == 1
+        text = text.replace(old, new)
+    mod = tir.parse(text)
+    return [[(op.name, dict(op.attrs)) for op in opinfo.analyze(f, conventions=conventions).ops]
+            for _, f in mod.prim_funcs()]
+
+
+def test_std_whose_mean_reads_another_row_abstains():
+    assert _ops("s11_std") == [[("std", {"axis": (0, 2), "keepdims": False})]]
+    # the mean's sum reads x[k0, 0, k2] for every row: the deviation subtracts the wrong mean
+    old = "x_red[v_ax0, v_ax1, v_ax2] + x[v_k0, v_ax1, v_k2]"
+    assert _ops("s11_std", old, old.replace("x[v_k0, v_ax1, v_k2]", "x[v_k0, T.int64(0), v_k2]")) == [[]]
+
+
+def test_take_backward_accumulating_from_another_slot_abstains():
+    """With two indices the trials drew one position only (repeated indices accumulate);
+    reading out[idx[0]] to write out[idx[1]] shows only with distinct indices."""
+    assert _ops("s11_take_backward") == [[("grad.take_backward", {"axis": 0, "mode": ""})]]
+    old = "out_buf[v * T.int64(6) + y2[v_1]] = out_buf[v * T.int64(6) + y2[v_1]] + x"
+    new = "out_buf[v * T.int64(6) + y2[v_1]] = out_buf[v * T.int64(6) + y2[T.int64(0)]] + x"
+    assert _ops("s11_take_backward", old, new) == [[]]
+
+
+def test_adaptive_pool_to_the_input_size_is_a_convention():
+    """output_size equal to the input's size lowers exactly as Relax's output_size=None:
+    the value is assumed, so the function alone abstains and a network names it."""
+    assert _ops("s11_adaptive_identity") == [[]]
+    (ops,) = _ops("s11_adaptive_identity", conventions=True)
+    assert [n for n, _ in ops] == ["nn.adaptive_avg_pool2d"]
+    assert list(ops[0][1]["output_size"]) == [7, 12]
