@@ -33,7 +33,7 @@ from tir.stmt import BufferStore
 
 from .affine import float_of
 from .info import OpInfo, Operand
-from .recognize.running import concrete_shapes, run, shapes_beyond
+from .recognize.running import concrete_shapes, poisoned, run, shapes_beyond
 
 MAX_WORK = 4_000_000
 """Largest B*H*S*Skv*(D+Dv) the interpreter is asked to run."""
@@ -170,7 +170,7 @@ def _agreeing_masks(func, bufs, shapes, scale, agree: list, runs: int = 2) -> "l
     rng = np.random.default_rng(7)
     for _ in range(runs):
         ins = [rng.standard_normal(sh).astype(str(bf.dtype)) for sh, bf in zip(shapes[:3], bufs[:3])]
-        got = run(func, ins + [np.zeros(shapes[3], str(bufs[3].dtype))])
+        got = run(func, ins + [poisoned(shapes[3], str(bufs[3].dtype))])
         if got is None:
             return None
         tol = 1e-4 if str(bufs[3].dtype) == "float32" else 2e-2

@@ -94,8 +94,8 @@ def _short_store(block: Block, short: set, indices, buffer, outer=None) -> bool:
 
 def partial_writes(func) -> bool:
     """True when some block is the only writer of an output (a parameter buffer) and
-    provably writes part of it, or when a block provably writes outside a buffer
-    (:func:`out_of_bounds_writes`). Intermediate buffers may be written in part: TVM's pad
+    provably writes part of it (a loop of no iteration around it writes none), or when a
+    block provably writes outside a buffer (:func:`out_of_bounds_writes`). Intermediate buffers may be written in part: TVM's pad
     block after ``compute_at`` fills only the columns its consumer reads."""
     if out_of_bounds_writes(func):
         return True
@@ -107,6 +107,9 @@ def partial_writes(func) -> bool:
             writers[key] = writers.get(key, 0) + 1
     for realize, loops, outer, outer_short in _nested(func.body, (), {}, frozenset()):
         block = realize.block
+        if any(const_of(lp.extent) == 0 for lp in loops) and \
+                any(s.buffer is not None and id(s.buffer) in params for s in stages_of(block)):
+            return True  # a loop that never runs around a writer of an output
         if not block.iter_vars:
             continue
         short = _short_vars(realize, loops) | outer_short

@@ -23,7 +23,7 @@ from tir.function import PrimFunc
 
 from .attention import SYMBOLIC_VALUES
 from .info import OpInfo, Operand
-from .recognize.running import concrete_shapes, run, shapes_beyond
+from .recognize.running import concrete_shapes, poisoned, run, shapes_beyond
 from .tags import under_tag
 
 METHODS = ("nearest", "bilinear", "bicubic")
@@ -131,7 +131,7 @@ def _holds(func, shapes, cand, trials, rng) -> bool:
         data = rng.standard_normal(shapes[0]).astype(F32)
         span = SPANS[trial % len(SPANS)]
         grid = rng.uniform(-span, span, shapes[1]).astype(F32)
-        got = run(func, [data, grid, np.zeros(shapes[2], F32)])
+        got = run(func, [data, grid, poisoned(shapes[2], F32)])
         if got is None or not _agrees(got, grid_sample_ref(data, grid, *cand)):
             return False
     return True
@@ -178,7 +178,7 @@ def recognize_grid_sample(func: PrimFunc) -> "OpInfo | None":
         data = rng.standard_normal(shapes[0]).astype(F32)
         span = SPANS[trial % len(SPANS)]
         grid = rng.uniform(-span, span, shapes[1]).astype(F32)
-        got = run(func, [data, grid, np.zeros(shapes[2], F32)])
+        got = run(func, [data, grid, poisoned(shapes[2], F32)])
         if got is None:
             return None
         cands = [cand for cand in cands if _agrees(got, grid_sample_ref(data, grid, *cand))]

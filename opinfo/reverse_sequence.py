@@ -15,7 +15,7 @@ import numpy as np
 from tir.function import PrimFunc
 
 from .info import OpInfo, Operand
-from .recognize.running import concrete_shapes, run, shapes_beyond
+from .recognize.running import concrete_shapes, poisoned, run, shapes_beyond
 
 MAX_ELEMENTS = 1_000_000
 SYMBOLIC_VALUE = 3
@@ -84,7 +84,7 @@ def _agreeing(func, shapes, dtype: str, ltype: str, cands: list, runs: int = 3) 
         x = rng.standard_normal(shapes[0]).astype(dtype) if dtype.startswith("float") else \
             rng.integers(-50, 50, shapes[0]).astype(dtype)
         lengths = rng.integers(0, max(shapes[0]) + 2, shapes[1]).astype(ltype)
-        got = run(func, [x, lengths, np.zeros(shapes[2], dtype)])
+        got = run(func, [x, lengths, poisoned(shapes[2], dtype)])
         if got is None:
             return []
         cands = [c for c in cands if np.array_equal(got, _reference(x, lengths, *c))]

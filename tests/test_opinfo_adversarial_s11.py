@@ -44,3 +44,10 @@ def test_adaptive_pool_to_the_input_size_is_a_convention():
     (ops,) = _ops("s11_adaptive_identity", conventions=True)
     assert [n for n, _ in ops] == ["nn.adaptive_avg_pool2d"]
     assert list(ops[0][1]["output_size"]) == [7, 12]
+
+
+def test_reduction_under_a_loop_of_no_iteration_abstains():
+    """A loop of extent 0 around the only writer of the output: nothing is written."""
+    assert _ops("s11_sum") == [[("sum", {"axis": (1,), "keepdims": False})]]
+    old = "T.grid(T.int64(1), T.int64(3), T.int64(4))"
+    assert _ops("s11_sum", old, "T.grid(T.int64(0), T.int64(3), T.int64(4))") == [[]]

@@ -26,7 +26,7 @@ from tir.stmt import BufferStore, IfThenElse, While
 
 from ..affine import const_of
 from ..info import OpInfo, Operand
-from .running import concrete_shapes, run, shapes_beyond
+from .running import concrete_shapes, poisoned, run, shapes_beyond
 
 MAX_ELEMENTS = 200_000
 SYMBOLIC_VALUE = 5
@@ -145,7 +145,7 @@ def _trials(func, bufs, shapes, cands: list, rng) -> list:
             dtype = str(bufs[b].dtype)
             bounds = _boundaries(rng, shapes[b][0], dtype, trial)
             vals = _sample(rng, shapes[x], dtype, bounds, trial)
-            args = [None, None, np.zeros(shapes[2], str(bufs[2].dtype))]
+            args = [None, None, poisoned(shapes[2], str(bufs[2].dtype))]
             args[b], args[x] = bounds, vals
             got = run(func, args)
             if got is None:

@@ -30,7 +30,7 @@ from tir.interp_data import np_dtype
 
 from ..info import OpInfo, Operand
 from ..tags import tags
-from .running import run
+from .running import poisoned, run
 from .scatter import _agrees, _same, _shapes, _values
 
 TAG = "index_put_generic"
@@ -144,7 +144,7 @@ def _reading(func, bufs) -> "bool | None":
             data = _values(rng, shapes[0], dtypes[0])
             data[data == 0] = 1  # adding and writing differ only where data is not zero
             values = _values(rng, shapes[-2], dtypes[-2])
-            got = run(func, [data, *index, values, np.zeros(shapes[-1], dtypes[-1])], -1)
+            got = run(func, [data, *index, values, poisoned(shapes[-1], dtypes[-1])], -1)
             if got is None:
                 return None  # valid indices: index_put runs on them
             for acc in list(runs):

@@ -28,7 +28,7 @@ from tir.functor import pre_order_visit
 from tir.intrinsics import CALL_STATEMENTS
 
 from ..info import OpInfo, Operand
-from .running import concrete_shapes, run_all, signature
+from .running import concrete_shapes, poisoned, run_all, signature
 
 ARGSORT = "tvm.contrib.sort.argsort"
 MAX_ELEMENTS = 100_000
@@ -85,7 +85,7 @@ def _kept(func: PrimFunc, bufs: list, shapes: list) -> list:
     distinct = (rng.permutation(size).astype("float64") - size / 2).reshape(shapes[0])
     for x in (distinct, rng.integers(0, 3, shapes[0]), rng.integers(-1, 2, shapes[0])):
         x = x.astype(dtype)
-        ran = run_all(func, [x] + [np.zeros(s, str(b.dtype)) for s, b in zip(shapes[1:], bufs[1:])])
+        ran = run_all(func, [x] + [poisoned(s, str(b.dtype)) for s, b in zip(shapes[1:], bufs[1:])])
         if ran is None:
             return []
         got = ran[1:]

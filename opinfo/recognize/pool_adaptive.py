@@ -35,7 +35,7 @@ from tir.stmt import IterKind
 
 from ..info import OpInfo, Operand
 from ..tags import compute_tags
-from .running import concrete_shapes, run, shapes_beyond
+from .running import concrete_shapes, poisoned, run, shapes_beyond
 from .symbolic import mentions
 
 ADAPTIVE_TAGS = frozenset({"adaptive_pool_sum", "adaptive_pool_avg"})
@@ -95,7 +95,7 @@ def recognize_adaptive_pool(func) -> tuple:
         return ()
     rng = np.random.default_rng(31)
     data = rng.standard_normal(shapes[0]).astype(np_dtype(x.dtype))
-    out = run(func, [data, np.zeros(shapes[1], np_dtype(y.dtype))])
+    out = run(func, [data, poisoned(shapes[1], np_dtype(y.dtype))])
     if out is None:
         return ()
     rtol = 1e-2 if x.dtype.bits <= 16 else 1e-5
@@ -129,7 +129,7 @@ def _holds_beyond(func, bufs, layout: str, axes: list, sizes: list) -> bool:
         if int(np.prod(shapes[0])) > MAX_ELEMENTS:
             return False
         data = rng.standard_normal(shapes[0]).astype(np_dtype(x.dtype))
-        out = run(func, [data, np.zeros(shapes[1], np_dtype(y.dtype))])
+        out = run(func, [data, poisoned(shapes[1], np_dtype(y.dtype))])
         rtol = 1e-2 if x.dtype.bits <= 16 else 1e-5
         if out is None or not np.allclose(out.astype(float), reference(data, axes, sizes), rtol=rtol, atol=rtol * 1e-1):
             return False

@@ -21,7 +21,7 @@ from tir.interp_data import np_dtype
 
 from ..affine import const_of
 from ..info import OpInfo, Operand
-from .running import concrete_shapes, run
+from .running import concrete_shapes, poisoned, run
 
 TRIALS = 3
 """Runs per candidate axis."""
@@ -75,7 +75,7 @@ def _inputs(rng, shapes, dtypes, axis):
     upd = rng.standard_normal(us).astype(ud) if np.issubdtype(ud, np.floating) else \
         rng.integers(-9, 9, us).astype(ud)
     ind = rng.integers(-ds[axis], ds[axis], is_).astype(idt)
-    return [data, ind, upd, np.zeros(os_, od)]
+    return [data, ind, upd, poisoned(os_, od)]
 
 
 def _same(a, b) -> bool:

@@ -28,6 +28,7 @@ from tir.interp_data import np_dtype
 from ..affine import const_of
 from ..tags import tags
 from .index_put import recognize_index_put
+from .running import poisoned
 from .scatter import _agrees, _run, _same, _shapes, _values, recognize_scatter, scatter_op
 
 TRIALS = 3
@@ -123,7 +124,7 @@ def _reading(func, bufs) -> "str | None":
             if ind is None:
                 break
             arrays = [_values(rng, shapes[0], dtypes[0]), ind, _values(rng, shapes[2], dtypes[2]),
-                      np.zeros(shapes[3], dtypes[3])]
+                      poisoned(shapes[3], dtypes[3])]
             got = _run(func, arrays)
             if got is None:
                 return None  # valid indices for scatter_nd: any scatter_nd runs on them
