@@ -65,6 +65,22 @@ from its several outputs together), tried when the structural decomposition foun
 FOREIGN_TAGS = frozenset({"T_einsum"})
 
 
+def _reads_an_output(ops) -> bool:
+    """Some op takes as an operand a parameter that only it or a later op writes: in
+    destination-passing style an output holds nothing before it is written, so a reading
+    that feeds it back (``out[i] = take(out, ..)``) computes from garbage, whatever a
+    data-dependent guard around the load hides from :func:`.intermediate_check.uninitialised_reads`.
+    (A fused kernel whose intermediate is also returned reads it after the op writing it.)"""
+    outs = {op.output.param for op in ops if op.output is not None and op.output.param is not None}
+    written: set = set()
+    for op in ops:
+        if any(o.param in outs and o.param not in written for o in op.operands if o.param is not None):
+            return True
+        if op.output is not None and op.output.param is not None:
+            written.add(op.output.param)
+    return False
+
+
 def _foreign(func: PrimFunc) -> bool:
     return any(t in FOREIGN_TAGS for t in tags(func))
 
@@ -159,6 +175,8 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     except RECOGNIZER_ERRORS:
         ops = ()
     ops = sum_convention(prim_func, _settle_copy(ops, prim_func))
+    if _reads_an_output(ops):
+        ops = ()
     for whole in WHOLE_FUNCTION:
         if ops:
             break

@@ -238,11 +238,20 @@ def _weights(sites) -> "list | None":
     return weights[::-1]
 
 
+def _inputs(func, sites) -> set:
+    """Ids of the parameters no store writes: the function's inputs, defined on entry. A
+    parameter it stores to is an output, undefined until written (destination-passing
+    style), and judged as an intermediate is."""
+    stored = {id(store.buffer) for store, *_ in sites}
+    return {id(b) for b in func.buffers if id(b) not in stored}
+
+
 def _refuted(func, sites, env: dict) -> bool:
     """``sites``: (store, chain, loads) of the whole function. True when some load of an
-    intermediate element no store ever writes provably feeds the final value of an output
-    element (see :func:`uninitialised_reads`)."""
+    element no store has written yet (of an intermediate or an output) provably feeds the
+    final value of an output element (see :func:`uninitialised_reads`)."""
     params = {id(b) for b in func.buffers}
+    inputs = _inputs(func, sites)
     shapes: dict = {}
 
     def shape(buf):
@@ -251,7 +260,7 @@ def _refuted(func, sites, env: dict) -> bool:
             shapes[id(buf)] = None if any(d is None or d < 0 for d in dims) else dims
         return shapes[id(buf)]
 
-    wanted = {id(load.buffer) for _, _, loads in sites for load, _ in loads} - params
+    wanted = {id(load.buffer) for _, _, loads in sites for load, _ in loads} - inputs
     if not wanted:
         return False
     first = [id(store.buffer) in wanted or any(id(ld.buffer) in wanted for ld, _ in loads)
@@ -276,18 +285,17 @@ def _refuted(func, sites, env: dict) -> bool:
             built[k] = (site, store, loads)
             _accesses(k, site, store, loads, shape, writes, reads, unjudged)
         if phase:
-            never = _never_written(reads, writes, params, unjudged)
-            if not never:
-                return False
-    return _live_garbage(built, writes, reads, never, unjudged, params)
+            never = _never_written(reads, writes, inputs, unjudged)
+    return _live_garbage(built, writes, reads, never, unjudged, params, inputs)
 
 
-def _never_written(reads, writes, params, unjudged) -> dict:
+def _never_written(reads, writes, inputs, unjudged) -> dict:
     """(buffer id, number of the read) -> which of its elements no store writes at any time,
-    for the loads of intermediates (stores are all enumerated: ``unjudged`` buffers aside)."""
+    for the loads of intermediates and outputs (stores are all enumerated: ``unjudged``
+    buffers aside)."""
     never: dict = {}
     for key, rd in reads.items():
-        if key in params or key in unjudged:
+        if key in inputs or key in unjudged:
             continue
         written = np.concatenate([p for p, *_ in writes.get(key, [])] or [np.zeros(0, np.int64)])
         for n, (points, _, _) in enumerate(rd):
@@ -328,9 +336,11 @@ def _accesses(k, site, store, loads, shape, writes, reads, unjudged) -> None:
         reads.setdefault(id(load.buffer), []).append((got[0], k, np.nonzero(mask)[0]))
 
 
-def _live_garbage(built, writes, reads, never, unjudged, params) -> bool:
+def _live_garbage(built, writes, reads, never, unjudged, params, inputs) -> bool:
     """Whether a value computed from a never-written element is the final value of some
-    output element: iterations are tainted by the loads in ``never`` and by loading an
+    output element: iterations are tainted by the loads in ``never``, by a load of an
+    output element no store has written yet (TVM's ``cache_index`` may leave an intermediate
+    read before a later copy writes it: real output, not judged), and by loading an
     element whose reaching store (the last one before the load) is tainted; an output
     element's last store being tainted refutes. Stores whose guard was not evaluated are
     never tainted (they might not run)."""
@@ -379,6 +389,8 @@ def _live_garbage(built, writes, reads, never, unjudged, params) -> bool:
             ok = prev >= 0
             src_idx = order[np.where(ok, prev, 0)]
             ok &= pt[src_idx] == pt[order][reads_at]
+            if key in params and key not in inputs:  # an output read before its first store
+                taint[inst[order[reads_at][~ok] - w_pt.size]] = True
             src = w_inst[src_idx[ok]]
             dst = inst[order[reads_at][ok] - w_pt.size]
             # an accumulator: a load of the element the same store wrote before
@@ -542,8 +554,7 @@ def uninitialised_reads(func) -> bool:
     except (_Unjudged, RecursionError):
         return False
     sites = [(store, chain, _loads_of(store) + _let_loads(chain)) for store, chain in sites]
-    params = {id(b) for b in func.buffers}
-    if not _pending(sites, params):
+    if not _pending(sites, _inputs(func, sites)):
         return False
     if _aliased(func):
         return False

@@ -51,3 +51,20 @@ def test_reduction_under_a_loop_of_no_iteration_abstains():
     assert _ops("s11_sum") == [[("sum", {"axis": (1,), "keepdims": False})]]
     old = "T.grid(T.int64(1), T.int64(3), T.int64(4))"
     assert _ops("s11_sum", old, "T.grid(T.int64(0), T.int64(3), T.int64(4))") == [[]]
+
+
+def test_an_output_read_before_it_is_written_abstains():
+    """In destination-passing style an output holds nothing until the function writes it:
+    ``out[i] = sqrt(out[i])`` (no init, no earlier writer) reads garbage."""
+    assert _ops("s11_sqrt") == [[("sqrt", {})]]
+    assert _ops("s11_sqrt", "T.sqrt(x[v_i0])", "T.sqrt(compute[v_i0])") == [[]]
+
+
+def test_an_output_fed_back_under_a_data_dependent_index_or_guard_abstains():
+    """The load's index (take) or branch (where) depends on data, so the enumeration of
+    uninitialised reads cannot judge it; an op whose operand is the function's own output
+    is refused instead."""
+    assert _ops("s11_take") == [[("take", {"axis": 1})]]
+    assert _ops("s11_take", "= x[v_ax0, x1[v_ax1]]", "= T_take[v_ax0, x1[v_ax1]]") == [[]]
+    assert _ops("s11_where") == [[("where", {})]]
+    assert _ops("s11_where", "x[v_ax0]), x1[v_ax0], x2[v_ax0])", "x[v_ax0]), T_where[v_ax0], x2[v_ax0])") == [[]]

@@ -52,6 +52,9 @@ def _ops(func):
 BLIND = {"layout_pool_max_kernel1_stride2"}
 """Every window folded: no dilation in sight, so the reported 1 is a convention (assumed)."""
 
+SAME_SIZE = {"layout_pool_adaptive_identity", "layout_pool_adaptive_packed_sum"}
+"""Output size = input size: Relax's output_size=None lowers the same (assumed)."""
+
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_tvm_packed_pool_with_folded_axes_is_recognised(name):
@@ -61,6 +64,11 @@ def test_tvm_packed_pool_with_folded_axes_is_recognised(name):
         assert _ops(func) == []
         (got,) = analyze(func, conventions=True).ops
         assert (got.name, got.to_json()["attrs"]) == (op, attrs) and "dilation" in got.assumed
+        return
+    if name in SAME_SIZE:
+        assert _ops(func) == []
+        (got,) = analyze(func, conventions=True).ops
+        assert (got.name, got.to_json()["attrs"]) == (op, attrs) and got.assumed == ("output_size",)
         return
     assert _ops(func) == [(op, attrs)]
 

@@ -263,8 +263,13 @@ def {name}(x: T.Buffer((T.int64(1), T.int64(4), T.int64(10)), "float32"), {avg}:
 
 
 def test_identity_adaptive_pool_named_by_its_tag():
+    """Named by its tag; its output size (the input's) is also Relax's output_size=None, so
+    it is assumed: the function alone abstains, with conventions it is reported."""
     text = _ONE_WINDOW.format(name="adaptive_avg_pool1d", sum="adaptive_pool_sum", avg="adaptive_pool_avg")
-    assert _ops(text) == [("nn.adaptive_avg_pool1d", {"output_size": [10], "layout": "NCW", "out_layout": "NCW"})]
+    assert _ops(text) == []
+    (got,) = analyze(parse(text), conventions=True).ops
+    assert (got.name, got.to_json()["attrs"], got.assumed) == \
+        ("nn.adaptive_avg_pool1d", {"output_size": [10], "layout": "NCW", "out_layout": "NCW"}, ("output_size",))
 
 
 def test_one_element_avg_pool_with_identical_loops_abstains():

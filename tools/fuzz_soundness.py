@@ -3,8 +3,9 @@
 
 Each mutant changes one statement of a TVMScript file: a loop extent or index constant
 by one, two block variables swapped, an operator flipped (``+``/``-``, ``max``/``min``,
-``<``/``<=``, ...), a float constant changed, an index variable replaced by 0, or an index
-shifted. When opinfo still gives a PrimFunc exactly the answer it gave the original, the
+``<``/``<=``, ...), a float constant changed, an index variable replaced by 0, an index
+shifted, another buffer read, a block variable's kind flipped (spatial/reduction), or a
+block predicate (``T.where``) dropped. When opinfo still gives a PrimFunc exactly the answer it gave the original, the
 original and the mutant are run with the project's interpreter on the same random inputs:
 if their outputs differ, the unchanged answer is a confident wrong one (``WRONG`` line).
 An answer that changes is only counted (``CHANGED``): abstaining or naming the new
@@ -46,9 +47,11 @@ def _alarm(*_):
 
 
 def answers(text: str):
-    """(module, {function: [(op, sorted attrs)]}) of ``text``."""
+    """(module, {function: [(op, sorted attrs, operands)]}) of ``text``: an answer naming
+    other operands (``minimum(x, x)`` for ``minimum(x, y)``) is a changed one."""
     mod = tir.parse(text)
-    return mod, {name: [(op.name, repr(sorted(dict(op.attrs).items()))) for op in info.ops]
+    return mod, {name: [(op.name, repr(sorted(dict(op.attrs).items())),
+                         tuple((o.role, o.buffer) for o in op.operands)) for op in info.ops]
                  for name, info in analyze_module(mod).items()}
 
 
@@ -77,10 +80,11 @@ def _statement_lines(lines) -> list:
     return [i for i, line in enumerate(lines)
             if ("=" in line and "[" in line and not any(k in line for k in ("T.reads", "T.writes", "T.axis",
                                                                           "alloc_buffer", "def ", "R.")))
-            or "T.grid(" in line or "T.where" in line]
+            or "T.grid(" in line or "T.where" in line or "T.axis.remap(" in line
+            or "T.axis.spatial(" in line or "T.axis.reduce(" in line]
 
 
-def _mutate_line(line: str, kind: int, rng) -> "str | None":
+def _mutate_line(line: str, kind: int, rng, others=()) -> "str | None":
     if kind in (0, 1):  # an integer constant (a loop extent, an index offset) by one
         found = list(INT.finditer(line))
         if not found:
@@ -115,6 +119,31 @@ def _mutate_line(line: str, kind: int, rng) -> "str | None":
             return None
         new = rng.choice([value * 2 if value else 1.0, value + 1, -value if value else 0.5, 3.0])
         return line[:m.start()] + f"T.float32({new!r})" + line[m.end():]
+    if kind == 7:  # another buffer read on the right-hand side
+        if " = " not in line or not others:
+            return None
+        off = line.index(" = ") + 3
+        found = [m for m in re.finditer(r"\b([A-Za-z_]\w*)\[", line[off:]) if m.group(1) != "T"]
+        if not found:
+            return None
+        m = found[rng.integers(len(found))]
+        pick = [b for b in others if b != m.group(1)]
+        if not pick:
+            return None
+        return line[:off + m.start(1)] + str(rng.choice(pick)) + line[off + m.end(1):]
+    if kind == 8:  # a block variable's kind (spatial <-> reduction)
+        m = re.search(r'T\.axis\.remap\("([SR]+)"', line)
+        if m:
+            kinds = list(m.group(1))
+            i = int(rng.integers(len(kinds)))
+            kinds[i] = "R" if kinds[i] == "S" else "S"
+            return line[:m.start(1)] + "".join(kinds) + line[m.end(1):]
+        m = re.search(r"T\.axis\.(spatial|reduce)\(", line)
+        if not m:
+            return None
+        return line[:m.start(1)] + ("reduce" if m.group(1) == "spatial" else "spatial") + line[m.end(1):]
+    if kind == 9:  # a predicate dropped
+        return line[:len(line) - len(line.lstrip())] + "# T.where dropped" if "T.where(" in line else None
     rhs = line.split(" = ", 1)[-1]
     if kind == 5:  # an index variable of the right-hand side replaced by 0
         found = list(re.finditer(r"\bv_\w+\b", rhs))
@@ -134,11 +163,13 @@ def mutants(text: str, rng, count: int) -> list:
     """Up to ``count`` (line, old, new, text) one-statement mutants of ``text``."""
     lines = text.split("\n")
     where = _statement_lines(lines)
+    others = sorted(set(re.findall(r"\b([A-Za-z_]\w*): T\.Buffer\(", text))
+                    | set(re.findall(r"\b([A-Za-z_]\w*) = T\.(?:sblock_)?alloc_buffer\(", text)))
     out, tries = [], 0
     while where and len(out) < count and tries < count * 20:
         tries += 1
         i = int(rng.choice(where))
-        new = _mutate_line(lines[i], int(rng.integers(0, 7)), rng)
+        new = _mutate_line(lines[i], int(rng.integers(0, 10)), rng, others)
         if new and new != lines[i]:
             out.append((i, lines[i].strip(), new.strip(), "\n".join(lines[:i] + [new] + lines[i + 1:])))
     return out
