@@ -121,10 +121,21 @@ def _inits_match(inits: "list | None", stores: list) -> bool:
     return not left
 
 
+def _spatial_store(block: Block, store: BufferStore) -> bool:
+    """The store's indices use no reduction variable of its block (TVM's definition of a
+    reduction block): with one, the init runs only where that variable starts, and the
+    other elements accumulate from nothing."""
+    red = {id(iv.var) for iv in block.iter_vars if iv.kind == IterKind.REDUCE}
+    hits = []
+    for index in store.indices:
+        pre_order_visit(index, lambda n: hits.append(n) if isinstance(n, Var) and id(n) in red else not hits)
+    return not hits
+
+
 def _reduction(block: Block, store: BufferStore) -> "PrimExpr | None":
     comb = _COMBINERS.get(type(store.value))
     init = _init_stores(block)
-    if comb is None or not _inits_match(init, [store]):
+    if comb is None or not _inits_match(init, [store]) or not _spatial_store(block, store):
         return None
     a, b = store.value.a, store.value.b
     if _is_acc(a, store):
@@ -140,7 +151,8 @@ def _reduction(block: Block, store: BufferStore) -> "PrimExpr | None":
 def _arg_reduction(block: Block, stores: list) -> "tuple | None":
     """argmax/argmin: an index store and a value store updated together with Selects
     (read by their effect, :mod:`opinfo.arg_select`), from -1 and the value's extreme."""
-    if len(stores) != 2 or block.init is None or stores[0].indices != stores[1].indices:
+    if len(stores) != 2 or block.init is None or stores[0].indices != stores[1].indices \
+            or not _spatial_store(block, stores[0]):
         return None
     readings = [r for r in (_arg_roles(block, *stores), _arg_roles(block, *stores[::-1])) if r is not None]
     if len(readings) != 1:
@@ -213,7 +225,7 @@ def _reads_any(expr, buffer_ids: set) -> bool:
 
 
 def _reduction_with(block: Block, store: BufferStore, init: BufferStore) -> "Reduce | None":
-    if init.indices != store.indices:
+    if init.indices != store.indices or not _spatial_store(block, store):
         return None
     comb = _COMBINERS.get(type(store.value))
     if comb is None:

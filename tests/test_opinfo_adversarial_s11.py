@@ -68,3 +68,13 @@ def test_an_output_fed_back_under_a_data_dependent_index_or_guard_abstains():
     assert _ops("s11_take", "= x[v_ax0, x1[v_ax1]]", "= T_take[v_ax0, x1[v_ax1]]") == [[]]
     assert _ops("s11_where") == [[("where", {})]]
     assert _ops("s11_where", "x[v_ax0]), x1[v_ax0], x2[v_ax0])", "x[v_ax0]), T_where[v_ax0], x2[v_ax0])") == [[]]
+
+
+def test_reduction_storing_at_a_reduction_variable_abstains():
+    """An output row bound as a reduction variable ("SRSRR"): the init runs only at its
+    first value and the other rows accumulate from nothing (TVM's reduction blocks index
+    their output with spatial variables only)."""
+    (ops,) = _ops("s11_conv1d")
+    assert [n for n, _ in ops] == ["nn.conv1d"]
+    old = 'T.axis.remap("SSSRR", [nn, yy, ff, ry, rc])'
+    assert _ops("s11_conv1d", old, old.replace("SSSRR", "SRSRR")) == [[]]
