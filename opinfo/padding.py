@@ -17,7 +17,9 @@ Only when the form fits exactly; otherwise the function is left alone:
 * each is alone in its loop nest, the copy's nest is the next statement of the root, no
   other block writes ``P`` and no block before them touches it;
 * their predicates (``T.where``) only keep each block variable in its domain (a split, or
-  ``1 <= f`` for a variable bound to ``f - 1``), so they drop no element. The merged block
+  ``1 <= f`` for a variable bound to ``f - 1``), so they drop no element, and their loops
+  provably run every point of their block's domain (:func:`.realize_check.runs_whole_domain`:
+  a loop cut short would leave part of the interior holding the fill). The merged block
   gets fresh loops over its domain, without a predicate.
 """
 from __future__ import annotations
@@ -33,6 +35,8 @@ from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, SeqStmt
 from .affine import ONE, _add, affine, const_of
 from .predicates import implied, loop_domain
 from .recognize.guard import conjuncts, nonneg_form
+from .probe import shape_vars
+from .realize_check import runs_whole_domain
 from .rewrite import loaded, nest_of, own_nest, stored
 
 
@@ -145,11 +149,13 @@ def _merged(fill: BlockRealize, copy: BlockRealize, offsets: list) -> "BlockReal
     return BlockRealize(ws, IntImm(fill.predicate.dtype, 1), block)
 
 
-def _pair(first, second, before: list, writers: dict, dom: dict) -> "For | None":
+def _pair(first, second, before: list, writers: dict, dom: dict, symbols=frozenset()) -> "For | None":
     """The merged nest of a fill statement and the copy statement after it, or None."""
     fill, copy = _alone(first), _alone(second)
     if fill is None or copy is None or not (_keeps_all(fill, dom) and _keeps_all(copy, dom)):
         return None
+    if not all(runs_whole_domain(nest[1], nest[0], symbols) for nest in (nest_of(first), nest_of(second))):
+        return None  # a loop cut short leaves part of the fill or of the interior undone
     fstore, cstore = _fill(fill), _spatial_store(copy)
     if fstore is None or cstore is None or cstore.buffer is not fstore.buffer:
         return None
@@ -174,8 +180,9 @@ def merge_padding(func: PrimFunc) -> PrimFunc:
             writers[key] = writers.get(key, 0) + 1
     stmts, out, before, k = list(root.body.seq), [], [], 0
     dom = loop_domain(func)
+    symbols = frozenset(shape_vars(func))
     while k < len(stmts):
-        merged = _pair(stmts[k], stmts[k + 1], before, writers, dom) if k + 1 < len(stmts) else None
+        merged = _pair(stmts[k], stmts[k + 1], before, writers, dom, symbols) if k + 1 < len(stmts) else None
         if merged is None:
             out.append(stmts[k])
             post_order_visit(stmts[k], lambda n: before.append(n) if isinstance(n, Block) else None)

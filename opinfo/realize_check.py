@@ -103,6 +103,104 @@ def _refuted(realize, loops, env: dict, is_param) -> bool:
     return writes_param and spatial_points.size != spatial_size
 
 
+def runs_whole_domain(realize, loops, symbols=frozenset()) -> bool:
+    """Whether ``loops`` (from the enclosing block down, the predicate applied) provably run
+    every point of the spatial block's domain -- at each of a few values of the function's
+    shape variables ``symbols``; False when they do not or it cannot be told (a rewrite that
+    relies on it, :func:`.padding.merge_padding`, is then not made)."""
+    if _plain(realize, loops):
+        return True
+    used: set = set()
+    for lp in loops:
+        collect_vars(lp.min, used)
+        collect_vars(lp.extent, used)
+    for iv in realize.block.iter_vars:
+        collect_vars(iv.dom.min, used)
+        collect_vars(iv.dom.extent, used)
+    for v in realize.iter_values:
+        collect_vars(v, used)
+    collect_vars(realize.predicate, used)
+    free = used - {lp.loop_var for lp in loops}
+    if not free <= set(symbols) or any(iv.kind != IterKind.SPATIAL for iv in realize.block.iter_vars):
+        return False
+    for value in (SHAPE_VALUES if free else SHAPE_VALUES[:1]):
+        env = {v: np.float64(value) for v in free}
+        if _covered(realize, loops, env) is not True:
+            return False
+    return True
+
+
+def _covered(realize, loops, env: dict) -> "bool | None":
+    """Whether the loops run every point of the (spatial) block's domain at these values.
+    A variable bound to a loop of its own over exactly its domain (used nowhere else) is
+    covered by it: only the other variables and the loops they use are enumerated."""
+    loop_vars = {lp.loop_var for lp in loops}
+    counts: dict = {}
+    for v in list(realize.iter_values) + [realize.predicate]:
+        found: set = set()
+        collect_vars(v, found)
+        for x in found & loop_vars:
+            counts[x] = counts.get(x, 0) + 1
+    by_var = {lp.loop_var: lp for lp in loops}
+    rest = []
+    for k, (iv, value) in enumerate(zip(realize.block.iter_vars, realize.iter_values)):
+        lp = by_var.get(value) if isinstance(value, Var) else None
+        if lp is None or counts.get(value) != 1 or not _same(lp.min, iv.dom.min) or not _same(lp.extent, iv.dom.extent):
+            rest.append(k)
+    needed: set = set()
+    for k in rest:
+        collect_vars(realize.iter_values[k], needed)
+    collect_vars(realize.predicate, needed)
+    nested: set = set()
+    for lp in loops:
+        collect_vars(lp.min, nested)
+        collect_vars(lp.extent, nested)
+    if nested & loop_vars:
+        rest, needed = list(range(len(realize.iter_values))), loop_vars  # extents depend on loops
+    loops = [lp for lp in loops if lp.loop_var in needed]
+    return _covered_vars(realize, loops, rest, env)
+
+
+def _covered_vars(realize, loops, rest: list, env: dict) -> "bool | None":
+    """Whether ``loops`` run every point of the domains of block variables ``rest``."""
+    ranges = []
+    for lp in loops:
+        lo, ext = scalar_int(lp.min, env), scalar_int(lp.extent, env)
+        if lo is None or ext is None or ext < 0:
+            return None
+        ranges.append((lo, ext))
+    doms = []
+    for k in rest:
+        iv = realize.block.iter_vars[k]
+        lo, ext = scalar_int(iv.dom.min, env), scalar_int(iv.dom.extent, env)
+        if lo is None or ext is None or ext < 0:
+            return None
+        doms.append((lo, ext))
+    size = math.prod(e for _, e in ranges)
+    want = math.prod(e for _, e in doms)
+    if size > MAX_POINTS or want > MAX_POINTS:
+        return None
+    if want == 0:
+        return True
+    if size == 0:
+        return False
+    loop_env, _ = loop_points(loops, ranges, env)
+    try:
+        keep = evaluate_points(realize.predicate, loop_env, size).astype(bool)
+        values = [evaluate_points(realize.iter_values[k], loop_env, size)[keep] for k in rest]
+    except _ERRORS:
+        return None
+    inside = np.ones(int(keep.sum()), dtype=bool)
+    for v, (lo, ext) in zip(values, doms):
+        inside &= (v >= lo) & (v < lo + ext)
+    # points outside the domain are no concern here (a predicate dropped as a domain bound
+    # leaves them; other checks judge them): is every point of the domain run?
+    flat = flat_points([v[inside] for v in values], doms, int(inside.sum()))
+    if flat is None:
+        return None  # not whole numbers
+    return np.unique(flat).size == want
+
+
 def _bad_reduction(flat_s, flat_r, red_size: int, has_init: bool) -> bool:
     """Points of a reduction block, in the order the loops run them, do not add each
     reduction point of a spatial point exactly once. A block with an init starts again

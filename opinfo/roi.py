@@ -30,7 +30,7 @@ from tir.stmt import BufferStore
 from .attention import SYMBOLIC_VALUES
 from .info import OpInfo, Operand
 from .rfactor import split_update
-from .recognize.running import concrete_shapes, run, shapes_beyond
+from .recognize.running import concrete_shapes, poisoned, run, shapes_beyond
 
 SAMPLE_RATIOS = (-1, 1, 2, 3, 4)
 TRIALS = 16
@@ -159,7 +159,7 @@ def _holds(func, cand, shapes, rng, trials) -> bool:
     for trial in trials:
         data = rng.standard_normal(data_shape).astype(np.float32)
         rois = _rois(rng, data_shape[0], shapes[1][0], *hw, trial)
-        got = run(func, [data, rois, np.zeros(out_shape, np.float32)])
+        got = run(func, [data, rois, poisoned(out_shape, np.float32)])
         if got is None or not np.allclose(got, _reference(name, a, data, rois), rtol=1e-4, atol=1e-4):
             return False
     return True
@@ -227,7 +227,7 @@ def recognize_roi(func: PrimFunc) -> "OpInfo | None":
         kept = []
         for layout, (hh, ww) in sizes.items():
             rois = _rois(rng, data_shape[0], shapes[1][0], hh, ww, trial)
-            got = run(func, [data, rois, np.zeros(out_shape, np.float32)])
+            got = run(func, [data, rois, poisoned(out_shape, np.float32)])
             if got is None:
                 return None
             kept += [(nm, a) for nm, a in cands if a["layout"] == layout

@@ -78,3 +78,24 @@ def test_reduction_storing_at_a_reduction_variable_abstains():
     assert [n for n, _ in ops] == ["nn.conv1d"]
     old = 'T.axis.remap("SSSRR", [nn, yy, ff, ry, rc])'
     assert _ops("s11_conv1d", old, old.replace("SSSRR", "SRSRR")) == [[]]
+
+
+def test_decomposed_padding_whose_interior_copy_is_cut_short_abstains():
+    """decompose_padding's fill + interior copy are merged back into one pad block only when
+    the copy's loops run its whole domain: bound as i2_0 * 1 + i2_1 (for * 2) it copies rows
+    0..5 of 10 and the rest keeps the fill."""
+    (ops,) = _ops("s11_conv3d_decomposed_pad")
+    assert [n for n, _ in ops] == ["nn.conv3d"]
+    text = (FIXTURES / "s11_conv3d_decomposed_pad.py").read_text()
+    old = "v_i2 = T.axis.spatial(T.int64(10), i2_0 * T.int64(2) + i2_1)"
+    second = text.index(old, text.index(old) + 1)  # the interior copy (the first is the fill)
+    mod = tir.parse(text[:second] + old.replace("T.int64(2) +", "T.int64(1) +") + text[second + len(old):])
+    assert [list(opinfo.analyze(f).ops) for _, f in mod.prim_funcs()] == [[]]
+
+
+def test_roi_align_whose_init_writes_another_row_abstains():
+    """Run-based recognizers run into a NaN-filled output: the init zeroing row v_ph (always
+    0) instead of v_i leaves rows 1 and 2 accumulating from nothing."""
+    assert [[n for n, _ in ops] for ops in _ops("s11_roi_align")] == [["vision.roi_align"]]
+    old = "compute[v_i, v_c, v_ph, v_pw] = T.float32(0.0)"
+    assert _ops("s11_roi_align", old, old.replace("[v_i,", "[v_ph,")) == [[]]
