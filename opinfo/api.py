@@ -163,7 +163,9 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     (``main`` calls PrimFuncs more than once); otherwise the function abstains. Tools that
     work on imported networks (the layout planner, BYOC) pass True."""
     kind = pattern_kind(prim_func)
-    if _foreign(prim_func) or partial_writes(prim_func) or misrealized(merge_partitions(prim_func)) \
+    merged = merge_partitions(prim_func)
+    if _foreign(prim_func) or partial_writes(prim_func) or misrealized(merged) \
+            or (merged is not prim_func and partial_writes(merged)) \
             or uninitialised_reads(prim_func):
         return FuncInfo(name if name is not None else prim_func.name, kind, ())
     try:

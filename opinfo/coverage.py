@@ -16,6 +16,7 @@ several writers (decomposed reductions, scatters) -- is not judged."""
 from __future__ import annotations
 
 from tir.expr import Var
+from tir.functor import post_order_visit, pre_order_visit
 from tir.stmt import Block, BlockRealize, BufferStore, For, SeqStmt
 
 from .affine import ONE, affine, const_of
@@ -100,6 +101,8 @@ def partial_writes(func) -> bool:
     if out_of_bounds_writes(func):
         return True
     params = {id(b) for b in func.buffers}
+    if _idle_writer(func.body, params):
+        return True
     found = list(_realizes(func.body))
     writers: dict = {}
     for realize, _ in found:
@@ -107,9 +110,6 @@ def partial_writes(func) -> bool:
             writers[key] = writers.get(key, 0) + 1
     for realize, loops, outer, outer_short in _nested(func.body, (), {}, frozenset()):
         block = realize.block
-        if any(const_of(lp.extent) == 0 for lp in loops) and \
-                any(s.buffer is not None and id(s.buffer) in params for s in stages_of(block)):
-            return True  # a loop that never runs around a writer of an output
         if not block.iter_vars:
             continue
         short = _short_vars(realize, loops) | outer_short
@@ -121,6 +121,23 @@ def partial_writes(func) -> bool:
             if _short_store(block, short, stage.indices, buffer, outer):
                 return True
     return False
+
+
+def _idle_writer(body, params: set) -> bool:
+    """A loop of no iteration (constant extent 0) around a store to an output."""
+    found = []
+
+    def visit(n):
+        if found:
+            return False
+        if isinstance(n, For) and const_of(n.extent) == 0:
+            post_order_visit(n.body, lambda m: found.append(m)
+                             if isinstance(m, BufferStore) and id(m.buffer) in params else None)
+            return False
+        return True
+
+    pre_order_visit(body, visit)
+    return bool(found)
 
 
 def _nested(stmt, loops, outer: dict, outer_short: frozenset):

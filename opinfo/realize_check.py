@@ -104,10 +104,19 @@ def _refuted(realize, loops, env: dict, is_param) -> bool:
 
 
 def runs_whole_domain(realize, loops, symbols=frozenset()) -> bool:
-    """Whether ``loops`` (from the enclosing block down, the predicate applied) provably run
-    every point of the spatial block's domain -- at each of a few values of the function's
-    shape variables ``symbols``; False when they do not or it cannot be told (a rewrite that
-    relies on it, :func:`.padding.merge_padding`, is then not made)."""
+    """:func:`covers_domain` is True: provably every point of the domain."""
+    return covers_domain(realize, loops, symbols) is True
+
+
+def covers_domain(realize, loops, symbols=frozenset()) -> "bool | None":
+    """Whether ``loops`` (from the enclosing block down, the predicate applied) run every
+    point of the spatial block's domain -- at each of a few values of the function's shape
+    variables ``symbols``: True, False (provably not), or None (not enumerable: unknown
+    variables, too many points). A rewrite that relies on it (:func:`.padding.merge_padding`)
+    asks for True; the inliner (:class:`.semantic.Semantics`) refuses a producer on False. Unlike
+    :func:`.predicate_enum.covers_exactly` (every point exactly once, inside the domain), points
+    run twice or outside the domain are no concern here: ``merge_padding`` sees the nests after
+    :func:`.predicates.drop_predicates` removed the domain bounds of split loops."""
     if _plain(realize, loops):
         return True
     used: set = set()
@@ -122,12 +131,16 @@ def runs_whole_domain(realize, loops, symbols=frozenset()) -> bool:
     collect_vars(realize.predicate, used)
     free = used - {lp.loop_var for lp in loops}
     if not free <= set(symbols) or any(iv.kind != IterKind.SPATIAL for iv in realize.block.iter_vars):
-        return False
+        return None
+    answer = True
     for value in (SHAPE_VALUES if free else SHAPE_VALUES[:1]):
         env = {v: np.float64(value) for v in free}
-        if _covered(realize, loops, env) is not True:
+        got = _covered(realize, loops, env)
+        if got is False:
             return False
-    return True
+        if got is None:
+            answer = None
+    return answer
 
 
 def _covered(realize, loops, env: dict) -> "bool | None":

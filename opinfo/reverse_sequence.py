@@ -78,12 +78,16 @@ def _holds_beyond(func, bufs, cand) -> bool:
 
 def _agreeing(func, shapes, dtype: str, ltype: str, cands: list, runs: int = 3) -> list:
     rng = np.random.default_rng(11)
-    for _ in range(runs):
+    # every length from 0 to past the longest axis is drawn in some run (a test against one
+    # particular length, ``y <= 2`` for ``y <= 1``, shows only there)
+    span, batch = max(shapes[0]) + 2, max(1, int(np.prod(shapes[1])))
+    order = rng.permutation(span)
+    for r in range(max(runs, -(-span // batch))):
         if not cands:
             break
         x = rng.standard_normal(shapes[0]).astype(dtype) if dtype.startswith("float") else \
             rng.integers(-50, 50, shapes[0]).astype(dtype)
-        lengths = rng.integers(0, max(shapes[0]) + 2, shapes[1]).astype(ltype)
+        lengths = order[(np.arange(batch) + r * batch) % span].reshape(shapes[1]).astype(ltype)
         got = run(func, [x, lengths, poisoned(shapes[2], dtype)])
         if got is None:
             return []

@@ -288,6 +288,32 @@ def _fills(stage: Stage) -> bool:
     return len(stage.indices) == len(stage.buffer.shape)
 
 
+def _short_nests(func: PrimFunc) -> set:
+    """Ids of the blocks whose nest, a statement of the root block of its own, provably
+    does not run every point of the block's domain (a loop cut short, a binding that skips):
+    such a producer's value cannot stand for a load of an element it never writes. Nests
+    under loops they share with a consumer (``compute_at``) write region by region and are
+    not judged here (:mod:`.intermediate_check` is)."""
+    from .probe import shape_vars
+    from .realize_check import covers_domain
+    from .rewrite import nest_of
+
+    root = func.root_block
+    if root is None:
+        return set()
+    stmts = root.body.seq if isinstance(root.body, SeqStmt) else (root.body,)
+    symbols = frozenset(shape_vars(func))
+    short = set()
+    for stmt in stmts:
+        nest = nest_of(stmt)
+        if nest is None or not nest[1].block.iter_vars or \
+                any(iv.kind != IterKind.SPATIAL for iv in nest[1].block.iter_vars):
+            continue
+        if covers_domain(nest[1], nest[0], symbols) is False:
+            short.add(id(nest[1].block))
+    return short
+
+
 class Semantics:
     """Stages of a PrimFunc and the inlined meaning of each output buffer."""
 
@@ -301,6 +327,7 @@ class Semantics:
                 self.producers.setdefault(id(s.buffer), []).append(s)
         self._memo: dict = {}
         self.opaque = any(s.expr is None for s in self.stages)
+        self._short = _short_nests(func)
 
     def is_param(self, buf) -> bool:
         return any(buf is p for p in self.params)
@@ -319,7 +346,8 @@ class Semantics:
 
     def _inline(self, load: BufferLoad) -> "PrimExpr | None":
         prods = self.producers.get(id(load.buffer), [])
-        if len(prods) != 1 or prods[0].expr is None or not _pure_vars(prods[0].indices) or not _fills(prods[0]):
+        if len(prods) != 1 or prods[0].expr is None or not _pure_vars(prods[0].indices) or not _fills(prods[0]) \
+                or id(prods[0].block) in self._short:
             return None
         stage = prods[0]
         value = self._memo.get(id(stage))

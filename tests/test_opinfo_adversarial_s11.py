@@ -2,8 +2,6 @@
 and an attribute whose value the loops do not decide); fixtures are copies of /work/gen files."""
 from __future__ import annotations
 
-import re
-
 import tir
 import opinfo
 
@@ -99,3 +97,23 @@ def test_roi_align_whose_init_writes_another_row_abstains():
     assert [[n for n, _ in ops] for ops in _ops("s11_roi_align")] == [["vision.roi_align"]]
     old = "compute[v_i, v_c, v_ph, v_pw] = T.float32(0.0)"
     assert _ops("s11_roi_align", old, old.replace("[v_i,", "[v_ph,")) == [[]]
+
+
+def test_producer_whose_loops_skip_part_of_its_domain_is_not_inlined():
+    """T_add's binding ax0_0 * 1 + ax0_1 (for * 2) writes 6 of its 10 elements; the chain
+    read through it sits under a guard computed from intermediates, which the enumeration of
+    uninitialised reads cannot evaluate. The inliner refuses a producer whose own loops
+    provably leave part of its domain out."""
+    assert [[n for n, _ in ops] for ops in _ops("s11_slice_scatter")] == [["slice_scatter"]]
+    text = (FIXTURES / "s11_slice_scatter.py").read_text()
+    old = "v_ax0 = T.axis.spatial(T.int64(10), ax0_0 * T.int64(2) + ax0_1)"
+    at = [i for i in range(len(text)) if text.startswith(old, i)][6]  # the T_add block
+    mod = tir.parse(text[:at] + old.replace("T.int64(2) +", "T.int64(1) +") + text[at + len(old):])
+    assert [list(opinfo.analyze(f).ops) for _, f in mod.prim_funcs()] == [[]]
+
+
+def test_reverse_sequence_tried_on_every_length():
+    """``y <= 2`` for ``y <= 1``: only a sequence of length 2 shows it; the runs now draw
+    every length from 0 to past the axis."""
+    assert [[n for n, _ in ops] for ops in _ops("s11_reverse_sequence")] == [["reverse_sequence"]]
+    assert _ops("s11_reverse_sequence", "y[v_ax0] <= T.int64(1) or", "y[v_ax0] <= T.int64(2) or") == [[]]

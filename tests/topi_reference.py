@@ -49,7 +49,7 @@ def pool_nc(x, kind, ks, st, dl, before, after, ceil_mode, count_include_pad):
               for i in range(nd)]
     out = np.zeros(x.shape[:2] + tuple(out_sp), dtype=np.float64)
     for o in itertools.product(*[range(e) for e in out_sp]):
-        vals, counts = [], []
+        vals = []
         starts = [o[i] * st[i] - before[i] for i in range(nd)]
         for koff in itertools.product(*[range(k) for k in ks]):
             pos = [starts[i] + koff[i] * dl[i] for i in range(nd)]
