@@ -103,6 +103,22 @@ def _refuted(realize, loops, env: dict, is_param) -> bool:
     return writes_param and spatial_points.size != spatial_size
 
 
+def _free_vars(realize, loops) -> set:
+    """The variables the loops' ranges, the block's domain, bindings and predicate use other
+    than the loops' own (shape variables, or an outer block's and loop's)."""
+    used: set = set()
+    for lp in loops:
+        collect_vars(lp.min, used)
+        collect_vars(lp.extent, used)
+    for iv in realize.block.iter_vars:
+        collect_vars(iv.dom.min, used)
+        collect_vars(iv.dom.extent, used)
+    for v in realize.iter_values:
+        collect_vars(v, used)
+    collect_vars(realize.predicate, used)
+    return used - {lp.loop_var for lp in loops}
+
+
 def runs_whole_domain(realize, loops, symbols=frozenset()) -> bool:
     """:func:`covers_domain` is True: provably every point of the domain."""
     return covers_domain(realize, loops, symbols) is True
@@ -119,17 +135,7 @@ def covers_domain(realize, loops, symbols=frozenset()) -> "bool | None":
     :func:`.predicates.drop_predicates` removed the domain bounds of split loops."""
     if _plain(realize, loops):
         return True
-    used: set = set()
-    for lp in loops:
-        collect_vars(lp.min, used)
-        collect_vars(lp.extent, used)
-    for iv in realize.block.iter_vars:
-        collect_vars(iv.dom.min, used)
-        collect_vars(iv.dom.extent, used)
-    for v in realize.iter_values:
-        collect_vars(v, used)
-    collect_vars(realize.predicate, used)
-    free = used - {lp.loop_var for lp in loops}
+    free = _free_vars(realize, loops)
     if not free <= set(symbols) or any(iv.kind != IterKind.SPATIAL for iv in realize.block.iter_vars):
         return None
     answer = True
@@ -320,18 +326,7 @@ def misrealized(func) -> bool:
             continue
         if _short_reduction(realize.block) or _idle_reduction(realize.block):
             return True
-        used: set = set()
-        for lp in loops:
-            collect_vars(lp.min, used)
-            collect_vars(lp.extent, used)
-        for iv in realize.block.iter_vars:
-            collect_vars(iv.dom.min, used)
-            collect_vars(iv.dom.extent, used)
-        for v in realize.iter_values:
-            collect_vars(v, used)
-        collect_vars(realize.predicate, used)
-        loop_vars = {lp.loop_var for lp in loops}
-        free = used - loop_vars
+        free = _free_vars(realize, loops)
         if not free <= symbols:
             continue
         if isinstance(realize.predicate, IntImm) and realize.predicate.value == 1 and not loops:
