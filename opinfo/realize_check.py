@@ -23,8 +23,9 @@ Spatial points run more than once are allowed (each run stores the same value: T
 Only what can be enumerated is judged: loops between the block and the enclosing block whose
 extents, the block's domain, bindings and predicate use nothing but those loops and the
 function's shape variables. Shape variables (``n``) are given a few values; a refutation at
-any of them refutes (the function must be right for every ``n``), and a value at which the
-extents are not sensible (empty or negative) is skipped.
+any of them refutes (the function must be right for every ``n``), a value at which the
+block's domain is empty is skipped, and loops that run nothing of a domain that is not empty
+refute (``(n - 24) // 25`` iterations for ``(n + 24) // 25``).
 """
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ from .probe import (NotEvaluable, collect_vars, evaluate_points, flat_points, lo
 MAX_POINTS = 1 << 17
 """Loop iterations of one block above which it is not enumerated."""
 
-SHAPE_VALUES = (7, 12)
+SHAPE_VALUES = (7, 12, 5, 29)
 """Values given to the function's shape variables in turn."""
 
 _ERRORS = (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError, KeyError)
@@ -56,21 +57,24 @@ _ERRORS = (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError
 def _refuted(realize, loops, env: dict, is_param) -> bool:
     """The block's loops provably break the assumption at these shape-variable values."""
     block = realize.block
-    ranges = []
-    for lp in loops:
-        lo, ext = scalar_int(lp.min, env), scalar_int(lp.extent, env)
-        if lo is None or ext is None or ext <= 0:
-            return False
-        ranges.append((lo, ext))
-    size = math.prod(e for _, e in ranges)
-    if size > MAX_POINTS:
-        return False
     doms = []
     for iv in block.iter_vars:
         lo, ext = scalar_int(iv.dom.min, env), scalar_int(iv.dom.extent, env)
         if lo is None or ext is None or ext <= 0:
-            return False
+            return False  # shape values at which the function makes no sense
         doms.append((lo, ext))
+    ranges = []
+    for lp in loops:
+        lo, ext = scalar_int(lp.min, env), scalar_int(lp.extent, env)
+        if lo is None or ext is None:
+            return False
+        if ext <= 0:  # the loops run nothing of a domain that is not empty
+            return any(is_param(b) for b in stored(block).values()) or \
+                any(iv.kind == IterKind.REDUCE for iv in block.iter_vars)
+        ranges.append((lo, ext))
+    size = math.prod(e for _, e in ranges)
+    if size > MAX_POINTS:
+        return False
     if math.prod(e for _, e in doms) > MAX_POINTS:
         return False
     loop_env, _ = loop_points(loops, ranges, env)
@@ -124,7 +128,7 @@ def runs_whole_domain(realize, loops, symbols=frozenset()) -> bool:
     return covers_domain(realize, loops, symbols) is True
 
 
-def covers_domain(realize, loops, symbols=frozenset()) -> "bool | None":
+def covers_domain(realize, loops, symbols=frozenset(), spatial_only: bool = False) -> "bool | None":
     """Whether ``loops`` (from the enclosing block down, the predicate applied) run every
     point of the spatial block's domain -- at each of a few values of the function's shape
     variables ``symbols``: True, False (provably not), or None (not enumerable: unknown
@@ -136,7 +140,8 @@ def covers_domain(realize, loops, symbols=frozenset()) -> "bool | None":
     if _plain(realize, loops):
         return True
     free = _free_vars(realize, loops)
-    if not free <= set(symbols) or any(iv.kind != IterKind.SPATIAL for iv in realize.block.iter_vars):
+    if not free <= set(symbols) or (not spatial_only and
+                                     any(iv.kind != IterKind.SPATIAL for iv in realize.block.iter_vars)):
         return None
     answer = True
     for value in (SHAPE_VALUES if free else SHAPE_VALUES[:1]):
@@ -163,6 +168,8 @@ def _covered(realize, loops, env: dict) -> "bool | None":
     by_var = {lp.loop_var: lp for lp in loops}
     rest = []
     for k, (iv, value) in enumerate(zip(realize.block.iter_vars, realize.iter_values)):
+        if iv.kind != IterKind.SPATIAL:
+            continue  # the spatial points only (a reduction's are judged by _refuted)
         lp = by_var.get(value) if isinstance(value, Var) else None
         if lp is None or counts.get(value) != 1 or not _same(lp.min, iv.dom.min) or not _same(lp.extent, iv.dom.extent):
             rest.append(k)
@@ -174,8 +181,9 @@ def _covered(realize, loops, env: dict) -> "bool | None":
     for lp in loops:
         collect_vars(lp.min, nested)
         collect_vars(lp.extent, nested)
-    if nested & loop_vars:
-        rest, needed = list(range(len(realize.iter_values))), loop_vars  # extents depend on loops
+    if nested & loop_vars:  # extents depend on loops: every loop, every spatial variable
+        rest = [k for k, iv in enumerate(realize.block.iter_vars) if iv.kind == IterKind.SPATIAL]
+        needed = loop_vars
     loops = [lp for lp in loops if lp.loop_var in needed]
     return _covered_vars(realize, loops, rest, env)
 
@@ -333,6 +341,9 @@ def misrealized(func) -> bool:
             continue
         if _plain(realize, loops):
             continue
+        if any(is_param(b) for b in stored(realize.block).values()) and \
+                covers_domain(realize, loops, symbols, spatial_only=True) is False:
+            return True  # a writer of an output leaves points out (enumerated without the loops it does not need)
         for value in (SHAPE_VALUES if free else SHAPE_VALUES[:1]):
             env = {v: np.float64(value) for v in free}
             if _refuted(realize, loops, env, is_param):

@@ -117,3 +117,23 @@ def test_reverse_sequence_tried_on_every_length():
     every length from 0 to past the axis."""
     assert [[n for n, _ in ops] for ops in _ops("s11_reverse_sequence")] == [["reverse_sequence"]]
     assert _ops("s11_reverse_sequence", "y[v_ax0] <= T.int64(1) or", "y[v_ax0] <= T.int64(2) or") == [[]]
+
+
+def test_symbolic_split_loops_that_run_nothing_or_too_little_abstain():
+    """Splits of a symbolic axis: ``(n - 24) // 25`` iterations for ``(n + 24) // 25`` run
+    nothing at the shape values tried (it was skipped as "not sensible"); ``(n + 3) % 4`` for
+    ``// 4`` agreed with it at n = 7 and 12 (now 5 and 29 too)."""
+    assert [[n for n, _ in ops] for ops in _ops("s11_sym_sigmoid")] == [["sigmoid"]]
+    old = "(n + T.int64(24)) // T.int64(25)"
+    assert _ops("s11_sym_sigmoid", old, "(n - T.int64(24)) // T.int64(25)") == [[]]
+    assert [[n for n, _ in ops] for ops in _ops("s11_sym_isinf")] == [["isinf"]]
+    old = "(n + T.int64(3)) // T.int64(4), T.int64(3), T.int64(2)):"
+    assert _ops("s11_sym_isinf", old, old.replace("// T.int64(4)", "% T.int64(4)")) == [[]]
+
+
+def test_output_writer_too_large_to_enumerate_is_judged_on_its_spatial_loops():
+    """A conv3d over a symbolic batch: all its loops together pass the enumeration limit, but
+    the output rows (bound yy_0 * 1 + yy_1 for * 2: 6 of 10) need only their own loops."""
+    assert [[n for n, _ in ops] for ops in _ops("s11_sym_conv3d")] == [["nn.conv3d"]]
+    old = "v_yy = T.axis.spatial(T.int64(10), yy_0 * T.int64(2) + yy_1)"
+    assert _ops("s11_sym_conv3d", old, old.replace("T.int64(2) +", "T.int64(1) +")) == [[]]
