@@ -101,9 +101,10 @@ def recognize_ops(func: PrimFunc) -> tuple:
     outputs = sem.outputs()
     if not outputs:
         return ()
-    decomposed = 0
+    decomposed = side = 0
     for stage in outputs:
-        if dec.done and families.absorbed(stage, sem, dec):
+        if dec.done and families.absorbed(stage, sem, dec, side):
+            side += 1
             continue
         decomposed += 1
         if decomposed > 1 or not dec.output(stage):

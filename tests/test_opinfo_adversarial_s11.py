@@ -137,3 +137,10 @@ def test_output_writer_too_large_to_enumerate_is_judged_on_its_spatial_loops():
     assert [[n for n, _ in ops] for ops in _ops("s11_sym_conv3d")] == [["nn.conv3d"]]
     old = "v_yy = T.axis.spatial(T.int64(10), yy_0 * T.int64(2) + yy_1)"
     assert _ops("s11_sym_conv3d", old, old.replace("T.int64(2) +", "T.int64(1) +")) == [[]]
+
+
+def test_batch_norm_side_outputs_must_copy_the_moving_statistics_in_order():
+    """batch_norm's second and third outputs return its moving mean and variance unchanged;
+    returning the mean twice (y3 for y4) is another function."""
+    assert [[n for n, _ in ops] for ops in _ops("s11_batch_norm")] == [["nn.batch_norm"]]
+    assert _ops("s11_batch_norm", "T_multiply_1[v_ax0] = y4[v_ax0]", "T_multiply_1[v_ax0] = y3[v_ax0]") == [[]]

@@ -35,11 +35,24 @@ ALL: list = [
 ]
 
 
-def absorbed(stage, sem, dec) -> bool:
-    """An extra output that only copies a parameter an earlier op already reads
-    (batch_norm's moving mean/var outputs)."""
+SIDE_OUTPUTS = {"nn.batch_norm": ("moving_mean", "moving_var")}
+"""The operands an op's extra outputs copy, in output order (inference batch_norm returns its
+moving mean and variance unchanged)."""
+
+
+def absorbed(stage, sem, dec, k: int = 0) -> bool:
+    """The ``k``-th extra output only copies a parameter an earlier op already reads: for an
+    op of :data:`SIDE_OUTPUTS`, the operand of the role it returns there (batch_norm's moving
+    mean, then its moving variance), else any operand."""
     expr = stage.expr
     if not isinstance(expr, BufferLoad) or not sem.is_param(expr.buffer):
         return False
+    if not all(i is j for i, j in zip(expr.indices, stage.indices)):
+        return False
+    side = [op for op in dec.ops if op.name in SIDE_OUTPUTS]
+    if side:
+        roles = SIDE_OUTPUTS[side[-1].name]
+        want = [o.buffer for o in side[-1].operands if k < len(roles) and o.role == roles[k]]
+        return want == [expr.buffer.name]
     used = {o.buffer for op in dec.ops for o in op.operands}
-    return expr.buffer.name in used and all(i is j for i, j in zip(expr.indices, stage.indices))
+    return expr.buffer.name in used
