@@ -16,6 +16,7 @@ import sympy
 
 from tir.expr import (Add, Cast, FloorDiv, FloorMod, IntImm, Max, Min, Mul, PrimExpr, Sub, Var,
                       Div, Mod, FloatImm)
+from tir.structural import structural_equal
 
 ONE = 1
 
@@ -142,6 +143,15 @@ def _div_atom(e, inner: dict, d: int) -> dict:
         v = c // d if isinstance(e, FloorDiv) else c % d
         return {ONE: v} if v else {}
     return {e: 1}
+
+
+def equal_extents(a, b) -> bool:
+    """Two extents known equal: the same constant, or (neither constant) the same
+    expression."""
+    ca, cb = const_of(a), const_of(b)
+    if ca is not None or cb is not None:
+        return ca == cb
+    return a is b or structural_equal(a, b)
 
 
 def const_of(e) -> "int | None":

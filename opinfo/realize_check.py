@@ -36,9 +36,8 @@ import numpy as np
 from tir.expr import BufferLoad, IntImm, Var
 from tir.functor import post_order_visit
 from tir.stmt import IterKind
-from tir.structural import structural_equal
 
-from .affine import const_of
+from .affine import const_of, equal_extents
 from .coverage import _realizes
 from .rewrite import stored
 from .probe import (NotEvaluable, collect_vars, evaluate_points, flat_points, loop_points,
@@ -171,7 +170,7 @@ def _covered(realize, loops, env: dict) -> "bool | None":
         if iv.kind != IterKind.SPATIAL:
             continue  # the spatial points only (a reduction's are judged by _refuted)
         lp = by_var.get(value) if isinstance(value, Var) else None
-        if lp is None or counts.get(value) != 1 or not _same(lp.min, iv.dom.min) or not _same(lp.extent, iv.dom.extent):
+        if lp is None or counts.get(value) != 1 or not equal_extents(lp.min, iv.dom.min) or not equal_extents(lp.extent, iv.dom.extent):
             rest.append(k)
     needed: set = set()
     for k in rest:
@@ -254,13 +253,6 @@ def _bad_reduction(flat_s, flat_r, red_size: int, has_init: bool) -> bool:
     return bool(np.any(per_run != red_size))  # a run that leaves reduction points out
 
 
-def _same(a, b) -> bool:
-    ca, cb = const_of(a), const_of(b)
-    if ca is not None or cb is not None:
-        return ca == cb
-    return a is b or structural_equal(a, b)
-
-
 def _plain(realize, loops) -> bool:
     """No predicate, and every block variable bound to a loop of its own whose range is the
     variable's domain, every loop bound: the domain is run once, nothing to enumerate (most
@@ -271,7 +263,7 @@ def _plain(realize, loops) -> bool:
     seen = set()
     for iv, value in zip(realize.block.iter_vars, realize.iter_values):
         lp = by_var.get(value) if isinstance(value, Var) else None
-        if lp is None or value in seen or not _same(lp.min, iv.dom.min) or not _same(lp.extent, iv.dom.extent):
+        if lp is None or value in seen or not equal_extents(lp.min, iv.dom.min) or not equal_extents(lp.extent, iv.dom.extent):
             return False
         seen.add(value)
     return len(seen) == len(loops)

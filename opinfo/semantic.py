@@ -19,9 +19,8 @@ from tir.function import PrimFunc
 from tir.functor import pre_order_visit, substitute, transform
 from tir.stmt import Block, BufferStore, IterKind, LetStmt, SeqStmt
 
-from tir.structural import structural_equal
 
-from .affine import const_of, float_of
+from .affine import const_of, equal_extents, float_of
 from .arg_select import read_arg_update
 
 
@@ -268,13 +267,6 @@ def _pure_vars(indices) -> bool:
     return all(isinstance(i, Var) for i in indices) and len({id(i) for i in indices}) == len(indices)
 
 
-def _same_extent(a, b) -> bool:
-    ca, cb = const_of(a), const_of(b)
-    if ca is not None or cb is not None:
-        return ca == cb
-    return a is b or structural_equal(a, b)
-
-
 def _fills(stage: Stage) -> bool:
     """The block of ``stage`` (indices its own variables) runs over the whole buffer: each
     index's variable from 0 over that dimension's extent. A producer over fewer rows (its
@@ -283,7 +275,7 @@ def _fills(stage: Stage) -> bool:
     ivs = {id(iv.var): iv for iv in stage.block.iter_vars}
     for v, size in zip(stage.indices, stage.buffer.shape):
         iv = ivs.get(id(v))
-        if iv is None or const_of(iv.dom.min) != 0 or not _same_extent(iv.dom.extent, size):
+        if iv is None or const_of(iv.dom.min) != 0 or not equal_extents(iv.dom.extent, size):
             return False
     return len(stage.indices) == len(stage.buffer.shape)
 
@@ -305,11 +297,8 @@ def _short_nests(func: PrimFunc) -> set:
     symbols = frozenset(shape_vars(func))
     short = set()
     for stmt in stmts:
-        nest = nest_of(stmt)
-        if nest is None or not nest[1].block.iter_vars or \
-                any(iv.kind != IterKind.SPATIAL for iv in nest[1].block.iter_vars):
-            continue
-        if covers_domain(nest[1], nest[0], symbols) is False:
+        nest = nest_of(stmt)  # covers_domain judges spatial blocks only (None otherwise)
+        if nest is not None and covers_domain(nest[1], nest[0], symbols) is False:
             short.add(id(nest[1].block))
     return short
 
@@ -327,7 +316,8 @@ class Semantics:
                 self.producers.setdefault(id(s.buffer), []).append(s)
         self._memo: dict = {}
         self.opaque = any(s.expr is None for s in self.stages)
-        self._short = _short_nests(func)
+        self._short: "set | None" = None
+        """:func:`_short_nests`, found when a producer is first inlined."""
 
     def is_param(self, buf) -> bool:
         return any(buf is p for p in self.params)
@@ -346,8 +336,11 @@ class Semantics:
 
     def _inline(self, load: BufferLoad) -> "PrimExpr | None":
         prods = self.producers.get(id(load.buffer), [])
-        if len(prods) != 1 or prods[0].expr is None or not _pure_vars(prods[0].indices) or not _fills(prods[0]) \
-                or id(prods[0].block) in self._short:
+        if len(prods) != 1 or prods[0].expr is None or not _pure_vars(prods[0].indices) or not _fills(prods[0]):
+            return None
+        if self._short is None:
+            self._short = _short_nests(self.func)
+        if id(prods[0].block) in self._short:
             return None
         stage = prods[0]
         value = self._memo.get(id(stage))

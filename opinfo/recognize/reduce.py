@@ -3,9 +3,9 @@ from __future__ import annotations
 
 
 from tir.expr import BufferLoad, Div, Mul, Sub, Var, max_value
-from tir.functor import pre_order_visit
 
-from ..affine import affine, const_of, float_of
+from ..affine import affine, const_of, equal_extents, float_of
+from ..probe import collect_vars
 from ..semantic import ArgReduce, Reduce
 from .common import Match, Space, loads_in, strip
 from .extent import same_extent
@@ -164,8 +164,7 @@ def _same_reading(src: BufferLoad, inner: Reduce, x: BufferLoad, red: Reduce) ->
         if isinstance(a, Var) and id(a) in mine:
             if not (isinstance(b, Var) and id(b) in theirs) or id(a) in paired or id(b) in paired.values():
                 return False
-            ea, eb = mine[id(a)].dom.extent, theirs[id(b)].dom.extent
-            if not (ea == eb or (const_of(ea) is not None and const_of(ea) == const_of(eb))):
+            if not equal_extents(mine[id(a)].dom.extent, theirs[id(b)].dom.extent):
                 return False
             paired[id(a)] = id(b)
             continue
@@ -175,9 +174,9 @@ def _same_reading(src: BufferLoad, inner: Reduce, x: BufferLoad, red: Reduce) ->
 
 
 def _uses(e, variables: dict) -> bool:
-    found = []
-    pre_order_visit(e, lambda n: found.append(n) if isinstance(n, Var) and id(n) in variables else None)
-    return bool(found)
+    found: set = set()
+    collect_vars(e, found)
+    return any(id(v) in variables for v in found)
 
 
 def _row_major(e: ArgReduce) -> "list | None":
