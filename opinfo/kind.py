@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from tir.expr import BufferLoad, Cast, Add, Mul, IntImm, Var
 from tir.function import PrimFunc
-from tir.functor import post_order_visit, pre_order_visit
+from tir.functor import post_order_stmts, pre_order_visit
 from tir.stmt import Block, BufferStore, IterKind
 from tir.structural import structural_equal
 
@@ -265,9 +265,9 @@ def analyzed_blocks(func: PrimFunc) -> list:
 
     def visit(n):
         if isinstance(n, Block) and n.init is not None:
-            post_order_visit(n.init, mark)
+            post_order_stmts(n.init, mark)
 
-    post_order_visit(func.body, visit)
+    post_order_stmts(func.body, visit)
     return [b for b in func.blocks() if id(b) not in in_init]
 
 

@@ -30,7 +30,7 @@ import attrs
 from tir.expr import And, BufferLoad, Call, IntImm, LT, Var
 from tir.buffer import BufferRegion
 from tir.function import PrimFunc
-from tir.functor import post_order_visit, transform
+from tir.functor import post_order_stmts, post_order_visit, transform
 from tir.stmt import Block, BlockRealize, BufferStore, IterKind
 
 from .affine import const_of
@@ -134,7 +134,7 @@ def _same(a, b) -> bool:
 
 def _holds_blocks(block: Block) -> bool:
     found = []
-    post_order_visit(block.body, lambda n: found.append(n) if isinstance(n, BlockRealize) else None)
+    post_order_stmts(block.body, lambda n: found.append(n) if isinstance(n, BlockRealize) else None)
     return bool(found)
 
 

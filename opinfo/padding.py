@@ -29,7 +29,7 @@ import attrs
 from tir.buffer import BufferRegion, Range
 from tir.expr import And, BufferLoad, Call, IntImm, LE, LT, Sub, Var
 from tir.function import PrimFunc
-from tir.functor import post_order_visit, substitute, transform
+from tir.functor import post_order_stmts, post_order_visit, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, SeqStmt
 
 from .affine import ONE, _add, affine, const_of
@@ -185,7 +185,7 @@ def merge_padding(func: PrimFunc) -> PrimFunc:
         merged = _pair(stmts[k], stmts[k + 1], before, writers, dom, symbols) if k + 1 < len(stmts) else None
         if merged is None:
             out.append(stmts[k])
-            post_order_visit(stmts[k], lambda n: before.append(n) if isinstance(n, Block) else None)
+            post_order_stmts(stmts[k], lambda n: before.append(n) if isinstance(n, Block) else None)
             k += 1
             continue
         out.append(merged)

@@ -13,7 +13,7 @@ import attrs
 
 from tir.expr import GE, LE, LT, Add, Cast, FloorDiv, FloorMod, IntImm, Mul, SizeVar, Sub, Var
 from tir.function import PrimFunc
-from tir.functor import post_order_visit, transform
+from tir.functor import post_order_stmts, post_order_visit, transform
 from tir.stmt import BlockRealize, For
 
 from .affine import ONE, _add, affine, const_of
@@ -171,7 +171,7 @@ def _is_true(pred) -> bool:
 def loop_domain(func: PrimFunc) -> dict:
     """Loop variable -> extent, for the loops starting at 0."""
     dom = {}
-    post_order_visit(func.body, lambda n: dom.__setitem__(n.loop_var, n.extent)
+    post_order_stmts(func.body, lambda n: dom.__setitem__(n.loop_var, n.extent)
                      if isinstance(n, For) and const_of(n.min) == 0 else None)
     return dom
 

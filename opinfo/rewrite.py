@@ -4,7 +4,7 @@ as well as its declared regions: hand-written TVMScript may omit ``T.reads``/``T
 from __future__ import annotations
 
 from tir.expr import Add, BufferLoad, IntImm, Var
-from tir.functor import post_order_visit, transform
+from tir.functor import post_order_stmts, post_order_visit, transform
 from tir.stmt import BlockRealize, BufferStore, For, ForKind, SeqStmt
 
 from .affine import const_of
@@ -32,7 +32,7 @@ def stored(block) -> dict:
     found = {id(w.buffer): w.buffer for w in block.writes}
     for part in (block.body, block.init):
         if part is not None:
-            post_order_visit(part, lambda n: found.setdefault(id(n.buffer), n.buffer)
+            post_order_stmts(part, lambda n: found.setdefault(id(n.buffer), n.buffer)
                              if isinstance(n, BufferStore) else None)
     return found
 

@@ -24,7 +24,7 @@ import attrs
 from tir.buffer import Buffer, BufferRegion, Range
 from tir.expr import Add, BufferLoad, FloorDiv, FloorMod, IntImm, Mul, Sub, as_int
 from tir.function import PrimFunc
-from tir.functor import post_order_visit, transform
+from tir.functor import post_order_stmts, post_order_visit, transform
 from tir.stmt import BufferStore
 
 MIN_LOGICAL_RANK = 4
@@ -171,7 +171,7 @@ def _accesses(func: PrimFunc) -> dict:
 
 def _stored(func: PrimFunc) -> set:
     found = set()
-    post_order_visit(func.body, lambda n: found.add(id(n.buffer)) if isinstance(n, BufferStore) else None)
+    post_order_stmts(func.body, lambda n: found.add(id(n.buffer)) if isinstance(n, BufferStore) else None)
     return found
 
 

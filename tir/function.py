@@ -55,7 +55,7 @@ class PrimFunc(Node):
     def blocks(self) -> Iterator[Block]:
         """Every block except the root, in program order (walked once per function object:
         analyses ask for them many times)."""
-        from .functor import post_order_visit
+        from .functor import post_order_stmts
 
         key = id(self)
         hit = _BLOCKS.get(key)
@@ -67,7 +67,7 @@ class PrimFunc(Node):
             if isinstance(node, Block) and node is not self.root_block:
                 found.append(node)
 
-        post_order_visit(self.body, visit)
+        post_order_stmts(self.body, visit)
         _BLOCKS[key] = (weakref.ref(self, lambda _, k=key: _BLOCKS.pop(k, None)), tuple(found))
         return iter(found)
 

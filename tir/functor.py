@@ -13,6 +13,7 @@ import attrs
 
 from .buffer import Buffer
 from .node import Map, Node
+from .stmt import Stmt
 
 _FIELDS: dict = {}
 
@@ -31,23 +32,30 @@ def _field_values(node):
         yield name, getattr(node, name)
 
 
-def _iter_nodes(value):
-    """Nodes directly inside a field value (a node, a tuple of them, or a Map)."""
+def _gather(value, out: list) -> None:
+    """Append the nodes directly inside a field value (a node, a tuple of them, or a Map)."""
     if isinstance(value, Node):
-        yield value
+        out.append(value)
     elif isinstance(value, tuple):
         for v in value:
-            yield from _iter_nodes(v)
-    elif isinstance(value, Map):
+            if isinstance(v, Node):
+                out.append(v)
+            elif isinstance(v, tuple) or type(v) is Map:
+                _gather(v, out)
+    elif type(value) is Map:  # Map is a Mapping: isinstance would go through the ABC machinery
         for k, v in value.items():
-            yield from _iter_nodes(k)
-            yield from _iter_nodes(v)
+            _gather(k, out)
+            _gather(v, out)
 
 
-def children(node: Node):
-    """The nodes directly below ``node``."""
-    for _, value in _field_values(node):
-        yield from _iter_nodes(value)
+def children(node: Node) -> list:
+    """The nodes directly below ``node``, in field order."""
+    out: list = []
+    cls = type(node)
+    names = _FIELDS.get(cls)
+    for name in names if names is not None else node_fields(cls):
+        _gather(getattr(node, name), out)
+    return out
 
 
 def post_order_visit(node: Node, fn: Callable[[Node], None]) -> None:
@@ -65,6 +73,20 @@ def post_order_visit(node: Node, fn: Callable[[Node], None]) -> None:
             seen_buffers.add(id(n))
         for c in children(n):
             visit(c)
+        fn(n)
+
+    visit(node)
+
+
+def post_order_stmts(node: Node, fn: Callable[[Node], None]) -> None:
+    """Call ``fn`` on ``node`` and every statement below it, children first, in the order
+    :func:`post_order_visit` meets them; expressions and buffers are not entered (no
+    statement lives inside one), which makes walks for loops, blocks or stores cheap."""
+
+    def visit(n):
+        for c in children(n):
+            if isinstance(c, Stmt):
+                visit(c)
         fn(n)
 
     visit(node)
@@ -104,7 +126,7 @@ def transform(node, post: Callable[[Node], "Node | None"], pre: "Callable[[Node]
         if isinstance(value, tuple):
             new = tuple(rewrite_value(v) for v in value)
             return value if all(a is b for a, b in zip(new, value)) else new
-        if isinstance(value, Map):
+        if type(value) is Map:
             items = [(rewrite_value(k), rewrite_value(v)) for k, v in value.items()]
             if all(k1 is k0 and v1 is v0 for (k1, v1), (k0, v0) in zip(items, value.items())):
                 return value
