@@ -141,11 +141,15 @@ def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
     data = bufs.get(op.operands[0].buffer)
     out = bufs.get(op.output.buffer) if op.output is not None else None
     root = func.root_block
-    cached = root is not None and any(cache_scope(b) for b in root.alloc_buffers)
-    # cache copies' blocks are named after buffers; loop_partition's copies after their loops
-    read = (normalize(func) or func) if cached else merge_partitions(func)
+    caches = {b.name for b in root.alloc_buffers if cache_scope(b)} if root is not None else set()
+    # loop_partition's copies are named after their loops; a cache primitive names its copy
+    # block after the cache buffer (``x_shared``), whichever block computes: the op's tag is
+    # on one of the others (reindex_cache_read leaves ``T_reshape`` copying ``x_shared``)
+    names = [b.name for b in merge_partitions(func).blocks() if b.name not in caches]
+    if not names:
+        names = [b.name for b in (normalize(func) or func).blocks()]
     settled = copy_tags.settle(op, shape_of(data) if data is not None else None,
-                               shape_of(out) if out is not None else None, [b.name for b in read.blocks()])
+                               shape_of(out) if out is not None else None, names)
     return (settled,) if settled is not None else ()
 
 

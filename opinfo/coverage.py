@@ -15,11 +15,11 @@ nested blocks bound to outer block variables, symbolic extents that differ, buff
 several writers (decomposed reductions, scatters) -- is not judged."""
 from __future__ import annotations
 
-from tir.expr import Var
+from tir.expr import BufferLoad, Var
 from tir.functor import post_order_visit, pre_order_visit
 from tir.stmt import Block, BlockRealize, BufferStore, For, SeqStmt
 
-from .affine import ONE, affine, const_of
+from .affine import ONE, affine, const_of, equal_extents
 from .semantic import stages_of
 
 
@@ -197,12 +197,50 @@ def _past_axis(index, ranges: dict, axis) -> bool:
     return lo < 0 or hi >= size
 
 
+def copy_order(store: BufferStore) -> "tuple | None":
+    """For an element copy ``S[i0, i1...] = P[...]`` whose load indexes ``P`` with the
+    store's index expressions in some order, over axes of the same extents: ``order[d]``,
+    the axis of ``P`` indexed by the store's ``d``-th index. Then an index past the end of
+    an axis of ``S`` is past the end of its axis of ``P`` too. None for anything else."""
+    load = store.value
+    if not isinstance(load, BufferLoad) or load.buffer is store.buffer or \
+            len(load.indices) != len(store.indices) or len(load.buffer.shape) != len(load.indices) or \
+            len(store.buffer.shape) != len(store.indices):
+        return None
+    order, free = [], list(range(len(load.indices)))
+    for index, extent in zip(store.indices, store.buffer.shape):
+        k = next((k for k in free if load.indices[k] == index
+                  and equal_extents(load.buffer.shape[k], extent)), None)
+        if k is None:
+            return None
+        free.remove(k)
+        order.append(k)
+    return tuple(order)
+
+
+def same_index_copy(store: BufferStore) -> bool:
+    """``S[i...] = P[i...]``: one index tuple on both sides, buffers of one shape."""
+    order = copy_order(store)
+    return order is not None and order == tuple(range(len(order)))
+
+
+def clippable(index, ranges: dict) -> bool:
+    """An index that only grows with its variables from a start inside the axis (positive
+    coefficients, minimums and constant term at least 0; ``ranges``: var -> (min, extent)):
+    what passes the end of the axis is a suffix of each variable's range."""
+    form = affine(index)
+    return form is not None and form.get(ONE, 0) >= 0 and all(
+        v in ranges and c > 0 and ranges[v][0] >= 0 for v, c in form.items() if v != ONE)
+
+
 def out_of_bounds_writes(func) -> bool:
     """True when a block provably stores outside its buffer: a store index, affine in block
     variables (each over its declared domain, which TVM's bindings stay within) and loops
     inside the block, reaches past the buffer's extent. No op writes there; TVM prints such
-    functions after ``pad_einsum`` of a reduction (its iteration padded, its output not) and
-    ``write_at`` of a guarded block (an unguarded copy of whole tiles)."""
+    functions after ``pad_einsum`` of a reduction (its iteration padded, its output not).
+    A copy ``S[i...] = P[i...]`` (the indices maybe permuted: :func:`copy_order`) whose
+    indices pass the end of an axis (``read_at``/``write_at`` copy whole tiles) changes nothing inside either buffer
+    there: :mod:`.block_loops` restricts it to the elements inside, and it passes here."""
     for realize, _ in _realizes(func.body):
         block = realize.block
         ranges = {}
@@ -213,7 +251,8 @@ def out_of_bounds_writes(func) -> bool:
         stores: list = []
         _inner_stores(block.body, ranges, stores)
         for store, where in stores:
-            if len(store.indices) == len(store.buffer.shape) and any(
-                    _past_axis(i, where, axis) for i, axis in zip(store.indices, store.buffer.shape)):
+            past = [i for i, axis in zip(store.indices, store.buffer.shape) if _past_axis(i, where, axis)] \
+                if len(store.indices) == len(store.buffer.shape) else []
+            if past and not (copy_order(store) is not None and all(clippable(i, where) for i in past)):
                 return True
     return False

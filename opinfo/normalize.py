@@ -6,6 +6,8 @@ elements would change the op; the semantic layer ignores predicates):
 
 * the copies of a loop nest ``loop_partition`` made become one loop again (see
   :mod:`.loop_partition`);
+* loops inside a block (the tile copies of ``read_at``/``write_at``) go outside it, the
+  block taking a variable per loop (see :mod:`.block_loops`);
 * the outer block of ``blockize`` and the block nested in it become one block again (see
   :mod:`.blockize`);
 * blocks that share loops after ``compute_at``/``reverse_compute_at`` get loops of their
@@ -38,9 +40,11 @@ analyzer sees the scheduled form.
 """
 from __future__ import annotations
 
+import math
 import re
 
 import attrs
+import numpy as np
 
 from tir.expr import BufferLoad, Var
 from tir.function import PrimFunc
@@ -49,7 +53,9 @@ from tir.stmt import Block, BlockRealize, BufferStore, IterKind, SeqStmt
 from tir.buffer import BufferRegion
 
 from .affine import affine, const_of
+from .block_loops import move_block_loops
 from .blockize import unblockize
+from .coverage import same_index_copy
 from .distribute import distribute
 from .ew_tags import IDENTITY_TAGS, bare
 from .init_order import block_places, init_runs_first
@@ -57,6 +63,7 @@ from .padding import merge_padding
 from .pad_einsum import unpad_einsum
 from .loop_partition import merge_partitions
 from .predicates import drop_predicates
+from .probe import NotEvaluable, evaluate_points, flat_points
 from .rewrite import EMPTY, prune
 from .rfactor import merge_rfactor
 from .tags import tag
@@ -185,8 +192,18 @@ def _copy_pair(block: Block) -> "tuple | None":
     if load.buffer.dtype != store.buffer.dtype or len(load.indices) != len(store.indices):
         return None
     ivars = {id(iv.var): iv for iv in block.iter_vars}
-    pos_s, pos_l = _var_positions(store.indices, ivars), _var_positions(load.indices, ivars)
+    # an axis of extent 1 in both buffers may be indexed by the constant 0 on both sides
+    # (a ``read_at`` copy's unit loop; :mod:`.block_loops`)
+    units = [d for d, i in enumerate(store.indices) if const_of(i) == 0]
+    if units != [d for d, i in enumerate(load.indices) if const_of(i) == 0] or any(
+            const_of(store.buffer.shape[d]) != 1 or const_of(load.buffer.shape[d]) != 1 for d in units):
+        return None
+    keep = [d for d in range(len(store.indices)) if d not in units]
+    pos_s = _var_positions([store.indices[d] for d in keep], ivars, keep)
+    pos_l = _var_positions([load.indices[d] for d in keep], ivars, keep)
     if pos_s is None or pos_l is None:
+        if same_index_copy(store) and _fills_buffer(block, store):
+            return store.buffer, load.buffer, tuple(range(len(store.indices)))
         return None
     for v, iv in ivars.items():
         ext = affine(iv.dom.extent)
@@ -194,10 +211,44 @@ def _copy_pair(block: Block) -> "tuple | None":
             return None
         if affine(store.buffer.shape[pos_s[v]]) != ext or affine(load.buffer.shape[pos_l[v]]) != ext:
             return None
-    order = tuple(pos_l[id(i)] for i in store.indices)
-    if order != tuple(range(len(order))) and not _REINDEX.search(block.name):
+    order = tuple(d if d in units else pos_l[id(i)] for d, i in enumerate(store.indices))
+    if order != tuple(range(len(order))) and not _REINDEX.search(block.name) and not _cache_named(block, store, load):
         return None  # a transposing copy named otherwise is an op (permute_dims of a fused kernel)
     return store.buffer, load.buffer, order
+
+
+def _cache_named(block: Block, store: BufferStore, load: BufferLoad) -> bool:
+    """The copy block is named after one of its buffers that lives in a cache scope
+    (``reindex_cache_write``/``reindex_cache_read`` name their copy after the cache buffer,
+    ``compute_local``; an op of a fused kernel writes a global buffer)."""
+    return any(b.name == block.name and cache_scope(b) for b in (store.buffer, load.buffer))
+
+
+_MAX_POINTS = 1 << 16
+"""The largest copy domain :func:`_fills_buffer` enumerates."""
+
+
+def _fills_buffer(block: Block, store: BufferStore) -> bool:
+    """Whether the store writes every element of its buffer over the block's domain (all
+    constant, at most ``_MAX_POINTS`` iterations; no index outside the buffer). For a copy
+    with one index on both sides (``S[i // 8, i % 8] = P[i // 8, i % 8]``, tiles read with
+    a halo: ``S[v * 4 + w] = P[v * 4 + w]`` for w in [0, 7)) how often or in which order an
+    element is written does not matter."""
+    ranges = [(const_of(iv.dom.min), const_of(iv.dom.extent)) for iv in block.iter_vars]
+    shape = [const_of(s) for s in store.buffer.shape]
+    if any(lo is None or ext is None or ext < 1 for lo, ext in ranges) or any(s is None for s in shape):
+        return False
+    if math.prod(ext for _, ext in ranges) > _MAX_POINTS:
+        return False
+    grids = np.meshgrid(*[np.arange(lo, lo + ext, dtype=float) for lo, ext in ranges], indexing="ij")
+    leaves = {iv.var: g.reshape(-1) for iv, g in zip(block.iter_vars, grids)}
+    count = math.prod(ext for _, ext in ranges)
+    try:
+        points = [evaluate_points(i, leaves, count) for i in store.indices]
+    except (NotEvaluable, ValueError, TypeError, ArithmeticError):
+        return False
+    flat = flat_points(points, [(0, n) for n in shape], count)
+    return flat is not None and np.unique(flat).size == math.prod(shape)
 
 
 _MAX_COPY_PASSES = 4
@@ -207,11 +258,12 @@ _REINDEX = re.compile(r"_reindex(_\d+)?$")
 """The name ``reindex`` gives its copy block: the only copy that transposes and is no op."""
 
 
-def _var_positions(indices, ivars: dict) -> "dict | None":
-    """id(block variable) -> its dimension, when ``indices`` are the block's variables once each."""
+def _var_positions(indices, ivars: dict, dims: list) -> "dict | None":
+    """id(block variable) -> its dimension (``dims[k]`` for ``indices[k]``), when ``indices``
+    are the block's variables once each."""
     if len(indices) != len(ivars) or not all(isinstance(i, Var) and id(i) in ivars for i in indices):
         return None
-    pos = {id(i): d for d, i in enumerate(indices)}
+    pos = {id(i): d for d, i in zip(dims, indices)}
     return pos if len(pos) == len(indices) else None
 
 
@@ -324,7 +376,7 @@ def unit_reductions(func: PrimFunc) -> PrimFunc:
 
 def normalize(func: PrimFunc) -> "PrimFunc | None":
     """The function the recognizers should read (see the module docstring), or None."""
-    func = drop_predicates(merge_padding(unpad_einsum(distribute(unblockize(merge_partitions(func))))))
+    func = drop_predicates(merge_padding(unpad_einsum(distribute(unblockize(move_block_loops(merge_partitions(func)))))))
     if func is None:
         return None
     # a decompose_padding pair whose predicates only drop_predicates reads (digits of split

@@ -35,10 +35,10 @@ import numpy as np
 
 from tir.expr import BufferLoad, IntImm, Var
 from tir.functor import post_order_visit
-from tir.stmt import IterKind
+from tir.stmt import BufferStore, IterKind
 
 from .affine import const_of, equal_extents
-from .coverage import _realizes
+from .coverage import _realizes, copy_order
 from .rewrite import stored
 from .probe import (NotEvaluable, collect_vars, evaluate_points, flat_points, loop_points,
                     scalar_int, shape_vars)
@@ -91,7 +91,9 @@ def _refuted(realize, loops, env: dict, is_param) -> bool:
         # split producer's region without its guard (data_dilate_shared's row 19 of 19), the
         # consumer's own guard never reads those points. Nothing a recognizer assumes.
         return False
-    n = int(keep.sum())
+    if IterKind.REDUCE not in kinds:
+        values = _past_copy_dropped(block, values, doms, env)
+    n = len(values[0]) if values else int(keep.sum())
     spatial = [k for k, kind in enumerate(kinds) if kind == IterKind.SPATIAL]
     reduce = [k for k, kind in enumerate(kinds) if kind == IterKind.REDUCE]
     flat_s = flat_points([values[k] for k in spatial], [doms[k] for k in spatial], n)
@@ -104,6 +106,36 @@ def _refuted(realize, loops, env: dict, is_param) -> bool:
     if IterKind.REDUCE in kinds and _bad_reduction(flat_s, flat_r, red_size, block.init is not None):
         return True
     return writes_param and spatial_points.size != spatial_size
+
+
+def _past_copy_dropped(block, values: list, doms: list, env: dict) -> list:
+    """``values`` without the points where a binding leaves its domain, when the block is
+    an element copy (:func:`.coverage.copy_order`; ``S[i...] = P[i...]``) and each such point copies an
+    element outside both (TVM's ``reindex_cache_write`` copy runs a split loop's last tile
+    unguarded, past the end of the axis): those iterations change no element of either
+    buffer. Otherwise ``values`` as they are."""
+    store = block.body
+    if not values or not isinstance(store, BufferStore) or copy_order(store) is None:
+        return values
+    inside = np.ones(len(values[0]), dtype=bool)
+    for v, (lo, ext) in zip(values, doms):
+        inside &= (v >= lo) & (v < lo + ext)
+    if inside.all():
+        return values
+    leaves = dict(env)
+    leaves.update({iv.var: v[~inside] for iv, v in zip(block.iter_vars, values)})
+    count = int((~inside).sum())
+    outside = np.zeros(count, dtype=bool)
+    try:
+        for index, axis in zip(store.indices, store.buffer.shape):
+            size = scalar_int(axis, env)
+            if size is None:
+                return values
+            p = evaluate_points(index, leaves, count)
+            outside |= (p < 0) | (p >= size)
+    except _ERRORS:
+        return values
+    return [v[inside] for v in values] if outside.all() else values
 
 
 def _free_vars(realize, loops) -> set:

@@ -232,7 +232,7 @@ class Builder:
             loops.append((Var(ax.name, dt.int64), ax.extent))
             bindings.append(loops[-1][0])
         reads = access_regions([init, body], exclude=written)
-        writes = tuple(_store_regions(body, init))
+        writes = tuple(store_regions(body, init))
         block = Block(name, tuple(iters), reads, writes, body, init, annotations=annotations or {})
         stmt = BlockRealize(tuple(bindings), TRUE, block)
         for var, extent in reversed(loops):
@@ -259,8 +259,9 @@ def _store(out: Buffer, ivars, value, reduction: "Reduction | None"):
     return update, init, (out,)
 
 
-def _store_regions(body, init):
-    """Write regions of the stores in ``body`` (and ``init``), in order of first appearance."""
+def store_regions(*stmts) -> list:
+    """Write regions of the stores in ``stmts`` (a block's body and init; None is skipped),
+    in order of first appearance."""
     found: dict = {}
 
     def visit(n):
@@ -268,7 +269,7 @@ def _store_regions(body, init):
             found.setdefault(id(n.buffer), (n.buffer, []))[1].append(n.indices)
         return True
 
-    for s in (body, init):
+    for s in stmts:
         if s is not None:
             pre_order_visit(s, visit)
     return [_region(buf, idx) for buf, idx in found.values()]

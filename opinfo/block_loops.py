@@ -1,0 +1,193 @@
+"""Loops inside a block moved out of it: ``read_at``/``write_at`` copies become plain blocks.
+
+TVM's ``read_at``/``write_at`` copy a tile of a buffer in a block whose body is a loop
+nest over one store (annotated ``auto_copy``)::
+
+    with T.sblock("compute_local"):
+        v0 = T.axis.spatial(3, i0_0)
+        for ax0 in range(2):
+            compute[v0 * 2 + ax0] = compute_local[v0 * 2 + ax0]
+
+The same stores run, in the same order, when the loops go just outside the block and the
+block takes one spatial variable per loop, bound to that loop (its domain the loop's
+range), with the loop variables in its body replaced by the new block variables: the inner
+loops become the innermost loops around the block. The block is then an ordinary one, and
+what reads such blocks (cache copies, op blocks, coverage) reads it as usual.
+
+Only a block other than the root, without ``init``, allocated or matched buffers and with
+a body that is a perfect loop nest over one ``BufferStore``, is rewritten, and only when
+no loop's range uses the block's own variables (outside the block they are not defined).
+Whether the stores stay in bounds or cover the buffer is not judged here: the checks that
+read every block (coverage, realize checks) judge the rewritten block like any other.
+"""
+from __future__ import annotations
+
+import attrs
+
+from tir.buffer import Range
+from tir.builder import access_regions, store_regions
+from tir.dtype import bool_
+from tir.expr import LT, Add, Cast, IntImm, Var
+from tir.function import PrimFunc
+from tir.functor import pre_order_visit, substitute, transform
+from tir.stmt import BlockRealize, BufferStore, For, IterKind, IterVar
+
+from .affine import affine, const_of
+from .blockize import _conjoin, _fuse_splits
+from .coverage import _past_axis, clippable, copy_order
+from .recognize.guard import conjuncts
+from .probe import collect_vars
+
+
+def _loops_and_store(body) -> "tuple | None":
+    loops = []
+    while isinstance(body, For):
+        loops.append(body)
+        body = body.body
+    return (loops, body) if loops and isinstance(body, BufferStore) else None
+
+
+def _cast_dtype(store, var: Var):
+    """The dtype every use of ``var`` in ``store`` casts it to (``T.Cast("int64", ax0)``),
+    or None when some use is not such a cast."""
+    dtypes, bare = set(), []
+
+    def visit(n):
+        if isinstance(n, Cast) and n.value is var:
+            dtypes.add(n.dtype)
+            return False
+        if n is var:
+            bare.append(n)
+        return True
+
+    pre_order_visit(store, visit)
+    return next(iter(dtypes)) if len(dtypes) == 1 and not bare else None
+
+
+def _without_zeros(expr):
+    """``expr`` with ``a + 0`` and ``0 + a`` made ``a`` (what a unit loop leaves behind)."""
+
+    def post(n):
+        if isinstance(n, Add):
+            if const_of(n.b) == 0 and n.b.dtype == n.dtype:
+                return n.a
+            if const_of(n.a) == 0 and n.a.dtype == n.dtype:
+                return n.b
+        return None
+
+    return transform(expr, post)
+
+
+def _moved_out(realize: BlockRealize) -> "For | None":
+    block = realize.block
+    if block.init is not None or block.alloc_buffers or block.match_buffers or \
+            any(iv.kind not in (IterKind.SPATIAL, IterKind.REDUCE) for iv in block.iter_vars):
+        return None
+    found = _loops_and_store(block.body)
+    if found is None:
+        return None
+    loops, store = found
+    used: set = set()
+    for loop in loops:
+        collect_vars(loop.min, used)
+        collect_vars(loop.extent, used)
+    if any(iv.var in used for iv in block.iter_vars):
+        return None
+    body, new_ivs, values = store, [], []
+    for loop in loops:
+        var = loop.loop_var
+        if const_of(loop.extent) == 1:  # a unit loop runs at its min only
+            body = transform(body, lambda n, var=var, lo=loop.min: _cast(lo, n.dtype)
+                             if isinstance(n, Cast) and n.value is var else None)
+            body = substitute(body, {var: loop.min})
+            continue
+        dtype = _cast_dtype(body, var)
+        new = Var(f"v_{var.name}", dtype or var.dtype)
+        if dtype is None:
+            body = substitute(body, {var: new})
+            values.append(var)
+            dom = Range(loop.min, loop.extent)
+        else:
+            body = transform(body, lambda n, var=var, new=new: new if isinstance(n, Cast) and n.value is var
+                             else None)
+            values.append(Cast(dtype, var))
+            dom = Range(_cast(loop.min, dtype), _cast(loop.extent, dtype))
+        new_ivs.append(IterVar(new, dom, IterKind.SPATIAL))
+    body = attrs.evolve(body, indices=tuple(_without_zeros(i) for i in body.indices),
+                        value=_without_zeros(body.value))
+    ivars = block.iter_vars + tuple(new_ivs)
+    values = tuple(realize.iter_values) + tuple(values)
+    predicate = _conjoin(realize.predicate, _in_bounds(body, ivars, values))
+    every = attrs.evolve(block, iter_vars=ivars)
+    merged = attrs.evolve(block, iter_vars=ivars, body=body, reads=access_regions([body]),
+                          writes=tuple(store_regions(body)))
+    # ``v0 * 2 + v_ax0`` (a tile of 2 at row v0), ``v1 * 2 + v2`` (two variables bound to
+    # the digits of a split loop) become one variable, as for blockize
+    merged, values = _fuse_splits(merged, values, predicate, every, every)
+    merged = attrs.evolve(merged, iter_vars=_bounded(merged.iter_vars, values, predicate),
+                          reads=access_regions([merged.body]), writes=tuple(store_regions(merged.body)))
+    stmt = BlockRealize(values, predicate, merged)
+    for loop in reversed(loops):
+        if const_of(loop.extent) != 1:
+            stmt = attrs.evolve(loop, body=stmt)
+    return stmt
+
+
+def _in_bounds(store: BufferStore, ivars: tuple, values: tuple):
+    """For an element copy (:func:`.coverage.copy_order`: ``S[i...] = P[i...]``, ``read_at`` and
+    ``write_at`` copy whole tiles, past the end of an axis whose extent the tile does not
+    divide): the conjunction of ``i < extent`` over the axes a copy index passes, with the
+    block's variables replaced by their bindings; 1 when there is none or it is no such copy.
+
+    An iteration that copies an element outside both buffers changes no element of either,
+    so the copy does the same restricted to the elements inside (as a predicate, the way a
+    non-divisible split is restricted). :func:`.coverage.out_of_bounds_writes` lets such
+    copies (and only those) pass."""
+    true = IntImm(bool_, 1)
+    if copy_order(store) is None:
+        return true
+    ranges = {}
+    for iv in ivars:
+        lo, ext = const_of(iv.dom.min), const_of(iv.dom.extent)
+        if lo is not None and ext is not None:
+            ranges[iv.var] = (lo, ext)
+    bind = {iv.var: v for iv, v in zip(ivars, values)}
+    out = true
+    for index, extent in zip(store.indices, store.buffer.shape):
+        if _past_axis(index, ranges, extent) and clippable(index, ranges):
+            out = _conjoin(out, LT(substitute(index, bind), IntImm(index.dtype, const_of(extent))))
+    return out
+
+
+def _bounded(ivars: tuple, values: tuple, predicate) -> tuple:
+    """Each variable whose binding a predicate conjunct ``binding < c`` bounds below its
+    extent gets extent ``c`` (fused ones got theirs in ``_fuse_splits``)."""
+    out = []
+    terms = [t for t in conjuncts(predicate) if isinstance(t, LT) and const_of(t.b) is not None]
+    for iv, value in zip(ivars, values):
+        ext, lo, form = const_of(iv.dom.extent), const_of(iv.dom.min), affine(value)
+        for t in terms:
+            if ext is not None and lo == 0 and form is not None and affine(t.a) == form and 0 < const_of(t.b) < ext:
+                iv = attrs.evolve(iv, dom=Range(iv.dom.min, IntImm(iv.dom.extent.dtype, const_of(t.b))))
+                ext = const_of(t.b)
+        out.append(iv)
+    return tuple(out)
+
+
+def _cast(e, dtype):
+    c = const_of(e)
+    return IntImm(dtype, c) if c is not None else Cast(dtype, e)
+
+
+def move_block_loops(func: PrimFunc) -> PrimFunc:
+    """``func`` with the loops inside its blocks moved out of them (module docstring)."""
+    root = func.root_block
+
+    def post(n):
+        if not isinstance(n, BlockRealize):
+            return None
+        if root is not None and n.block.name == root.name and not n.block.iter_vars:
+            return None  # the root (rebuilt when a block below changed) stays as it is
+        return _moved_out(n)
+
+    return transform(func, post)

@@ -1,0 +1,118 @@
+"""Blocks whose body is a loop nest (TVM's ``read_at``/``write_at`` tile copies, fixtures
+``s12_at_*`` copied from real TVM output): opinfo.block_loops moves the loops out, the copy
+is then an ordinary cache copy; copies past the end of an axis are restricted to it."""
+from __future__ import annotations
+
+import pytest
+
+import opinfo
+import tir
+from opinfo.block_loops import move_block_loops
+from opinfo.coverage import out_of_bounds_writes
+from tir.stmt import For
+
+from tests.fixture_util import FIXTURES, assert_same_values, fixture_func
+
+
+def _ops(name: str, old: str = "", new: str = "") -> list:
+    """(name, attrs) of the ops of the fixture's PrimFunc, with ``old`` made ``new`` first."""
+    text = (FIXTURES / f"{name}.py").read_text()
+    if old:
+        assert text.count(old) == 1
+        text = text.replace(old, new)
+    (_, func), = tir.parse(text).prim_funcs()
+    return [(op.name, dict(op.attrs)) for op in opinfo.analyze(func).ops]
+
+
+def _loops_in_blocks(func) -> int:
+    """How many loops sit directly in a block's body."""
+    return sum(isinstance(b.body, For) for b in func.blocks())
+
+
+@pytest.mark.parametrize("name, op", [
+    ("s12_at_add", "add"),                    # x_local[v0 + Cast(ax0)] over a unit loop
+    ("s12_at_floor_divide", "floor_divide"),  # a one-element cache: x_shared[0] = x[0]
+    ("s12_at_log", "log"),                    # tiles of 2 rows over 7 (one row past the end)
+    ("s12_at_abs", "abs"),                    # write_at: tiles of 2 over 5
+    ("s12_at_flatten", "reshape"),            # a cache copy indexed (i // 8, i % 8)
+    ("s12_at_atan", "atan"),                  # a symbolic batch, 6 columns copied of 5
+    ("s12_at_nn_conv1d", "nn.conv1d"),        # overlapping tiles (a halo) of the padded data
+])
+def test_tile_copies_are_read_through(name, op):
+    ops = _ops(name)
+    assert [n for n, _ in ops] == [op]
+    assert _loops_in_blocks(move_block_loops(fixture_func(name))) == 0
+
+
+def test_conv1d_attributes_through_a_halo_copy():
+    (name, attrs), = _ops("s12_at_nn_conv1d")
+    assert name == "nn.conv1d"
+    assert list(attrs["strides"]) == [2] and list(attrs["dilation"]) == [2]
+
+
+@pytest.mark.parametrize("name", ["s12_at_add", "s12_at_flatten", "s12_at_floor_divide"])
+def test_moving_loops_out_keeps_the_values(name):
+    """In-bounds copies: the interpreter gives the same output before and after."""
+    func = fixture_func(name)
+    assert_same_values(func, move_block_loops(func))
+
+
+def test_a_copy_past_the_buffer_is_restricted_to_it():
+    """The original's tiles pass the end of the axis; the rewritten copy does not."""
+    func = fixture_func("s12_at_log")
+    assert out_of_bounds_writes(func) is False  # a same-index copy: allowed
+    moved = move_block_loops(func)
+    copy = next(b for b in moved.blocks() if b.name == "x_shared")
+    assert [int(iv.dom.extent.value) for iv in copy.iter_vars] == [7, 3]
+
+
+def test_a_computation_past_the_buffer_abstains():
+    """Only a copy may pass the end: ``compute[i] = compute_local[i] + 1`` past it is no op."""
+    old = "compute[v0 * T.int64(2) + T.Cast(\"int64\", ax0)] = compute_local[v0 * T.int64(2) + T.Cast(\"int64\", ax0)]"
+    assert _ops("s12_at_abs", old, old + " + T.float32(1.0)") == []
+    # a copy from the neighbouring element is no same-index copy either
+    new = old.replace("compute_local[v0 * T.int64(2) + T.Cast(\"int64\", ax0)]",
+                      "compute_local[v0 * T.int64(2) + T.Cast(\"int64\", ax0) - T.int64(1)]")
+    assert _ops("s12_at_abs", old, new) == []
+
+
+def test_a_tile_copy_that_misses_columns_abstains():
+    """Copying 2 of the 3 columns into the cache leaves a column the op reads unwritten."""
+    assert _ops("s12_at_log", "for ax0, ax1 in T.grid(2, 3):", "for ax0, ax1 in T.grid(2, 2):") == []
+    # rows: tiles of 1 row at a stride of 2 leave every other row unwritten
+    assert _ops("s12_at_log", "for ax0, ax1 in T.grid(2, 3):", "for ax0, ax1 in T.grid(1, 3):") == []
+
+
+def test_a_loop_whose_range_uses_the_block_variables_stays():
+    """The loop cannot leave the block when its extent names the block's own variable."""
+    text = (FIXTURES / "s12_at_add.py").read_text()
+    text = text.replace("for ax0_1 in range(1):", "for ax0_1 in range(v0 - v0 + 1):")
+    (_, func), = tir.parse(text).prim_funcs()
+    assert _loops_in_blocks(move_block_loops(func)) == 1
+    assert opinfo.analyze(func).ops == ()
+
+
+# ---- reindex_cache_read / reindex_cache_write (fixtures s12_rcache_*)
+
+def test_a_transposing_cache_copy_named_after_its_cache_is_read_through():
+    """reindex_cache_write stores the op's result transposed in ``compute_local`` and copies
+    it back in a block named after that buffer: a cache copy, not a permute_dims."""
+    assert _ops("s12_rcache_abs") == [("abs", {})]
+    # the same copy under an op's name is an op of its own (permute_dims after abs): not abs
+    assert _ops("s12_rcache_abs", 'T.sblock("compute_local")', 'T.sblock("T_transpose")') != [("abs", {})]
+
+
+def test_a_cache_copy_run_past_its_domain_is_read_through():
+    """The copy back runs the split loop's last tile unguarded (v_i2 = 7 of 7): those
+    iterations copy elements outside both buffers."""
+    assert _ops("s12_rcache_exp") == [("exp", {})]
+    assert _ops("s12_rcache_add") == [("add", {})]  # transposed, symbolic batch
+    # a block that computes there is ill-formed: abstain
+    old = "compute[v_i0, v_i1, v_i2] = compute_shared[v_i0, v_i1, v_i2]"
+    assert _ops("s12_rcache_exp", old, old + " * T.float32(2.0)") == []
+
+
+def test_the_op_tag_is_read_off_the_block_not_named_after_a_cache():
+    """reindex_cache_read leaves the reshape in the copy block ``x_shared`` and an identity
+    copy in ``T_reshape``: the tag that names the copy is T_reshape's."""
+    assert _ops("s12_rcache_flatten") == [("reshape", {"shape": (40,)})]
