@@ -116,3 +116,12 @@ def test_the_op_tag_is_read_off_the_block_not_named_after_a_cache():
     """reindex_cache_read leaves the reshape in the copy block ``x_shared`` and an identity
     copy in ``T_reshape``: the tag that names the copy is T_reshape's."""
     assert _ops("s12_rcache_flatten") == [("reshape", {"shape": (40,)})]
+
+
+def test_a_tile_copy_writing_part_of_the_output_abstains():
+    """Fuzzer find: the tile loop over columns cut from 3 tiles to 2 (block domain with it,
+    via T.axis.remap): the write_at copy writes 6 of the output's 9 columns. Seen only once
+    the copy's loops are out of its block (``v3 * 3 + ax3`` is no plain index)."""
+    assert _ops("s12_at_expand_dims") == [("expand_dims", {"axis": (1,)})]
+    grid = "T.grid(T.int64(2), T.int64(2), T.int64(2), T.int64(1), T.int64(3), T.int64(3))"
+    assert _ops("s12_at_expand_dims", grid, grid[:-3] + "2))") == []
