@@ -339,10 +339,12 @@ def _accesses(k, site, store, loads, shape, writes, reads, unjudged) -> None:
 def _live_garbage(built, writes, reads, never, unjudged, params, inputs) -> bool:
     """Whether a value computed from a never-written element is the final value of some
     output element: iterations are tainted by the loads in ``never``, by a load of an
-    output element no store has written yet (TVM's ``cache_index`` may leave an intermediate
-    read before a later copy writes it: real output, not judged), and by loading an
-    element whose reaching store (the last one before the load) is tainted; an output
-    element's last store being tainted refutes. Stores whose guard was not evaluated are
+    intermediate or output element no store has written yet, and by loading an element
+    whose reaching store (the last one before the load) is tainted; an output element's
+    last store being tainted refutes. (Real TVM output does that too: ``cache_index``
+    leaving an op to read its index buffer before the copy that fills it, ``compute_at``
+    of a transposed producer computing a row the consumer reads one iteration late. Such
+    functions compute from garbage: not named.) Stores whose guard was not evaluated are
     never tainted (they might not run)."""
     live = [(site, store) for site, store, _ in built if site is not None]
     sites = [site for site, _, _ in built]
@@ -389,7 +391,7 @@ def _live_garbage(built, writes, reads, never, unjudged, params, inputs) -> bool
             ok = prev >= 0
             src_idx = order[np.where(ok, prev, 0)]
             ok &= pt[src_idx] == pt[order][reads_at]
-            if key in params and key not in inputs:  # an output read before its first store
+            if key not in inputs:  # an intermediate or output element read before its first store
                 taint[inst[order[reads_at][~ok] - w_pt.size]] = True
             src = w_inst[src_idx[ok]]
             dst = inst[order[reads_at][ok] - w_pt.size]

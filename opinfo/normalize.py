@@ -64,7 +64,7 @@ from .pad_einsum import unpad_einsum
 from .loop_partition import merge_partitions
 from .predicates import drop_predicates
 from .probe import NotEvaluable, evaluate_points, flat_points
-from .rewrite import EMPTY, prune
+from .rewrite import EMPTY, loaded, prune
 from .rfactor import merge_rfactor
 from .tags import tag
 
@@ -295,10 +295,16 @@ def _cache_copy(block: Block, blocks: list, params: set) -> "tuple | None":
         return None
     dst, src, order = pair
     if id(src) in params and id(dst) not in params and _writer_count(blocks, dst) == 1:
+        # a block loading the cache before the copy reads garbage, not the parameter
+        here = blocks.index(block)
+        if any(id(dst) in loaded(b) for b in blocks[:here]):
+            return None
         return (dst, src, _inverse(order)) if cache_scope(dst) else None
     if id(src) in params or _writer_count(blocks, src) != 1:
         return None
     writer = next(b for b in blocks if any(w.buffer is src for w in b.writes))
+    if blocks.index(writer) > blocks.index(block):
+        return None  # the copy runs before the intermediate is computed: it copies garbage
     others = [b for b in _readers(blocks, src) if b is not block and b is not writer]
     return (src, dst, order) if not others and _writer_count(blocks, dst) == 1 else None
 

@@ -125,3 +125,19 @@ def test_a_tile_copy_writing_part_of_the_output_abstains():
     assert _ops("s12_at_expand_dims") == [("expand_dims", {"axis": (1,)})]
     grid = "T.grid(T.int64(2), T.int64(2), T.int64(2), T.int64(1), T.int64(3), T.int64(3))"
     assert _ops("s12_at_expand_dims", grid, grid[:-3] + "2))") == []
+
+
+def test_a_cache_copied_before_it_is_filled_abstains():
+    """Fuzzer find (s10_rcache, seed 32): ``x_shared_1`` copied from ``x_shared`` before the
+    block filling ``x_shared`` runs holds garbage; dropping the copies (and the inliner,
+    which follows buffers, not time) read it as ``x``."""
+    assert [n for n, _ in _ops("s12_rcache_gelu_tanh")] == ["nn.gelu_tanh"]
+    assert _ops("s12_rcache_gelu_tanh", "x_shared_1[v_ax0] = x[v_ax0]", "x_shared_1[v_ax0] = x_shared[v_ax0]") == []
+
+
+@pytest.mark.parametrize("name", ["s12_rcache_stack_index_cache", "s12_gather_nd_late_row"])
+def test_real_tvm_output_reading_before_writing_abstains(name):
+    """TVM itself prints such functions: cache_index's op reading its index buffers before
+    the copies that fill them; compute_at of a transposed producer whose row 1 is read in
+    iteration 0. They compute from garbage."""
+    assert _ops(name) == []

@@ -84,15 +84,23 @@ def test_unread_part_left_unwritten_is_not_refuted():
     # reverse_compute_at recomputes the variance's sum per outer iteration, reading rows
     # written only in later iterations; the last iteration's result is whole
     ("h54_rca_variance", ["variance"]),
-    # cache_index: the index copy is placed after its reader (TVM's own output reads it
-    # first); every element is written at some time
-    ("h54_cache_index_resize2d", ["image.resize2d"]),
 ])
 def test_real_tvm_output_keeps_its_answer(name, ops):
     text = _text(name)
     for _, f in tir.parse(text).prim_funcs():
         assert not uninitialised_reads(f)
     assert _ops(text) == ops
+
+
+def test_real_tvm_output_reading_an_index_cache_before_it_is_filled_abstains():
+    """cache_index places the index copy after its reader: TVM's own output reads the
+    index buffer before any store to it (every element is written, but later). Until
+    session 12 that was let pass; it computes from garbage (tests/test_block_loops.py has
+    more such real functions)."""
+    text = _text("h54_cache_index_resize2d")
+    (_, f), = tir.parse(text).prim_funcs()
+    assert uninitialised_reads(f)
+    assert _ops(text) == []
 
 
 @pytest.mark.parametrize("name,kind", [("h54_write_at_abs", "elemwise"), ("h54_at_sum", "comm_reduce")])
