@@ -76,18 +76,27 @@ def _holds_beyond(func, bufs, cand) -> bool:
     return True
 
 
+EXTRA_RUNS = 8
+"""Runs with independently drawn lengths after the sweep of every length."""
+
+
 def _agreeing(func, shapes, dtype: str, ltype: str, cands: list, runs: int = 3) -> list:
     rng = np.random.default_rng(11)
     # every length from 0 to past the longest axis is drawn in some run (a test against one
     # particular length, ``y <= 2`` for ``y <= 1``, shows only there)
+    # -- and then lengths drawn independently, so that batch entries differ in every way
+    # (a length read from another batch entry, ``y[0]`` for ``y[b]``, shows only where
+    # the two disagree about a position)
     span, batch = max(shapes[0]) + 2, max(1, int(np.prod(shapes[1])))
     order = rng.permutation(span)
-    for r in range(max(runs, -(-span // batch))):
+    sweep = max(runs, -(-span // batch))
+    for r in range(sweep + EXTRA_RUNS):
         if not cands:
             break
         x = rng.standard_normal(shapes[0]).astype(dtype) if dtype.startswith("float") else \
             rng.integers(-50, 50, shapes[0]).astype(dtype)
-        lengths = order[(np.arange(batch) + r * batch) % span].reshape(shapes[1]).astype(ltype)
+        lengths = order[(np.arange(batch) + r * batch) % span] if r < sweep else rng.integers(0, span, batch)
+        lengths = lengths.reshape(shapes[1]).astype(ltype)
         got = run(func, [x, lengths, poisoned(shapes[2], dtype)])
         if got is None:
             return []

@@ -141,3 +141,13 @@ def test_real_tvm_output_reading_before_writing_abstains(name):
     the copies that fill them; compute_at of a transposed producer whose row 1 is read in
     iteration 0. They compute from garbage."""
     assert _ops(name) == []
+
+
+def test_reverse_sequence_reading_another_entrys_length_abstains():
+    """Fuzzer find (s10_at, seed 31): the 'keep this position' test read y[0] for every
+    batch entry; the sweep of every length paired entries so that it never mattered. Runs
+    with lengths drawn independently show it."""
+    assert [n for n, _ in _ops("s12_at_reverse_sequence")] == ["reverse_sequence"]
+    old = 'T.Cast("int64", y[v_ax0]) <= T.int64(1) or T.Cast("int64", y[v_ax0]) <= v_ax1'
+    new = 'T.Cast("int64", y[v_ax0]) <= T.int64(1) or T.Cast("int64", y[T.int64(0)]) <= v_ax1'
+    assert _ops("s12_at_reverse_sequence", old, new) == []
