@@ -23,17 +23,20 @@ reader; indices of the op's padded reads stay inside X on the kept points.
 """
 from __future__ import annotations
 
+import math
 import re
 
 import attrs
+import numpy as np
 
-from tir.expr import And, BufferLoad, Call, IntImm, LT, Var
+from tir.expr import LT, Add, And, BufferLoad, Call, Cast, FloorDiv, FloorMod, IntImm, Mul, Sub, Var
 from tir.buffer import BufferRegion
 from tir.function import PrimFunc
 from tir.functor import post_order_stmts, post_order_visit, transform
 from tir.stmt import Block, BlockRealize, BufferStore, IterKind
 
 from .affine import const_of
+from .probe import NotEvaluable, collect_vars, evaluate
 from .recognize.guard import conjuncts
 from .rewrite import EMPTY, loaded, prune, stored
 
@@ -69,10 +72,8 @@ def _crop(block: Block) -> "tuple | None":
     for iv, out_ext, src_ext in zip(ivs, store.buffer.shape, load.buffer.shape):
         if not _same(iv.dom.extent, out_ext):
             return None
-        if not _same(src_ext, out_ext):
-            o, src = const_of(out_ext), const_of(src_ext)
-            if o is None or src is None or src < o:
-                return None
+        if not _same(src_ext, out_ext) and not _at_least(src_ext, out_ext):
+            return None
     return store.buffer, load.buffer
 
 
@@ -99,15 +100,14 @@ def _pad_source(block: Block) -> "tuple | None":
         if not _same(iv.dom.extent, p_ext):
             return None
         if not _same(x_ext, p_ext):
-            p, x = const_of(p_ext), const_of(x_ext)
-            if p is None or x is None or x > p:
+            if not _at_least(p_ext, x_ext):
                 return None
-            short[id(iv.var)] = x
+            short[id(iv.var)] = x_ext
     seen = {}
     for term in conjuncts(cond):
         if not isinstance(term, LT) or not isinstance(term.a, Var) or id(term.a) not in short:
             return None
-        if const_of(term.b) != short[id(term.a)] or id(term.a) in seen:
+        if not _same(term.b, short[id(term.a)]) or id(term.a) in seen:
             return None
         seen[id(term.a)] = True
     return (store.buffer, load.buffer) if len(seen) == len(short) else None
@@ -130,6 +130,62 @@ def _same(a, b) -> bool:
     """Two extents known equal: the same expression or the same constant."""
     ca = const_of(a)
     return a == b or (ca is not None and ca == const_of(b))
+
+
+def _extent(e, dtype):
+    """Extent ``e`` (a buffer's) as an expression of ``dtype``."""
+    c = const_of(e)
+    return IntImm(dtype, c) if c is not None else e
+
+
+_PERIODS = 4
+"""Periods of the extents' floordiv/floormod constants over which :func:`_at_least` checks."""
+
+
+def _at_least(big, small) -> bool:
+    """``big >= small`` for every value of the shape variable they use: constants compared;
+    for extents over one shape variable ``n`` (``(n + 1) // 2 * 2`` and ``n``), each made of
+    sums, constant products and floordiv/floormod by constants, ``big - small`` has a linear
+    part and a part periodic in ``n``: the linear part must not decrease and the difference
+    must hold for ``n`` over a few periods from 0."""
+    cb, cs = const_of(big), const_of(small)
+    if cb is not None and cs is not None:
+        return cb >= cs
+    found: set = set()
+    collect_vars(big, found)
+    collect_vars(small, found)
+    divisors = []
+    ok = [True]
+
+    def visit(n):
+        if isinstance(n, (FloorDiv, FloorMod)):
+            c = const_of(n.b)
+            if c is None or c <= 0:
+                ok[0] = False
+            else:
+                divisors.append(c)
+        elif not isinstance(n, (Add, Sub, Mul, FloorDiv, FloorMod, IntImm, Var, Cast)):
+            ok[0] = False
+        elif isinstance(n, Mul) and const_of(n.a) is None and const_of(n.b) is None:
+            ok[0] = False
+
+    post_order_visit(big, visit)
+    post_order_visit(small, visit)
+    if len(found) != 1 or not ok[0]:
+        return False
+    period = math.lcm(1, *divisors)
+    if period > 1024:
+        return False
+    (var,) = found
+    ns = np.arange(0, _PERIODS * period + 2, dtype=np.float64)
+    try:
+        b = np.asarray(evaluate(big, {var: ns}), dtype=np.float64)
+        s_ = np.asarray(evaluate(small, {var: ns}), dtype=np.float64)
+    except (NotEvaluable, ValueError, TypeError, ArithmeticError):
+        return False
+    d = np.broadcast_to(b - s_, ns.shape)
+    # linear part: the difference one period on must not be smaller (it then never falls)
+    return bool(np.all(d >= 0) and np.all(d[period:] - d[:-period] >= 0))
 
 
 def _holds_blocks(block: Block) -> bool:
@@ -155,7 +211,7 @@ def _restored(realize: BlockRealize, out, shrink: dict, pads: dict) -> "BlockRea
         """Index ``i`` of a padded read stays inside the source's extent ``x``."""
         if isinstance(i, Var) and id(i) in ivs:
             if id(i) in shrink:
-                return const_of(x) is not None and shrink[id(i)] <= const_of(x)
+                return _same(shrink[id(i)], x) or _at_least(x, shrink[id(i)])
             return _same(ivs[id(i)].dom.extent, x) and const_of(ivs[id(i)].dom.min) == 0
         c = const_of(i)
         return c is not None and const_of(x) is not None and 0 <= c < const_of(x)
@@ -177,7 +233,7 @@ def _restored(realize: BlockRealize, out, shrink: dict, pads: dict) -> "BlockRea
         return None
 
     body = transform(block.body, post)
-    iter_vars = tuple(attrs.evolve(iv, dom=attrs.evolve(iv.dom, extent=IntImm(iv.dom.extent.dtype, shrink[id(iv.var)])))
+    iter_vars = tuple(attrs.evolve(iv, dom=attrs.evolve(iv.dom, extent=_extent(shrink[id(iv.var)], iv.dom.extent.dtype)))
                       if id(iv.var) in shrink else iv for iv in block.iter_vars)
     reads = {}
     post_order_visit(body, lambda n: reads.setdefault(id(n.buffer), n.buffer) if isinstance(n, BufferLoad) else None)
@@ -186,7 +242,7 @@ def _restored(realize: BlockRealize, out, shrink: dict, pads: dict) -> "BlockRea
     pred = realize.predicate
     for iv, value in zip(block.iter_vars, realize.iter_values):
         if id(iv.var) in shrink:
-            term = LT(value, IntImm(value.dtype, shrink[id(iv.var)]))
+            term = LT(value, _extent(shrink[id(iv.var)], value.dtype))
             pred = term if isinstance(pred, IntImm) and pred.value == 1 else And(pred, term)
     return attrs.evolve(realize, block=new_block, predicate=pred)
 
@@ -222,10 +278,9 @@ def unpad_einsum(func: PrimFunc) -> PrimFunc:
         ivs = _identity(block.body, block)
         if ivs is None or len(ivs) != len(block.iter_vars):
             continue
-        if any(not _same(iv.dom.extent, o) and (const_of(iv.dom.extent) is None or const_of(o) is None)
-               for iv, o in zip(ivs, out.shape)):
+        if any(not _same(iv.dom.extent, o) and not _at_least(iv.dom.extent, o) for iv, o in zip(ivs, out.shape)):
             continue
-        shrink = {id(iv.var): const_of(o) for iv, o in zip(ivs, out.shape) if not _same(iv.dom.extent, o)}
+        shrink = {id(iv.var): o for iv, o in zip(ivs, out.shape) if not _same(iv.dom.extent, o)}
         pads, producers = {}, []
         for key in loaded(block):
             ws = writers.get(key, [])

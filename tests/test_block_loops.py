@@ -151,3 +151,26 @@ def test_reverse_sequence_reading_another_entrys_length_abstains():
     old = 'T.Cast("int64", y[v_ax0]) <= T.int64(1) or T.Cast("int64", y[v_ax0]) <= v_ax1'
     new = 'T.Cast("int64", y[v_ax0]) <= T.int64(1) or T.Cast("int64", y[T.int64(0)]) <= v_ax1'
     assert _ops("s12_at_reverse_sequence", old, new) == []
+
+
+# ---- pad_einsum over a symbolic extent
+
+def test_pad_einsum_of_a_symbolic_axis_is_undone():
+    """pad_einsum pads ``n`` to ``(n + 1) // 2 * 2``: the crop, the producer's guard and
+    the op block's domain are compared symbolically."""
+    assert _ops("s12_pad_einsum_acos_symbolic") == [("acos", {})]
+    # a guard keeping one row less than x has: the padded rows are not x's
+    assert _ops("s12_pad_einsum_acos_symbolic", "T.if_then_else(v0 < n and", "T.if_then_else(v0 < n - T.int64(1) and") == []
+
+
+def test_at_least_over_a_shape_variable():
+    from opinfo.pad_einsum import _at_least
+    from tir.expr import FloorDiv, IntImm, Mul, Add, Sub, Var
+    from tir import dtype as dt
+    n = Var("n", dt.int64)
+    c = lambda v: IntImm(dt.int64, v)  # noqa: E731
+    up2 = Mul(FloorDiv(Add(n, c(1)), c(2)), c(2))
+    assert _at_least(up2, n) and not _at_least(n, up2)
+    assert not _at_least(Sub(Mul(FloorDiv(Add(n, c(3)), c(4)), c(4)), c(2)), n)  # 2 at n = 4
+    assert _at_least(Mul(n, c(2)), n) and not _at_least(n, Mul(n, c(2)))
+    assert not _at_least(Mul(n, n), n)  # not of the periodic form: not judged
