@@ -14,11 +14,20 @@ range), with the loop variables in its body replaced by the new block variables:
 loops become the innermost loops around the block. The block is then an ordinary one, and
 what reads such blocks (cache copies, op blocks, coverage) reads it as usual.
 
-Only a block other than the root, without ``init``, allocated or matched buffers and with
-a body that is a perfect loop nest over one ``BufferStore``, is rewritten, and only when
-no loop's range uses the block's own variables (outside the block they are not defined).
-Whether the stores stay in bounds or cover the buffer is not judged here: the checks that
-read every block (coverage, realize checks) judge the rewritten block like any other.
+Only a spatial block other than the root, without ``init``, allocated or matched buffers
+and with a body that is a perfect loop nest over one ``BufferStore`` that does not read its
+own buffer, is rewritten, and only when no loop's range uses the block's own variables
+(outside the block they are not defined) and every loop (of extent other than 1) indexes the
+store (a loop that does not accumulates: no spatial variable). Unit loops are dropped (their
+variable is their minimum), and pairs ``o * B + i`` the block uses only so become one
+variable (as :mod:`.blockize` does).
+
+A tile copy may run past the end of an axis that the tile does not divide (TVM copies whole
+tiles): for an element copy (:func:`.coverage.copy_order`) the iterations outside the
+buffers get a predicate and the variable a domain of the axis' extent (see
+:func:`_in_bounds`). Whether the stores cover the buffer is not judged here: the checks that
+read every block (coverage, realize checks; :func:`.api.analyze` runs them on the rewritten
+function too) judge the rewritten block like any other.
 """
 from __future__ import annotations
 
@@ -27,7 +36,7 @@ import attrs
 from tir.buffer import Range
 from tir.builder import access_regions, store_regions
 from tir.dtype import bool_
-from tir.expr import LT, Add, Cast, IntImm, Var
+from tir.expr import LT, Add, BufferLoad, Cast, IntImm, Var
 from tir.function import PrimFunc
 from tir.functor import pre_order_visit, substitute, transform
 from tir.stmt import BlockRealize, BufferStore, For, IterKind, IterVar
@@ -45,6 +54,12 @@ def _loops_and_store(body) -> "tuple | None":
         loops.append(body)
         body = body.body
     return (loops, body) if loops and isinstance(body, BufferStore) else None
+
+
+def _loads(expr) -> list:
+    found: list = []
+    pre_order_visit(expr, lambda n: found.append(n) if isinstance(n, BufferLoad) else True)
+    return found
 
 
 def _cast_dtype(store, var: Var):
@@ -81,7 +96,7 @@ def _without_zeros(expr):
 def _moved_out(realize: BlockRealize) -> "For | None":
     block = realize.block
     if block.init is not None or block.alloc_buffers or block.match_buffers or \
-            any(iv.kind not in (IterKind.SPATIAL, IterKind.REDUCE) for iv in block.iter_vars):
+            any(iv.kind != IterKind.SPATIAL for iv in block.iter_vars):
         return None
     found = _loops_and_store(block.body)
     if found is None:
@@ -92,6 +107,15 @@ def _moved_out(realize: BlockRealize) -> "For | None":
         collect_vars(loop.min, used)
         collect_vars(loop.extent, used)
     if any(iv.var in used for iv in block.iter_vars):
+        return None
+    # every loop moved out becomes a spatial variable: it must pick the element stored (a
+    # loop the store does not index accumulates), and the store must not read its buffer
+    indexed: set = set()
+    for index in store.indices:
+        collect_vars(index, indexed)
+    if any(const_of(loop.extent) != 1 and loop.loop_var not in indexed for loop in loops):
+        return None
+    if any(isinstance(n, BufferLoad) and n.buffer is store.buffer for n in _loads(store.value)):
         return None
     body, new_ivs, values = store, [], []
     for loop in loops:

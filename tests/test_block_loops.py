@@ -174,3 +174,14 @@ def test_at_least_over_a_shape_variable():
     assert not _at_least(Sub(Mul(FloorDiv(Add(n, c(3)), c(4)), c(4)), c(2)), n)  # 2 at n = 4
     assert _at_least(Mul(n, c(2)), n) and not _at_least(n, Mul(n, c(2)))
     assert not _at_least(Mul(n, n), n)  # not of the periodic form: not judged
+
+
+def test_a_loop_that_does_not_index_the_store_stays():
+    """``for k: out[v] = ...`` stores one element k times: no spatial variable for k."""
+    text = (FIXTURES / "s12_at_add.py").read_text()
+    old = 'x_local[v0 + T.Cast("int64", ax0_1)] = x[v0 + T.Cast("int64", ax0_1)]'
+    assert text.count(old) == 1
+    text = text.replace("for ax0_1 in range(1):", "for ax0_1 in range(2):")
+    text = text.replace(old, 'x_local[v0] = x[v0] * T.Cast("float32", ax0_1)')
+    (_, func), = tir.parse(text).prim_funcs()
+    assert _loops_in_blocks(move_block_loops(func)) == 1
