@@ -33,7 +33,7 @@ def _loops_in_blocks(func) -> int:
     ("s12_at_add", "add"),                    # x_local[v0 + Cast(ax0)] over a unit loop
     ("s12_at_floor_divide", "floor_divide"),  # a one-element cache: x_shared[0] = x[0]
     ("s12_at_log", "log"),                    # tiles of 2 rows over 7 (one row past the end)
-    ("s12_at_abs", "abs"),                    # write_at: tiles of 2 over 5
+    ("h54_write_at_abs", "abs"),                    # write_at: tiles of 2 over 5
     ("s12_at_flatten", "reshape"),            # a cache copy indexed (i // 8, i % 8)
     ("s12_at_atan", "atan"),                  # a symbolic batch, 6 columns copied of 5
     ("s12_at_nn_conv1d", "nn.conv1d"),        # overlapping tiles (a halo) of the padded data
@@ -69,11 +69,11 @@ def test_a_copy_past_the_buffer_is_restricted_to_it():
 def test_a_computation_past_the_buffer_abstains():
     """Only a copy may pass the end: ``compute[i] = compute_local[i] + 1`` past it is no op."""
     old = "compute[v0 * T.int64(2) + T.Cast(\"int64\", ax0)] = compute_local[v0 * T.int64(2) + T.Cast(\"int64\", ax0)]"
-    assert _ops("s12_at_abs", old, old + " + T.float32(1.0)") == []
+    assert _ops("h54_write_at_abs", old, old + " + T.float32(1.0)") == []
     # a copy from the neighbouring element is no same-index copy either
     new = old.replace("compute_local[v0 * T.int64(2) + T.Cast(\"int64\", ax0)]",
                       "compute_local[v0 * T.int64(2) + T.Cast(\"int64\", ax0) - T.int64(1)]")
-    assert _ops("s12_at_abs", old, new) == []
+    assert _ops("h54_write_at_abs", old, new) == []
 
 
 def test_a_tile_copy_that_misses_columns_abstains():
