@@ -36,14 +36,14 @@ import attrs
 from tir.buffer import Range
 from tir.builder import access_regions, store_regions
 from tir.dtype import bool_
-from tir.expr import LT, Add, BufferLoad, Cast, IntImm, Var
+from tir.expr import GE, LT, Add, BufferLoad, Cast, IntImm, Var
 from tir.function import PrimFunc
 from tir.functor import pre_order_visit, substitute, transform
 from tir.stmt import BlockRealize, BufferStore, For, IterKind, IterVar
 
-from .affine import affine, const_of
+from .affine import ONE, affine, const_of
 from .blockize import _conjoin, _fuse_splits
-from .coverage import _past_axis, clippable, copy_order
+from .coverage import clippable, copy_order, index_range
 from .recognize.guard import conjuncts
 from .probe import collect_vars
 
@@ -178,24 +178,53 @@ def _in_bounds(store: BufferStore, ivars: tuple, values: tuple):
     bind = {iv.var: v for iv, v in zip(ivars, values)}
     out = true
     for index, extent in zip(store.indices, store.buffer.shape):
-        if _past_axis(index, ranges, extent) and clippable(index, ranges):
-            out = _conjoin(out, LT(substitute(index, bind), IntImm(index.dtype, const_of(extent))))
+        size = const_of(extent)
+        span = index_range(index, ranges) if size is not None and clippable(index, ranges) else None
+        if span is None:
+            continue
+        if span[0] < 0:
+            out = _conjoin(out, GE(substitute(index, bind), IntImm(index.dtype, 0)))
+        if span[1] >= size:
+            out = _conjoin(out, LT(substitute(index, bind), IntImm(index.dtype, size)))
     return out
 
 
 def _bounded(ivars: tuple, values: tuple, predicate) -> tuple:
-    """Each variable whose binding a predicate conjunct ``binding < c`` bounds below its
-    extent gets extent ``c`` (fused ones got theirs in ``_fuse_splits``)."""
+    """Each variable (from 0, constant extent) whose binding a predicate conjunct bounds
+    within its domain -- ``binding + k < c`` or ``binding + k >= c`` -- gets the domain
+    the conjuncts leave (fused ones got their upper bound in ``_fuse_splits``)."""
     out = []
-    terms = [t for t in conjuncts(predicate) if isinstance(t, LT) and const_of(t.b) is not None]
+    terms = [t for t in conjuncts(predicate) if isinstance(t, (LT, GE)) and const_of(t.b) is not None]
     for iv, value in zip(ivars, values):
-        ext, lo, form = const_of(iv.dom.extent), const_of(iv.dom.min), affine(value)
+        lo, ext, form = const_of(iv.dom.min), const_of(iv.dom.extent), affine(value)
+        if lo != 0 or ext is None or form is None:
+            out.append(iv)
+            continue
+        first, end = 0, ext
         for t in terms:
-            if ext is not None and lo == 0 and form is not None and affine(t.a) == form and 0 < const_of(t.b) < ext:
-                iv = attrs.evolve(iv, dom=Range(iv.dom.min, IntImm(iv.dom.extent.dtype, const_of(t.b))))
-                ext = const_of(t.b)
+            rest = _minus(affine(t.a), form)
+            if rest is None:
+                continue
+            bound = const_of(t.b) - rest
+            if isinstance(t, LT):
+                end = min(end, bound)
+            else:
+                first = max(first, bound)
+        if (first, end) != (0, ext) and first < end:
+            dtype = iv.dom.extent.dtype
+            iv = attrs.evolve(iv, dom=Range(IntImm(dtype, first), IntImm(dtype, end - first)))
         out.append(iv)
     return tuple(out)
+
+
+def _minus(a: "dict | None", b: dict) -> "int | None":
+    """``k`` when affine form ``a`` is ``b + k``, else None."""
+    if a is None:
+        return None
+    keys = (set(a) | set(b)) - {ONE}
+    if any(a.get(k, 0) != b.get(k, 0) for k in keys):
+        return None
+    return a.get(ONE, 0) - b.get(ONE, 0)
 
 
 def _cast(e, dtype):

@@ -177,24 +177,32 @@ def _inner_stores(stmt, loops: dict, out: list) -> None:
             _inner_stores(s, loops, out)
 
 
-def _past_axis(index, ranges: dict, axis) -> bool:
-    """True when affine ``index`` provably reaches outside ``[0, axis)`` over ``ranges``
-    (var -> (min, extent), every value taken)."""
-    form, size = affine(index), const_of(axis)
-    if form is None or size is None:
-        return False
+def index_range(index, ranges: dict) -> "tuple | None":
+    """(lowest, highest) value of affine ``index`` over ``ranges`` (var -> (min, extent),
+    every value taken), or None when not known."""
+    form = affine(index)
+    if form is None:
+        return None
     lo = hi = form.get(ONE, 0)
     for atom, coef in form.items():
         if atom is ONE:
             continue
         if atom not in ranges:
-            return False
+            return None
         a, ext = ranges[atom]
         if ext <= 0:
-            return False
+            return None
         lo += min(coef * a, coef * (a + ext - 1))
         hi += max(coef * a, coef * (a + ext - 1))
-    return lo < 0 or hi >= size
+    return lo, hi
+
+
+def _past_axis(index, ranges: dict, axis) -> bool:
+    """True when affine ``index`` provably reaches outside ``[0, axis)`` over ``ranges``
+    (var -> (min, extent), every value taken)."""
+    size = const_of(axis)
+    span = index_range(index, ranges) if size is not None else None
+    return span is not None and (span[0] < 0 or span[1] >= size)
 
 
 def copy_order(store: BufferStore) -> "tuple | None":
@@ -225,12 +233,11 @@ def same_index_copy(store: BufferStore) -> bool:
 
 
 def clippable(index, ranges: dict) -> bool:
-    """An index that only grows with its variables from a start inside the axis (positive
-    coefficients, minimums and constant term at least 0; ``ranges``: var -> (min, extent)):
-    what passes the end of the axis is a suffix of each variable's range."""
+    """An index that only grows with its variables (positive coefficients; ``ranges``: var
+    -> (min, extent)): what lies before the start of the axis is a prefix of each
+    variable's range, what passes its end a suffix."""
     form = affine(index)
-    return form is not None and form.get(ONE, 0) >= 0 and all(
-        v in ranges and c > 0 and ranges[v][0] >= 0 for v, c in form.items() if v != ONE)
+    return form is not None and all(v in ranges and c > 0 for v, c in form.items() if v != ONE)
 
 
 def out_of_bounds_writes(func) -> bool:

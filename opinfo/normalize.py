@@ -63,7 +63,8 @@ from .padding import merge_padding
 from .pad_einsum import unpad_einsum
 from .loop_partition import merge_partitions
 from .predicates import drop_predicates
-from .probe import NotEvaluable, evaluate_points, flat_points
+from .probe import NotEvaluable, collect_vars, evaluate_points, flat_points, scalar_int, shape_vars
+from .realize_check import SHAPE_VALUES
 from .rewrite import EMPTY, loaded, prune
 from .rfactor import merge_rfactor
 from .tags import tag
@@ -180,7 +181,7 @@ def merge_inits(func: PrimFunc) -> PrimFunc:
     return prune(transform(func, lambda n: None, pre))
 
 
-def _copy_pair(block: Block) -> "tuple | None":
+def _copy_pair(block: Block, symbols=frozenset()) -> "tuple | None":
     """(destination, source, order) of a whole-buffer copy ``D[s...] = S[l...]`` (same
     dtype), ``s`` and ``l`` each the block's variables once, in any order (``reindex`` of a
     block whose iteration order was permuted copies a transposed buffer): ``order[d]`` is the
@@ -202,7 +203,7 @@ def _copy_pair(block: Block) -> "tuple | None":
     pos_s = _var_positions([store.indices[d] for d in keep], ivars, keep)
     pos_l = _var_positions([load.indices[d] for d in keep], ivars, keep)
     if pos_s is None or pos_l is None:
-        if same_index_copy(store) and _fills_buffer(block, store):
+        if same_index_copy(store) and _fills_buffer(block, store, symbols):
             return store.buffer, load.buffer, tuple(range(len(store.indices)))
         return None
     for v, iv in ivars.items():
@@ -228,21 +229,40 @@ _MAX_POINTS = 1 << 16
 """The largest copy domain :func:`_fills_buffer` enumerates."""
 
 
-def _fills_buffer(block: Block, store: BufferStore) -> bool:
-    """Whether the store writes every element of its buffer over the block's domain (all
-    constant, at most ``_MAX_POINTS`` iterations; no index outside the buffer). For a copy
-    with one index on both sides (``S[i // 8, i % 8] = P[i // 8, i % 8]``, tiles read with
-    a halo: ``S[v * 4 + w] = P[v * 4 + w]`` for w in [0, 7)) how often or in which order an
-    element is written does not matter."""
-    ranges = [(const_of(iv.dom.min), const_of(iv.dom.extent)) for iv in block.iter_vars]
-    shape = [const_of(s) for s in store.buffer.shape]
+def _fills_buffer(block: Block, store: BufferStore, symbols=frozenset()) -> bool:
+    """Whether the store writes every element of its buffer over the block's domain (no
+    index outside the buffer; at most ``_MAX_POINTS`` iterations), the function's shape
+    variables ``symbols`` given each of a few values (:data:`.realize_check.SHAPE_VALUES`).
+    For a copy with one index on both sides (``S[i // 8, i % 8] = P[i // 8, i % 8]``, tiles
+    read with a halo: ``S[v * 4 + w] = P[v * 4 + w]`` for w in [0, 7)) how often or in which
+    order an element is written does not matter."""
+    used: set = set()
+    for iv in block.iter_vars:
+        collect_vars(iv.dom.min, used)
+        collect_vars(iv.dom.extent, used)
+    for e in list(store.buffer.shape) + list(store.indices):
+        collect_vars(e, used)
+    free = used - {iv.var for iv in block.iter_vars}
+    if not free <= set(symbols):
+        return False
+    for value in (SHAPE_VALUES if free else SHAPE_VALUES[:1]):
+        env = {v: np.float64(value) for v in free}
+        if not _fills_at(block, store, env):
+            return False
+    return True
+
+
+def _fills_at(block: Block, store: BufferStore, env: dict) -> bool:
+    ranges = [(scalar_int(iv.dom.min, env), scalar_int(iv.dom.extent, env)) for iv in block.iter_vars]
+    shape = [scalar_int(s, env) for s in store.buffer.shape]
     if any(lo is None or ext is None or ext < 1 for lo, ext in ranges) or any(s is None for s in shape):
         return False
-    if math.prod(ext for _, ext in ranges) > _MAX_POINTS:
+    count = math.prod(ext for _, ext in ranges)
+    if count > _MAX_POINTS:
         return False
     grids = np.meshgrid(*[np.arange(lo, lo + ext, dtype=float) for lo, ext in ranges], indexing="ij")
-    leaves = {iv.var: g.reshape(-1) for iv, g in zip(block.iter_vars, grids)}
-    count = math.prod(ext for _, ext in ranges)
+    leaves = dict(env)
+    leaves.update({iv.var: g.reshape(-1) for iv, g in zip(block.iter_vars, grids)})
     try:
         points = [evaluate_points(i, leaves, count) for i in store.indices]
     except (NotEvaluable, ValueError, TypeError, ArithmeticError):
@@ -285,12 +305,12 @@ def cache_scope(buf) -> bool:
     return buf.scope not in ("global", "")
 
 
-def _cache_copy(block: Block, blocks: list, params: set) -> "tuple | None":
+def _cache_copy(block: Block, blocks: list, params: set, symbols=frozenset()) -> "tuple | None":
     """(buffer to drop, buffer that replaces it, order) when ``block`` is a cache_read copy
     of a parameter, or the cache_write (or reindex) copy of an intermediate that only its
     writer computes (into a parameter or another intermediate), in any scope. An access
     ``dropped[e]`` becomes ``kept[e[order[0]], e[order[1]], ...]``."""
-    pair = _copy_pair(block)
+    pair = _copy_pair(block, symbols)
     if pair is None or _folded_op(block):
         return None
     dst, src, order = pair
@@ -325,7 +345,8 @@ def drop_cache_copies(func: PrimFunc) -> PrimFunc:
     # A copy chain (parameter -> cache -> parameter) reads as a cache_read or as a
     # cache_write; the block the primitive made is named after its cache buffer: dropped
     # first, so that the op's block (its compute tag) stays.
-    found = [(b, pair) for b in blocks if (pair := _cache_copy(b, blocks, params)) is not None]
+    symbols = frozenset(shape_vars(func))
+    found = [(b, pair) for b in blocks if (pair := _cache_copy(b, blocks, params, symbols)) is not None]
     found.sort(key=lambda bp: not any(bp[0].name == x.name and id(x) not in params for x in bp[1][:2]))
     for block, pair in found:
         seen = {id(x) for p in copies.values() for x in p[:2]}

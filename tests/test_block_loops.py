@@ -185,3 +185,13 @@ def test_a_loop_that_does_not_index_the_store_stays():
     text = text.replace(old, 'x_local[v0] = x[v0] * T.Cast("float32", ax0_1)')
     (_, func), = tir.parse(text).prim_funcs()
     assert _loops_in_blocks(move_block_loops(func)) == 1
+
+
+def test_a_tile_copy_before_the_start_of_an_axis_is_restricted_to_it():
+    """read_at of concat's second input copies y[v - 3] for v in [0, 5): indices -3..1 of
+    an axis of 2 (whole tiles of the output's axis); the copy is of what is inside."""
+    (name, attrs), = _ops("s12_at_concat_offset")
+    assert name == "concat" and attrs["axis"] == 1
+    # reading one element further is no element copy: the store before the start refutes
+    load = 'y[v0 + T.Cast("int64", ax0_1), T.int64(-3) + T.Cast("int64", ax1), T.Cast("int64", ax2)]'
+    assert _ops("s12_at_concat_offset", load, load.replace("T.int64(-3)", "T.int64(-2)")) == []
