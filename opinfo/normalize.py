@@ -60,7 +60,7 @@ from .distribute import distribute
 from .ew_tags import IDENTITY_TAGS, bare
 from .init_order import block_places, init_runs_first
 from .padding import merge_padding
-from .pad_einsum import unpad_einsum
+from .pad_einsum import _undup, unpad_einsum
 from .loop_partition import merge_partitions
 from .predicates import drop_predicates
 from .probe import NotEvaluable, collect_vars, evaluate_points, flat_points, scalar_int, shape_vars
@@ -221,8 +221,9 @@ def _copy_pair(block: Block, symbols=frozenset()) -> "tuple | None":
 def _cache_named(block: Block, store: BufferStore, load: BufferLoad) -> bool:
     """The copy block is named after one of its buffers that lives in a cache scope
     (``reindex_cache_write``/``reindex_cache_read`` name their copy after the cache buffer,
-    ``compute_local``; an op of a fused kernel writes a global buffer)."""
-    return any(b.name == block.name and cache_scope(b) for b in (store.buffer, load.buffer))
+    ``compute_local``, the printer numbering either when names repeat; an op of a fused
+    kernel writes a global buffer)."""
+    return any(_undup(b.name) == _undup(block.name) and cache_scope(b) for b in (store.buffer, load.buffer))
 
 
 _MAX_POINTS = 1 << 16

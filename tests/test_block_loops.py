@@ -195,3 +195,17 @@ def test_a_tile_copy_before_the_start_of_an_axis_is_restricted_to_it():
     # reading one element further is no element copy: the store before the start refutes
     load = 'y[v0 + T.Cast("int64", ax0_1), T.int64(-3) + T.Cast("int64", ax1), T.Cast("int64", ax2)]'
     assert _ops("s12_at_concat_offset", load, load.replace("T.int64(-3)", "T.int64(-2)")) == []
+
+
+def test_a_cache_copy_named_after_a_numbered_cache_buffer():
+    """The printer numbers repeated names: block ``T_multiply_local`` copies the
+    transposed cache ``T_multiply_local_1`` back -- still a cache copy."""
+    assert [n for n, _ in _ops("s12_rcache_gelu_tanh_numbered")] == ["nn.gelu_tanh"]
+    # the same transposing copy under an op's name is an op (permute_dims): not gelu_tanh
+    text = (FIXTURES / "s12_rcache_gelu_tanh_numbered.py").read_text()
+    body = "T_multiply_4[v_ax0, v_ax1, v_ax2] = T_multiply_local_1[v_ax2, v_ax1, v_ax0]"
+    head = text[:text.index(body)]
+    cut = head.rindex('T.block("T_multiply_local")')
+    text = text[:cut] + 'T.block("T_transpose")' + text[cut + len('T.block("T_multiply_local")'):]
+    (_, func), = tir.parse(text).prim_funcs()
+    assert [op.name for op in opinfo.analyze(func).ops] != ["nn.gelu_tanh"]
