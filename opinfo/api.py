@@ -26,6 +26,7 @@ from .recognize.scatter_nd import recognize_scatters
 from .recognize.split import split_ops
 from .semantic import Reduce, Semantics
 from .packed_ops import recognize_packed
+from .pad_einsum import pad_einsum_left
 from . import copy_tags
 from .tags import tags
 from .attention import recognize_attention
@@ -110,6 +111,8 @@ def recognize_ops(func: PrimFunc) -> tuple:
         decomposed += 1
         if decomposed > 1 or not dec.output(stage):
             return split_ops(sem, outputs)
+    if any(op.name == "nn.pad" for op in dec.ops) and pad_einsum_left(func):
+        return ()  # pad_einsum's padded reduction: one op, not a pad and a reduction
     if fusable(sem, dec.links) and tags_agree(sem, dec.ops, dec.links) and folds_accounted(sem, dec.ops, dec.links):
         return tuple(dec.ops)
     mean = _mean_of_one(sem, dec.ops)

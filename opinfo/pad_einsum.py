@@ -247,6 +247,14 @@ def _restored(realize: BlockRealize, out, shrink: dict, pads: dict) -> "BlockRea
     return attrs.evolve(realize, block=new_block, predicate=pred)
 
 
+def pad_einsum_left(func: PrimFunc) -> bool:
+    """Whether a pad producer that only ``pad_einsum`` makes (``X_pad`` named after its
+    source, :func:`_named_pad`) is still in ``func`` (not undone: it pads a reduction's
+    iteration, which :func:`unpad_einsum` does not restore). Read as ops it is an
+    ``nn.pad`` before the op, which the one op it is not."""
+    return any(_pad_source(b) is not None for b in func.blocks())
+
+
 def unpad_einsum(func: PrimFunc) -> PrimFunc:
     """``func`` with its ``pad_einsum`` producer/op/consumer triples put back to the op block
     (see the module docstring); unchanged when none is found."""
