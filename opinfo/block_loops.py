@@ -232,6 +232,31 @@ def _cast(e, dtype):
     return IntImm(dtype, c) if c is not None else Cast(dtype, e)
 
 
+def _clipped(realize: BlockRealize) -> "BlockRealize | None":
+    """An element copy block (its body the store) whose variables take it past an end of
+    its buffers, restricted to the elements inside (:func:`_in_bounds`); None otherwise."""
+    block = realize.block
+    store = block.body
+    if block.init is not None or not isinstance(store, BufferStore) or \
+            any(iv.kind != IterKind.SPATIAL for iv in block.iter_vars):
+        return None
+    clip = _in_bounds(store, block.iter_vars, tuple(realize.iter_values))
+    if isinstance(clip, IntImm):
+        return None
+    predicate = _conjoin(realize.predicate, clip)
+    ivars = _bounded(block.iter_vars, tuple(realize.iter_values), predicate)
+    return attrs.evolve(realize, predicate=predicate, block=attrs.evolve(block, iter_vars=ivars))
+
+
+def clip_copies(func: PrimFunc) -> PrimFunc:
+    """``func`` with every element copy block that runs past an end of its buffers (a
+    blockized copy of a split loop's whole last tile) restricted to the elements inside."""
+    def post(n):
+        return _clipped(n) if isinstance(n, BlockRealize) and n.block.iter_vars else None
+
+    return transform(func, post)
+
+
 def move_block_loops(func: PrimFunc) -> PrimFunc:
     """``func`` with the loops inside its blocks moved out of them (module docstring)."""
     root = func.root_block

@@ -7,7 +7,8 @@ elements would change the op; the semantic layer ignores predicates):
 * the copies of a loop nest ``loop_partition`` made become one loop again (see
   :mod:`.loop_partition`);
 * loops inside a block (the tile copies of ``read_at``/``write_at``) go outside it, the
-  block taking a variable per loop (see :mod:`.block_loops`);
+  block taking a variable per loop, and element copies that run past an end of their
+  buffers are restricted to what is inside (see :mod:`.block_loops`);
 * the outer block of ``blockize`` and the block nested in it become one block again (see
   :mod:`.blockize`);
 * blocks that share loops after ``compute_at``/``reverse_compute_at`` get loops of their
@@ -53,9 +54,9 @@ from tir.stmt import Block, BlockRealize, BufferStore, IterKind, SeqStmt
 from tir.buffer import BufferRegion
 
 from .affine import affine, const_of
-from .block_loops import move_block_loops
+from .block_loops import clip_copies, move_block_loops
 from .blockize import unblockize
-from .coverage import same_index_copy
+from .coverage import _realizes, same_index_copy
 from .distribute import distribute
 from .ew_tags import IDENTITY_TAGS, bare
 from .init_order import block_places, init_runs_first
@@ -64,7 +65,7 @@ from .pad_einsum import _undup, unpad_einsum
 from .loop_partition import merge_partitions
 from .predicates import drop_predicates
 from .probe import NotEvaluable, collect_vars, evaluate_points, flat_points, scalar_int, shape_vars
-from .realize_check import SHAPE_VALUES
+from .realize_check import SHAPE_VALUES, covers_domain
 from .rewrite import EMPTY, loaded, prune
 from .rfactor import merge_rfactor
 from .tags import tag
@@ -348,6 +349,11 @@ def drop_cache_copies(func: PrimFunc) -> PrimFunc:
     # first, so that the op's block (its compute tag) stays.
     symbols = frozenset(shape_vars(func))
     found = [(b, pair) for b in blocks if (pair := _cache_copy(b, blocks, params, symbols)) is not None]
+    # a copy whose loops provably skip part of its domain copies part of the buffer: the
+    # rest of the copy's destination is never written (dropping the copy would hide that)
+    places = {id(r.block): (r, loops) for r, loops in _realizes(func.body)}
+    found = [(b, pair) for b, pair in found
+             if id(b) not in places or covers_domain(*places[id(b)], symbols) is not False]
     found.sort(key=lambda bp: not any(bp[0].name == x.name and id(x) not in params for x in bp[1][:2]))
     for block, pair in found:
         seen = {id(x) for p in copies.values() for x in p[:2]}
@@ -404,7 +410,7 @@ def unit_reductions(func: PrimFunc) -> PrimFunc:
 
 def normalize(func: PrimFunc) -> "PrimFunc | None":
     """The function the recognizers should read (see the module docstring), or None."""
-    func = drop_predicates(merge_padding(unpad_einsum(distribute(unblockize(move_block_loops(merge_partitions(func)))))))
+    func = drop_predicates(merge_padding(unpad_einsum(distribute(clip_copies(unblockize(move_block_loops(merge_partitions(func))))))))
     if func is None:
         return None
     # a decompose_padding pair whose predicates only drop_predicates reads (digits of split

@@ -216,3 +216,25 @@ def test_pad_einsum_of_a_reduction_is_not_a_pad_and_a_sum():
     compute a zero pad then a sum, but the function is one op (found on a fresh corpus,
     s12_pad: reported as [nn.pad, sum]). Not undone: abstain."""
     assert _ops("s12_pad_einsum_reduction") == []
+
+
+def test_a_blockized_copy_past_the_end_of_an_axis_is_restricted_to_it():
+    """cache_read + blockize of a split, fused loop: the inner block copies 8 columns of 7
+    (fresh corpus s12_mix). An element copy: restricted to the 7 inside."""
+    assert _ops("s12_blockized_copy_past_end") == [("isfinite", {})]
+    # not a copy: the store past the end refutes
+    old = "x_shared[v0_o, v1_i] = x[v0_o, v1_i]"
+    assert _ops("s12_blockized_copy_past_end", old, old + " * T.float32(2.0)") == []
+
+
+def test_a_cache_copy_that_skips_part_of_its_domain_is_not_dropped():
+    """Fuzzer find (s12_rcache, seed 111): the copy back of the T_subtract cache cut to
+    every other element leaves the take indices at odd positions unwritten; dropping the
+    copy as a cache copy hid that (the garbage is read under the data-dependent mask)."""
+    assert [n for n, _ in _ops("s12_rcache_slice_scatter")] == ["slice_scatter"]
+    text = (FIXTURES / "s12_rcache_slice_scatter.py").read_text()
+    head = text[:text.index('with T.block("T_subtract_local")')]
+    cut = head.rindex("T.grid(T.int64(3), T.int64(2))")
+    text = text[:cut] + "T.grid(T.int64(3), T.int64(1))" + text[cut + len("T.grid(T.int64(3), T.int64(2))"):]
+    (_, func), = tir.parse(text).prim_funcs()
+    assert opinfo.analyze(func).ops == ()
