@@ -15,8 +15,11 @@ iteration domain (see :func:`.predicates.drop_predicates`, or shown by enumerati
 loops; nothing in the nest reads it, so a predicate skipping elements would be lost --
 under a consumer's loops the predicate bounds the region the consumer reads), every
 block of the nest is the only writer of what it writes (no
-block computes a piece of a buffer that another completes), and no block under a
-reduction's own loops reads what the reduction writes (it would read partial results). Nests holding anything but loops and blocks are left as they are;
+block computes a piece of a buffer that another completes), no block's loops provably leave
+part of its domain out (:func:`.realize_check.covers_domain`: a nest of its own would
+compute elements the function never computes, and a reader would stop reading garbage),
+and no block under a reduction's own loops reads what the reduction writes (it would read
+partial results). Nests holding anything but loops and blocks are left as they are;
 so are nested blocks (a block inside another block's body).
 """
 from __future__ import annotations
@@ -32,8 +35,9 @@ from tir.functor import post_order_visit, transform
 from tir.stmt import BlockRealize, For, IterKind, SeqStmt
 
 from .affine import const_of
-from .probe import NotEvaluable, evaluate_points, flat_points, loop_points
+from .probe import NotEvaluable, evaluate_points, flat_points, loop_points, shape_vars
 from .predicates import loop_domain, restates_domain
+from .realize_check import covers_domain
 from .rewrite import loaded, own_nest, stored
 
 
@@ -120,16 +124,21 @@ def _whole_domain(realize: BlockRealize, loops: tuple, dom: dict) -> bool:
     return restates_domain(realize, dom) or _covers(realize, loops)
 
 
-def _distributed(stmt, writers: dict, dom: dict) -> "list | None":
+def _distributed(stmt, writers: dict, dom: dict, symbols=frozenset()) -> "list | None":
     found = _realizes(stmt)
     if found is None or not found or (len(found) == 1 and not _redundant(*found[0])):
         return None
     if len(found) == 1 and not _whole_domain(*found[0], dom):
         return None  # alone in its nest: a T.where that skips points bounds no consumer's region
-    for k, (realize, _) in enumerate(found):
+    for k, (realize, loops) in enumerate(found):
         if any(writers.get(b, 0) != 1 for b in stored(realize.block)):
             return None
         if not _own_reduction(realize, found[:k] + found[k + 1:]):
+            return None
+        if covers_domain(realize, loops, symbols) is False:
+            # the shared loops provably leave part of the block's domain out: in a nest of
+            # its own it would compute elements the function never computes (and a reader
+            # of them would no longer read garbage)
             return None
     return [own_nest(r) for r, _ in found]
 
@@ -145,9 +154,10 @@ def distribute(func: PrimFunc) -> PrimFunc:
             writers[key] = writers.get(key, 0) + 1
     stmts = list(root.body.seq) if isinstance(root.body, SeqStmt) else [root.body]
     dom = loop_domain(func)
+    symbols = frozenset(shape_vars(func))
     out, changed = [], False
     for s in stmts:
-        parts = _distributed(s, writers, dom)
+        parts = _distributed(s, writers, dom, symbols)
         changed |= parts is not None
         out.extend(parts if parts is not None else [s])
     if not changed:
