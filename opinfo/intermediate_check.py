@@ -20,8 +20,9 @@ its body). A load of an element whose first store is not earlier refutes.
 Only what is certain counts. A buffer is judged only when every store to it can be
 enumerated (constant loop ranges at the chosen shape-variable values, indices evaluable, none
 past the buffer, no aliasing); an unevaluable guard on a store is dropped (it can only add
-writes). A load is judged only when its indices and every guard around it can be evaluated
-(a load under ``if_then_else``/``Select`` counts where its branch is taken). Shape variables
+writes). A load is judged only when its indices can be evaluated (a load under
+``if_then_else``/``Select`` counts where its branch is taken; under a guard that reads data,
+``where(mask, t, x)``, wherever it may be: no op picks garbage by a data-dependent choice). Shape variables
 take a few values as in :mod:`.realize_check`; a refutation at any of them refutes."""
 from __future__ import annotations
 
@@ -325,11 +326,11 @@ def _accesses(k, site, store, loads, shape, writes, reads, unjudged) -> None:
         for cond, taken in guard:
             cval = site._points(cond)
             if cval is None:
-                mask = None
-                break
+                # a data-dependent guard (``where(mask, t, x)`` with the mask a buffer): the
+                # load counts wherever the guard may hold -- garbage it may read is not
+                # provably unread, and no op reads garbage under a data-dependent choice
+                continue
             mask &= (cval != 0) if taken else (cval == 0)
-        if mask is None:
-            continue
         got = site.access(load.indices, dims, mask)
         if got is None or not got[1]:
             continue  # past the buffer: another check's concern

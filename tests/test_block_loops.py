@@ -257,3 +257,12 @@ def test_distribute_keeps_a_predicate_that_skips_part_of_a_domain():
     assert [n for n, _ in _ops("s12_conv3d_transpose_computed_at")] == ["nn.conv3d_transpose"]
     old = "T.where(i4_0 * T.int64(2) + i4_1 < T.int64(13))"
     assert _ops("s12_conv3d_transpose_computed_at", old, old.replace("13", "12")) == []
+
+
+def test_garbage_read_under_a_data_dependent_mask_abstains():
+    """Fuzzer find (s12_misc, seed 131): T_take (computed at its index chain's loops) cut
+    to 8 of 9 columns; slice_scatter's where(mask, T_take, x) reads column 8 under a mask
+    computed into a buffer, which intermediate_check used to leave unjudged."""
+    assert [n for n, _ in _ops("s12_slice_scatter_computed_at")] == ["slice_scatter"]
+    old = "for ax0_1, ax1 in T.grid(T.int64(2), T.int64(9)):"
+    assert _ops("s12_slice_scatter_computed_at", old, old.replace("T.int64(9)", "T.int64(8)")) == []
