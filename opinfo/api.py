@@ -9,6 +9,7 @@ from tir.function import PrimFunc
 from tir.module import IRModule
 
 from .block_loops import move_block_loops
+from .blockize import unblockize
 from .coverage import partial_writes
 from .intermediate_check import uninitialised_reads
 from .realize_check import misrealized
@@ -173,9 +174,10 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     work on imported networks (the layout planner, BYOC) pass True."""
     kind = pattern_kind(prim_func)
     merged = merge_partitions(prim_func)
-    # the loops inside a tile copy's block, moved out (:mod:`.block_loops`), show which
-    # part of the buffer the copy writes
-    moved = move_block_loops(merged)
+    # the loops inside a tile copy's block moved out (:mod:`.block_loops`), a blockized
+    # block merged with its outer one (:mod:`.blockize`): plain indices show which part of
+    # the buffer a block writes (``v_o * 4 + v_i`` is no plain index)
+    moved = unblockize(move_block_loops(merged))
     if _foreign(prim_func) or partial_writes(prim_func) or misrealized(merged) \
             or (merged is not prim_func and partial_writes(merged)) \
             or (moved is not merged and (partial_writes(moved) or misrealized(moved))) \

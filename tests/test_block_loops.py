@@ -266,3 +266,12 @@ def test_garbage_read_under_a_data_dependent_mask_abstains():
     assert [n for n, _ in _ops("s12_slice_scatter_computed_at")] == ["slice_scatter"]
     old = "for ax0_1, ax1 in T.grid(T.int64(2), T.int64(9)):"
     assert _ops("s12_slice_scatter_computed_at", old, old.replace("T.int64(9)", "T.int64(8)")) == []
+
+
+def test_a_blockized_block_writing_part_of_the_output_abstains():
+    """Fuzzer find (x_blockize, seed 152): the outer loop over column tiles cut from 2 to 1
+    (the outer block's domain with it): 4 of the 8 columns are written. Seen once the
+    blockized pair is one block (``v_o * 4 + v_i`` is no plain index)."""
+    assert [n for n, _ in _ops("s12_blockize_one_hot_symbolic")] == ["one_hot"]
+    old = "for ax0, ax1, ax2_0 in T.grid(T.int64(3), n, T.int64(2)):"
+    assert _ops("s12_blockize_one_hot_symbolic", old, old.replace("T.int64(2)):", "T.int64(1)):")) == []
