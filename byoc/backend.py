@@ -33,6 +33,10 @@ class ExternalModule:
         return self.fn(*args)
 
 
+class UnknownName(KeyError):
+    """A backend or pattern name the registry does not know (the message lists the known ones)."""
+
+
 @attrs.frozen
 class Registry:
     """Backends by name."""
@@ -44,7 +48,7 @@ class Registry:
             return self.backends[name]
         except KeyError:
             known = ", ".join(self.backends)
-            raise KeyError(f"unknown backend {name!r}; known backends: {known}") from None
+            raise UnknownName(f"unknown backend {name!r}; known backends: {known}") from None
 
     def __contains__(self, name: str) -> bool:
         return name in self.backends

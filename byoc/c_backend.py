@@ -32,6 +32,18 @@ class CBackend:
     def patterns(self) -> list:
         return conv_patterns(self.name)
 
+    def check_function(self, mod, func_name: str, analyze=None) -> "str | None":
+        """Why the graph function ``mod[func_name]`` cannot become C code (its source is
+        emitted, not compiled), or None: checked per unit, before units merge into regions,
+        so one refusal does not keep a whole region in TIR."""
+        from .region import flatten
+
+        try:
+            region_source(mod, flatten(mod, func_name, analyze))
+        except Unsupported as err:
+            return str(err)
+        return None
+
     def codegen(self, mod, func_name: str, analyze=None) -> ExternalModule:
         """Emit and compile the region ``mod[func_name]``."""
         from tir.codegen_c_build import compile_source
@@ -91,6 +103,9 @@ def region_source(mod, region: Region) -> str:
     if len(set(names)) != len(names):
         raise Unsupported(f"{region.symbol}: a region output repeats an input or another output")
     ptr = {n: f"a{i}" for i, n in enumerate(names)}
+    for k, (name, const) in enumerate(region.consts.items()):
+        ptr[name] = f"k{k}"
+        parts.append(_const_array(f"k{k}", name, const))
     temps = []
     for k, call in enumerate(region.calls):
         # the module's name, not the PrimFunc's global_symbol (legalized ones all say "main")
@@ -111,6 +126,23 @@ def region_source(mod, region: Region) -> str:
     head = [f"  void* a{i} = args[{i}];" for i in range(len(names))]
     entry = "\n".join([f"void {_c_name(region.symbol)}(void** args) {{", *head, *body, "}"])
     return "\n".join(parts + ["#include <stdlib.h>", entry]) + "\n"
+
+
+def _const_array(c_name: str, name: str, const) -> str:
+    """A graph constant of the region as a static C array (its exact values)."""
+    from tir.codegen_c_expr import c_type, literal
+    from tir.dtype import dtype
+    from tir.graph_exec import constant_array
+
+    if const.data is None:
+        raise Unsupported(f"the value of constant {const.ref or name} is not in the script (TVM printed it "
+                          "without its metadata section): the C code cannot hold it")
+    d = dtype(const.type.dtype)
+    if d.is_float and d.bits not in (32, 64):
+        raise Unsupported(f"constant {const.ref or name}: {d} constants are not taken by the c backend")
+    values = constant_array(const).ravel()
+    body = ", ".join(literal(v, d) for v in values.tolist()) or literal(0, d)
+    return f"static const {c_type(d)} {c_name}[{max(values.size, 1)}] = {{{body}}};"
 
 
 class _CCall:

@@ -106,6 +106,9 @@ def build_model(region: Region):
     for name, c in region.consts.items():
         from tir.graph_exec import constant_array
 
+        if c.data is None:
+            raise Unsupported(f"the value of constant {c.ref or name} is not in the script (TVM printed "
+                              "it without its metadata section): no ONNX initializer can hold it")
         arr = constant_array(c).astype(np_dtype(c.type.dtype))
         b.initializers.append(numpy_helper.from_array(arr, name))
     for step in region.ops:

@@ -11,7 +11,7 @@ from typing import Callable
 from tir.module import IRModule
 
 from .annotate_target import annotate_target
-from .backend import default_registry
+from .backend import UnknownName, default_registry
 from .merge_composite import merge_composite
 from .merge_regions import merge_compiler_regions
 from .partition_graph import partition_graph
@@ -30,7 +30,7 @@ def select_patterns(backend, names: "list | None") -> list:
     missing = [n for n in names if n not in by_name]
     if missing:
         known = ", ".join(n for n, _ in pats) or "none"
-        raise KeyError(f"backend {backend.name!r} has no pattern {', '.join(missing)}; known: {known}")
+        raise UnknownName(f"backend {backend.name!r} has no pattern {', '.join(missing)}; known: {known}")
     return [by_name[n] for n in names]
 
 

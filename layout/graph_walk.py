@@ -7,8 +7,8 @@ from tir.expr import as_int
 from tir.function import PrimFunc
 from tir.functor import substitute
 from tir.relax import (
-    Binding, BindingBlock, CallTIR, DataflowBlock, Function, GlobalVar, RVar, TensorType, Tuple,
-    TupleGetItem, TupleType,
+    Binding, BindingBlock, CallTIR, Constant, DataflowBlock, Function, GlobalVar, RVar, TensorType,
+    Tuple, TupleGetItem, TupleType,
 )
 
 from .func_plan import plan_function
@@ -37,6 +37,7 @@ class GraphWalk:
         self.fields: dict = {}
         """id(original tuple value) -> layouts of its fields"""
         self.params = {id(p) for p in mod.main.params}
+        self._const_names: dict = {}
         self.prefix: list = []
         self.body: list = []
         self.new_funcs: dict = {}
@@ -76,13 +77,25 @@ class GraphWalk:
         fname = self._layout_transform(shape, ty.dtype, p_src, p_dst)
         new_shape = p_dst.shape_of(shape, p_src)
         new_ty = TensorType(tuple(new_shape), ty.dtype)
-        var = RVar(f"{value.name}_{str(p_dst).lower()}", new_ty)
+        name = self._value_name(value)
+        var = RVar(f"{name}_{str(p_dst).lower()}", new_ty)
         binding = Binding(var, CallTIR(GlobalVar(fname), (src,), new_ty))
-        is_param = id(value) in self.params
+        # a constant argument (a weight TVM's importer folded into main) is re-laid-out once,
+        # before the graph runs, like a parameter
+        is_param = id(value) in self.params or isinstance(value, Constant)
         (self.prefix if is_param else self.body).append(binding)
         kind = self._kind(is_param, role, reason)
-        self.records.transform(value.name, fname, str(p_src), str(p_dst), kind, reason, consumer)
+        self.records.transform(name, fname, str(p_src), str(p_dst), kind, reason, consumer)
         return var
+
+    def _value_name(self, value) -> str:
+        """The name a transformed value's new variable is derived from: a variable's own, a
+        constant's ``const`` with a number (constants have no name)."""
+        if not isinstance(value, Constant):
+            return value.name
+        if id(value) not in self._const_names:
+            self._const_names[id(value)] = f"const{len(self._const_names)}"
+        return self._const_names[id(value)]
 
     @staticmethod
     def _kind(is_param: bool, role, reason: str) -> str:

@@ -1,7 +1,8 @@
 """The ``opinfo`` command line.
 
 Each subcommand lives in its own module with ``add_parser(subparsers)`` and ``run(args) ->
-int``. Exit codes: 0 success, 1 findings or mismatch, 2 bad input.
+int``. Exit codes: 0 success, 1 findings or mismatch, 2 bad input, 3 an internal error (a
+bug: one line naming it, the traceback with ``OPINFO_TRACEBACK=1``).
 """
 from __future__ import annotations
 
@@ -80,3 +81,11 @@ def main(argv: "list[str] | None" = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except Exception as err:  # a bug, not bad input (commands report those themselves)
+        import os
+
+        if os.environ.get("OPINFO_TRACEBACK"):
+            raise
+        print(f"opinfo {args.command}: internal error: {type(err).__name__}: {err} "
+              "(please report it; OPINFO_TRACEBACK=1 shows the traceback)", file=sys.stderr)
+        return 3

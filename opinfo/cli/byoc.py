@@ -65,13 +65,14 @@ def _partition(module, args):
     from tir import relax as R
 
     import byoc
+    from byoc.backend import UnknownName
 
     if not isinstance(module.main, R.Function):
         raise InputError(f"{args.path}: the module has no graph-level main to partition "
                          "(byoc needs R.call_tir bindings)")
     try:
         return byoc.partition(module, args.backend, patterns=args.pattern or None)
-    except KeyError as err:
+    except UnknownName as err:
         raise InputError(f"{args.path}: {err.args[0]}") from None
     except ImportError as err:
         raise InputError(f"backend {args.backend!r} needs {err.name}: pip install onnx onnxruntime") from None
