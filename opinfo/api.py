@@ -18,7 +18,7 @@ from .decompose import Decomposer
 from .info import FuncInfo, OpInfo
 from .kind import pattern_kind
 from .normalize import cache_scope, normalize
-from .op_graph import folded_copies, folds_accounted, fusable, tags_agree
+from .op_graph import folded_copies, folds_accounted, fusable, settle_copies, tags_agree
 from .recognize import families
 from .recognize.common import shape_of
 from .recognize.pool_adaptive import recognize_adaptive_pool
@@ -115,7 +115,7 @@ def recognize_ops(func: PrimFunc) -> tuple:
     if any(op.name == "nn.pad" for op in dec.ops) and pad_einsum_left(func):
         return ()  # pad_einsum's padded reduction: one op, not a pad and a reduction
     if fusable(sem, dec.links) and tags_agree(sem, dec.ops, dec.links) and folds_accounted(sem, dec.ops, dec.links):
-        return tuple(dec.ops)
+        return settle_copies(sem, dec.ops, dec.links) or ()
     mean = _mean_of_one(sem, dec.ops)
     return (mean,) if mean is not None else ()
 

@@ -354,8 +354,10 @@ def _live_garbage(built, writes, reads, never, unjudged, params, inputs) -> bool
         if site is not None:
             offset[k] = total
             total += site.mask.shape[0]
+    if not live:
+        return False
     weights = _weights([s for s in sites if s is not None])
-    if weights is None or not live:
+    if weights is None:
         return False
     keys = {k: site.keys(weights) for k, site in enumerate(sites) if site is not None}
     clean = np.zeros(total, dtype=bool)

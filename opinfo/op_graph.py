@@ -15,11 +15,12 @@ import attrs
 from tir.expr import BufferLoad
 from tir.functor import pre_order_visit
 
-from .copy_tags import contradicted
+from .copy_tags import contradicted, order_preserving, settle
 from .ew_tags import IDENTITY_TAGS, bare
 from .tags import tag
 from .fusion import FuseNode, one_group
 from .kind import blocks_kind
+from .recognize.common import shape_of
 from .semantic import Reduce
 
 
@@ -73,6 +74,27 @@ def tags_agree(sem, ops, links: list) -> bool:
         return True
     return not any(link.output is not None and contradicted(op, [b.name for b in op_blocks(sem, link)])
                    for op, link in zip(ops, links))
+
+
+def settle_copies(sem, ops, links: list) -> "tuple | None":
+    """``ops`` with every copy that keeps its data in row-major order (an identity-like
+    reshape, broadcast_to to the same size, tile by ones, ...: :func:`.copy_tags.order_preserving`)
+    settled by the compute tags of its own blocks, as a lone copy is (:func:`.copy_tags.settle`);
+    None when one cannot be. Several ops lower to such a copy, and so does a cache or reindex
+    copy a schedule left in place (rfactor then reindex: ``x_red.rf_reindex``), which is no op
+    of the graph at all: only the tag of the op it names tells."""
+    if len(links) < 2:
+        return tuple(ops)
+    out = []
+    for op, link in zip(ops, links):
+        if link.output is not None and len(link.inputs) == 1 and link.inputs[0] is not None:
+            shapes = [shape_of(b) for b in (link.inputs[0], link.output)]
+            if order_preserving(op, *shapes):
+                op = settle(op, *shapes, [b.name for b in op_blocks(sem, link)])
+                if op is None:
+                    return None
+        out.append(op)
+    return tuple(out)
 
 
 def folded_copies(sem) -> list:

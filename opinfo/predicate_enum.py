@@ -24,7 +24,7 @@ import math
 import attrs
 import numpy as np
 
-from tir.expr import GE, GT, LE, LT, And, IntImm, Mul, SizeVar, Sub, Var
+from tir.expr import GE, GT, LE, LT, And, FloorDiv, FloorMod, IntImm, Mul, SizeVar, Sub, Var
 from tir.functor import post_order_visit, substitute
 from tir.stmt import BlockRealize
 
@@ -81,13 +81,96 @@ def covers_exactly(realize: BlockRealize, loops: tuple, restates=None) -> bool:
             symbolic_values |= {k for k, vs in enumerate(bind_vars) if set(vs) & group}
     if not symbolic_terms:
         return True
-    if restates is None:
+    if restates is not None:
+        contracted, dom = _contract(realize, symbolic_terms, by_var)
+        # Once digits are contracted, the bindings must be plain mixed-radix numbers again
+        # (the rules below only bound their top digit); then the rules judge what is left.
+        values = [affine(contracted.iter_values[k]) for k in sorted(symbolic_values)]
+        if all(f is not None and _mixed_radix(f, dom) for f in values) and restates(contracted, dom):
+            return True
+    return _covers_at_sizes(realize, loops, terms, term_vars, bind_vars)
+
+
+SIZE_PERIODS = 2
+"""Periods of the constants (divisors, moduli, bounds) over which :func:`_covers_at_sizes`
+enumerates a symbolic extent."""
+MAX_SIZES = 160
+"""Most values of a symbolic extent :func:`_covers_at_sizes` tries; more needed: unproven."""
+MAX_SIZE_POINTS = 1 << 21
+"""Loop iterations :func:`_covers_at_sizes` enumerates over all the values it tries."""
+
+
+def _covers_at_sizes(realize: BlockRealize, loops: tuple, terms: list, term_vars: list, bind_vars: list) -> bool:
+    """Exact coverage of the groups over a symbolic extent ``n`` (one SizeVar), enumerated
+    with ``n`` bound to every value from 1 past a few periods of the constants the loops,
+    bindings and conjuncts use. Their indices are quasi-affine in ``n`` (floor divisions and
+    remainders by constants or by ``(n + c) // k``), so whether every point is run exactly
+    once depends on ``n`` modulo those constants once ``n`` passes them (a symbolic loop
+    split by 2, reordered, fused and bound to threads of 8: ``f % ((n + 1) // 2) * 2 + f //
+    ((n + 1) // 2)`` under ``f < (n + 1) // 2 * 2``)."""
+    exprs = [*terms, *realize.iter_values, *(lp.extent for lp in loops),
+             *(iv.dom.extent for iv in realize.block.iter_vars), *(iv.dom.min for iv in realize.block.iter_vars)]
+    sizes = []
+    for e in exprs:
+        post_order_visit(e, lambda n: sizes.append(n) if isinstance(n, SizeVar) and n not in sizes else None)
+    if len(sizes) != 1:
         return False
-    contracted, dom = _contract(realize, symbolic_terms, by_var)
-    # Once digits are contracted, the bindings must be plain mixed-radix numbers again (the
-    # rules below only bound their top digit); then the rules judge what is left.
-    values = [affine(contracted.iter_values[k]) for k in sorted(symbolic_values)]
-    return all(f is not None and _mixed_radix(f, dom) for f in values) and restates(contracted, dom)
+    (n,) = sizes
+    consts, scales = [1], [1]
+
+    def visit(x):
+        if isinstance(x, IntImm) and x.value:
+            consts.append(abs(x.value))
+        # the periods in n: constants dividing or scaling an expression of n
+        if isinstance(x, (FloorDiv, FloorMod, Mul)) and (_mentions(x.a, n) or _mentions(x.b, n)):
+            scales.extend(abs(c.value) for c in (x.a, x.b) if isinstance(c, IntImm) and c.value)
+
+    for e in exprs:
+        post_order_visit(e, visit)
+    period = 1
+    for c in set(scales):
+        period = math.lcm(period, c)
+    top = SIZE_PERIODS * period + max(consts)
+    if top > MAX_SIZES:
+        return False
+    budget = MAX_SIZE_POINTS
+    for value in range(1, top + 1):
+        sub = {n: IntImm(n.dtype, value)}
+        at = attrs.evolve(realize, iter_values=tuple(substitute(v, sub) for v in realize.iter_values),
+                          predicate=substitute(realize.predicate, sub),
+                          block=attrs.evolve(realize.block, iter_vars=tuple(
+                              attrs.evolve(iv, dom=attrs.evolve(iv.dom, min=substitute(iv.dom.min, sub),
+                                                                extent=substitute(iv.dom.extent, sub)))
+                              for iv in realize.block.iter_vars)))
+        fixed = [attrs.evolve(lp, extent=_folded(substitute(lp.extent, sub))) for lp in loops]
+        at = attrs.evolve(at, block=attrs.evolve(at.block, iter_vars=tuple(
+            attrs.evolve(iv, dom=attrs.evolve(iv.dom, min=_folded(iv.dom.min), extent=_folded(iv.dom.extent)))
+            for iv in at.block.iter_vars)))
+        exts = [const_of(lp.extent) for lp in fixed]
+        if None in exts:
+            return False
+        budget -= math.prod(exts)
+        if budget < 0:
+            return False
+        group = {v for vs in term_vars + bind_vars for v in vs}
+        if not _group_covers(at, fixed, conjuncts(at.predicate), group):
+            return False
+    return True
+
+
+def _mentions(e, var) -> bool:
+    found = []
+    post_order_visit(e, lambda x: found.append(x) if x is var else None)
+    return bool(found)
+
+
+def _folded(e):
+    """``e`` (no variables left) as an IntImm, or ``e`` when it does not evaluate."""
+    try:
+        value = evaluate_points(e, {}, 1)
+    except (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError):
+        return e
+    return IntImm(e.dtype, int(np.asarray(value).reshape(-1)[0]))
 
 
 def _mixed_radix(form: dict, dom: dict) -> bool:

@@ -8,6 +8,9 @@ guarded by a condition is neither checked nor read on lanes where the condition 
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+
 import attrs
 import numpy as np
 
@@ -120,12 +123,38 @@ def _true_div(a, b):
     return _trunc_div(a, b) if _is_int(a) else np.true_divide(a, b)
 
 
+_NAN_MINMAX = contextvars.ContextVar("nan_minmax", default=False)
+
+
+@contextlib.contextmanager
+def nan_propagating_minmax():
+    """Within it, ``max``/``min`` return NaN when either operand is NaN. TVM computes them
+    as ``select(a > b, a, b)``, which drops a NaN first operand: an accumulator that was never
+    initialised, poisoned with NaN by a checking run, would pass for initialised. Runs that
+    check a function (opinfo's recognizers) use this; ``tir.run`` keeps TVM's semantics."""
+    token = _NAN_MINMAX.set(True)
+    try:
+        yield
+    finally:
+        _NAN_MINMAX.reset(token)
+
+
+def min_value(a, b):
+    """TVM's ``min`` (or NaN-propagating within :func:`nan_propagating_minmax`)."""
+    return np.minimum(a, b) if _NAN_MINMAX.get() else np.where(a < b, a, b)
+
+
+def max_value(a, b):
+    """TVM's ``max`` (or NaN-propagating within :func:`nan_propagating_minmax`)."""
+    return np.maximum(a, b) if _NAN_MINMAX.get() else np.where(a > b, a, b)
+
+
 _ARITH = {
     E.Add: np.add,
     E.Sub: np.subtract,
     E.Mul: np.multiply,
-    E.Min: lambda a, b: np.where(a < b, a, b),
-    E.Max: lambda a, b: np.where(a > b, a, b),
+    E.Min: min_value,
+    E.Max: max_value,
     E.EQ: np.equal,
     E.NE: np.not_equal,
     E.LT: np.less,

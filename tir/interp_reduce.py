@@ -13,7 +13,7 @@ from . import expr as E
 from . import stmt as S
 from .functor import post_order_visit, substitute
 from .interp_data import np_dtype
-from .interp_expr import evaluate
+from .interp_expr import evaluate, max_value, min_value
 from .structural import structural_equal
 
 _UFUNCS = {E.Add: np.add, E.Mul: np.multiply, E.Max: np.maximum, E.Min: np.minimum}
@@ -112,9 +112,9 @@ def combine_all(nest, combines, shape, ctx, mask) -> None:
 
 def _fold(op, cur, red):
     if op is E.Max:
-        return np.where(cur > red, cur, red)
+        return max_value(cur, red)
     if op is E.Min:
-        return np.where(cur < red, cur, red)
+        return min_value(cur, red)
     return _UFUNCS[op](cur, red)
 
 

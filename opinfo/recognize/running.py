@@ -14,6 +14,7 @@ from tir.expr import BufferLoad, FloatImm, IntImm, PrimExpr, Var
 from tir.function import PrimFunc
 from tir.functor import node_fields, post_order_visit, pre_order_visit
 from tir.interp import interpret
+from tir.interp_expr import nan_propagating_minmax
 from tir.node import Node
 from tir.stmt import Block, BlockRealize, BufferStore, For, IterVar, While
 
@@ -155,7 +156,8 @@ def run_all(func, arrays) -> "list | None":
     on these inputs (an index out of range, an unsupported call)."""
     args = [np.array(a, copy=True) for a in arrays]
     try:
-        with np.errstate(all="ignore"):
+        # max/min keep a NaN: an accumulator left uninitialised shows in a max reduction too
+        with np.errstate(all="ignore"), nan_propagating_minmax():
             interpret(func, *args)
     except Exception:  # anything the interpreter cannot run is not claimed
         return None
