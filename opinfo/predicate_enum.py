@@ -94,7 +94,7 @@ def covers_exactly(realize: BlockRealize, loops: tuple, restates=None) -> bool:
 SIZE_PERIODS = 2
 """Periods of the constants (divisors, moduli, bounds) over which :func:`_covers_at_sizes`
 enumerates a symbolic extent."""
-MAX_SIZES = 160
+MAX_SIZES = 256
 """Most values of a symbolic extent :func:`_covers_at_sizes` tries; more needed: unproven."""
 MAX_SIZE_POINTS = 1 << 21
 """Loop iterations :func:`_covers_at_sizes` enumerates over all the values it tries."""
