@@ -7,10 +7,11 @@ import numpy as np
 from tir.expr import IntImm
 from tir.function import PrimFunc
 from tir.module import IRModule
+from tir.stmt import BufferStore
 
 from .block_loops import move_block_loops
 from .blockize import unblockize
-from .coverage import partial_writes
+from .coverage import partial_writes, same_index_copy
 from .intermediate_check import uninitialised_reads
 from .realize_check import misrealized
 from .loop_partition import merge_partitions
@@ -27,7 +28,7 @@ from .recognize.scatter_nd import recognize_scatters
 from .recognize.split import split_ops
 from .semantic import Reduce, Semantics
 from .packed_ops import recognize_packed
-from .pad_einsum import pad_einsum_left
+from .pad_einsum import pad_einsum_left, unpad_einsum
 from . import copy_tags
 from .tags import tags
 from .attention import recognize_attention
@@ -137,6 +138,35 @@ def _mean_of_one(sem, ops) -> "OpInfo | None":
     return attrs.evolve(ops[0], name="mean", output=ops[-1].output)
 
 
+SCOPE_SUFFIXES = ("_shared", "_local", "_global", "_warp", "_dyn")
+"""What ``cache_read``/``cache_write`` and ``set_scope`` append to a cached buffer's name."""
+
+
+def _cache_copy_block(block, caches: set) -> bool:
+    """An element copy (same indices) into or out of a cache buffer named after the block but
+    for scope suffixes (a ``shared`` cache set to ``local`` scope keeps its block
+    ``x_shared`` while its buffer becomes ``x_shared_local``; a reindex of a cache copies
+    ``T_reshape_local_reindex_shared`` in block ``T_reshape_local_reindex``)."""
+    store = block.body
+    if not isinstance(store, BufferStore) or not same_index_copy(store):
+        return False
+    return any(buf.name in caches and block.name in _cache_names(buf.name)
+               for buf in (store.buffer, store.value.buffer))
+
+
+def _cache_names(name: str) -> list:
+    """The names a copy block into cache buffer ``name`` may carry: the buffer's own, and
+    with scope suffixes taken off (a ``shared`` cache set to ``local`` scope keeps its block
+    ``x_shared`` while its buffer becomes ``x_shared_local``)."""
+    names = [name]
+    while True:
+        suffix = next((s for s in SCOPE_SUFFIXES if name.endswith(s) and len(name) > len(s)), None)
+        if suffix is None:
+            return names
+        name = name[:-len(suffix)]
+        names.append(name)
+
+
 def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
     """A lone copy op checked against its compute tag (:mod:`.copy_tags`)."""
     if len(ops) != 1 or not ops[0].operands:
@@ -150,12 +180,24 @@ def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
     # loop_partition's copies are named after their loops; a cache primitive names its copy
     # block after the cache buffer (``x_shared``), whichever block computes: the op's tag is
     # on one of the others (reindex_cache_read leaves ``T_reshape`` copying ``x_shared``)
-    names = [b.name for b in merge_partitions(func).blocks() if b.name not in caches]
+    names = [b.name for b in merge_partitions(func).blocks()
+             if b.name not in caches and not _cache_copy_block(b, caches)]
     if not names:
         names = [b.name for b in (normalize(func) or func).blocks()]
     settled = copy_tags.settle(op, shape_of(data) if data is not None else None,
                                shape_of(out) if out is not None else None, names)
     return (settled,) if settled is not None else ()
+
+
+def _misrealized(merged: PrimFunc) -> bool:
+    """:func:`.realize_check.misrealized`, judged after ``pad_einsum`` is undone when it is:
+    a padded reduction whose split loop stops at the unpadded extent runs only part of its
+    declared (padded) domain, and is restored to that part (:mod:`.pad_einsum`), which is
+    what the recognizers read."""
+    if not misrealized(merged):
+        return False
+    unpadded = unpad_einsum(merged)
+    return unpadded is merged or misrealized(unpadded)
 
 
 def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContext | None" = None,
@@ -178,7 +220,7 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     # block merged with its outer one (:mod:`.blockize`): plain indices show which part of
     # the buffer a block writes (``v_o * 4 + v_i`` is no plain index)
     moved = unblockize(move_block_loops(merged))
-    if _foreign(prim_func) or partial_writes(prim_func) or misrealized(merged) \
+    if _foreign(prim_func) or partial_writes(prim_func) or _misrealized(merged) \
             or (merged is not prim_func and partial_writes(merged)) \
             or (moved is not merged and (partial_writes(moved) or misrealized(moved))) \
             or uninitialised_reads(prim_func):

@@ -14,8 +14,10 @@ C and loads X; the producer and consumer go.
 
 The added buffers and blocks are recognised by TVM's names (:func:`_named_pad`): a fused
 kernel's pad, elementwise op and slice back to the unpadded region compute the same but are
-three ops. Only a block without reduction iterators is restored (padding a reduction's iteration
-changes what it sums unless the padded values are neutral). Every condition is checked
+three ops. A reduction block is restored when only its spatial axes were padded: what it
+reads over its reduction iterators must stay inside the unpadded sources on the kept points
+(padding a reduction's iteration changes what it sums unless the padded values are neutral:
+that is not restored, and :func:`pad_einsum_left` tells). Every condition is checked
 from the blocks themselves: the crop copies ``C[w] = C_pad[w]`` over C's whole extent, the op
 block is C_pad's only writer and the crop its only reader, each padded buffer has one
 writer, a pad producer whose condition keeps exactly X's extent, and the op block its only
@@ -29,24 +31,26 @@ import re
 import attrs
 import numpy as np
 
-from tir.expr import LT, Add, And, BufferLoad, Call, Cast, FloorDiv, FloorMod, IntImm, Mul, Sub, Var
+from tir.expr import (LT, Add, And, BufferLoad, Call, Cast, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min, Mul,
+                      Sub, Var)
 from tir.buffer import BufferRegion
 from tir.function import PrimFunc
 from tir.functor import post_order_stmts, post_order_visit, transform
 from tir.stmt import Block, BlockRealize, BufferStore, IterKind
 
-from .affine import const_of
+from .affine import const_of, float_of
 from .probe import NotEvaluable, collect_vars, evaluate
 from .recognize.guard import conjuncts
 from .rewrite import EMPTY, loaded, prune, stored
 
 
 def _identity(store: BufferStore, block: Block) -> "list | None":
-    """The block's variables, one per store index in order, when the store's indices are
-    exactly the block's variables (each once), all spatial, from 0; else None."""
+    """The block's spatial variables, one per store index in order, when the store's indices
+    are exactly those (each once), from 0; else None."""
     ivs = {id(iv.var): iv for iv in block.iter_vars}
     idx = list(store.indices)
-    if len(idx) != len(ivs) or len(idx) != len(store.buffer.shape):
+    spatial = [iv for iv in block.iter_vars if iv.kind == IterKind.SPATIAL]
+    if len(idx) != len(spatial) or len(idx) != len(store.buffer.shape):
         return None
     if not all(isinstance(i, Var) and id(i) in ivs for i in idx) or len({id(i) for i in idx}) != len(idx):
         return None
@@ -188,6 +192,17 @@ def _at_least(big, small) -> bool:
     return bool(np.all(d >= 0) and np.all(d[period:] - d[:-period] >= 0))
 
 
+def _init_ok(block: Block) -> bool:
+    """No init, or an init storing a constant at the body's own indices (a reduction's)."""
+    init, store = block.init, block.body
+    if init is None:
+        return True
+    return (isinstance(init, BufferStore) and init.buffer is store.buffer
+            and isinstance(init.value, (FloatImm, IntImm))
+            and len(init.indices) == len(store.indices)
+            and all(a == b for a, b in zip(init.indices, store.indices)))
+
+
 def _holds_blocks(block: Block) -> bool:
     found = []
     post_order_stmts(block.body, lambda n: found.append(n) if isinstance(n, BlockRealize) else None)
@@ -225,19 +240,24 @@ def _restored(realize: BlockRealize, out, shrink: dict, pads: dict) -> "BlockRea
     if not ok[0]:
         return None
 
+    padded_out = block.body.buffer
+
     def post(n):
         if isinstance(n, BufferLoad) and id(n.buffer) in pads:
             return attrs.evolve(n, buffer=pads[id(n.buffer)][0])
+        if isinstance(n, BufferLoad) and n.buffer is padded_out:
+            return attrs.evolve(n, buffer=out)  # a reduction's accumulator
         if isinstance(n, BufferStore):
             return attrs.evolve(n, buffer=out)
         return None
 
     body = transform(block.body, post)
+    init = transform(block.init, post) if block.init is not None else None
     iter_vars = tuple(attrs.evolve(iv, dom=attrs.evolve(iv.dom, extent=_extent(shrink[id(iv.var)], iv.dom.extent.dtype)))
                       if id(iv.var) in shrink else iv for iv in block.iter_vars)
     reads = {}
     post_order_visit(body, lambda n: reads.setdefault(id(n.buffer), n.buffer) if isinstance(n, BufferLoad) else None)
-    new_block = attrs.evolve(block, body=body, iter_vars=iter_vars, writes=(BufferRegion.full(out),),
+    new_block = attrs.evolve(block, body=body, init=init, iter_vars=iter_vars, writes=(BufferRegion.full(out),),
                              reads=tuple(BufferRegion.full(b) for b in reads.values()))
     pred = realize.predicate
     for iv, value in zip(block.iter_vars, realize.iter_values):
@@ -245,6 +265,78 @@ def _restored(realize: BlockRealize, out, shrink: dict, pads: dict) -> "BlockRea
             term = LT(value, _extent(shrink[id(iv.var)], value.dtype))
             pred = term if isinstance(pred, IntImm) and pred.value == 1 else And(pred, term)
     return attrs.evolve(realize, block=new_block, predicate=pred)
+
+
+_COMBINERS = (Add, Mul, Max, Min)
+
+
+def _neutral(kind, value, dtype) -> bool:
+    """``value`` is the neutral element of the combiner ``kind`` for ``dtype``: adding 0,
+    multiplying by 1, a max with the lowest value (or -inf), a min with the highest."""
+    v = float_of(value) if float_of(value) is not None else const_of(value)
+    if v is None:
+        return False
+    if kind is Add:
+        return v == 0
+    if kind is Mul:
+        return v == 1
+    info = np.finfo(str(dtype)) if dtype.is_float else np.iinfo(str(dtype))
+    return v <= float(info.min) if kind is Max else v >= float(info.max)
+
+
+def _neutral_pad(op: BlockRealize, writers: dict, readers: dict, params: set) -> "tuple | None":
+    """(restored reduction, pad producer, padded buffer) for a reduction ``S[i] = S[i] op
+    X_pad[..]`` (init a constant) whose pad producer pads X only along axes the reduction
+    runs over, with the neutral element of ``op`` (``pad_einsum`` of a sum padded with 0) or
+    with padded elements its predicate never reaches (a max whose split loop stops at X's
+    extent): those iterations change nothing, so the reduction runs over X's extent instead
+    (a ``T.where`` restating it, read as a split's). Each padded axis must be indexed by a
+    reduction variable used nowhere else, so that dropping its padded values drops nothing
+    else. (A product padded with 0, which TVM's pad_einsum makes, is not restored: it is 0.)"""
+    block = op.block
+    store = block.body
+    if block.init is None or not isinstance(store, BufferStore) or not _init_ok(block):
+        return None
+    value = store.value
+    if not isinstance(value, _COMBINERS):
+        return None
+    acc = [x for x in (value.a, value.b) if isinstance(x, BufferLoad) and x.buffer is store.buffer
+           and tuple(x.indices) == tuple(store.indices)]
+    loads = [x for x in (value.a, value.b) if isinstance(x, BufferLoad) and x.buffer is not store.buffer]
+    if len(acc) != 1 or len(loads) != 1:
+        return None
+    load = loads[0]
+    key = id(load.buffer)
+    ws = writers.get(key, [])
+    if key in params or len(ws) != 1 or readers.get(key) != [op]:
+        return None
+    producer = ws[0]
+    src = _pad_source(producer.block)
+    if src is None:
+        return None
+    neutral = _neutral(type(value), producer.block.body.value.args[2], load.buffer.dtype)
+    padded, source = src
+    ivs = {id(iv.var): iv for iv in block.iter_vars}
+    bound = {id(iv.var): v for iv, v in zip(block.iter_vars, op.iter_values)}
+    terms = conjuncts(op.predicate)
+    uses: dict = {}
+    post_order_visit(store, lambda n: uses.__setitem__(id(n), uses.get(id(n), 0) + 1) if isinstance(n, Var) else None)
+    shrink = {}
+    for i, p_ext, x_ext in zip(load.indices, padded.shape, source.shape):
+        if _same(p_ext, x_ext):
+            continue
+        iv = ivs.get(id(i)) if isinstance(i, Var) else None
+        if iv is None or iv.kind != IterKind.REDUCE or not _same(iv.dom.extent, p_ext) or uses.get(id(i)) != 1:
+            return None
+        # a pad value that is not neutral must never be read: the block's predicate keeps
+        # the variable below the source's extent (a split of the padded loop)
+        if not neutral and not any(isinstance(t, LT) and t.a == bound[id(i)] and _same(t.b, x_ext) for t in terms):
+            return None
+        shrink[id(i)] = x_ext
+    if not shrink:
+        return None
+    new = _restored(op, store.buffer, shrink, {key: (source, list(source.shape))})
+    return (new, producer, padded) if new is not None else None
 
 
 def pad_einsum_left(func: PrimFunc) -> bool:
@@ -277,14 +369,22 @@ def unpad_einsum(func: PrimFunc) -> PrimFunc:
         if found is None or id(crop) in drop:
             continue
         out, padded = found
-        if id(padded) in params or len(writers.get(id(padded), [])) != 1 or readers.get(id(padded)) != [crop]:
+        if id(padded) in params or len(writers.get(id(padded), [])) != 1:
             continue
         op = writers[id(padded)][0]
+        # the crop is its only reader (but for a reduction's own accumulator)
+        if [r for r in readers.get(id(padded), []) if r is not op] != [crop]:
+            continue
         block = op.block
-        if block.init is not None or not isinstance(block.body, BufferStore) or id(op) in replace:
+        if not isinstance(block.body, BufferStore) or id(op) in replace or not _init_ok(block):
             continue
         ivs = _identity(block.body, block)
-        if ivs is None or len(ivs) != len(block.iter_vars):
+        # a reduction keeps its reduction iterators: what it reads over them must stay inside
+        # the unpadded sources (:func:`_restored`), so a padded reduction axis is not restored
+        if ivs is None or any(iv.kind != IterKind.REDUCE for iv in block.iter_vars
+                              if not any(iv is j for j in ivs)):
+            continue
+        if block.init is not None and len(ivs) == len(block.iter_vars):
             continue
         if any(not _same(iv.dom.extent, o) and not _at_least(iv.dom.extent, o) for iv, o in zip(ivs, out.shape)):
             continue
@@ -313,6 +413,16 @@ def unpad_einsum(func: PrimFunc) -> PrimFunc:
         for producer, buf in producers:
             drop.add(id(producer))
             dropped_bufs.add(id(buf))
+    for op in realizes:
+        got = _neutral_pad(op, writers, readers, params) if id(op) not in replace else None
+        if got is None:
+            continue
+        new, producer, padded = got
+        if id(producer) in drop:
+            continue
+        replace[id(op)] = new
+        drop.add(id(producer))
+        dropped_bufs.add(id(padded))
     if not replace:
         return func
 

@@ -51,3 +51,49 @@ def test_symbolic_split_with_a_digit_bound_dropped_recomputes_rows():
 
 def test_rfactor_reindex_identity_copy_is_no_op():
     assert _ops("s13_rfactor_reindex_max") == []
+
+
+def test_copy_blocks_of_caches_renamed_by_scope_do_not_hide_the_tag():
+    # cache_read's block ``x_shared`` writes ``x_shared_local`` (its scope set to local
+    # afterwards); the reindex of a cache_write copies ``T_reshape_local_reindex_shared`` in
+    # block ``T_reshape_local_reindex``: neither is the op's tag, T_reshape is
+    assert _ops("s13_scoped_cache_reshape") == [("reshape", {"shape": (1, 50)})]
+    assert _ops("s13_reindexed_cache_flatten") == [("reshape", {"shape": (315,)})]
+    # a block of another name there leaves the tags undecided: abstain
+    assert _ops("s13_scoped_cache_reshape", 'T.block("x_shared")', 'T.block("x_copy")') == []
+
+
+# ``pad_einsum`` of reductions (TVM's s12_pad corpus): undone when the padding cannot change
+# what the reduction computes, otherwise the function abstains.
+
+def test_pad_einsum_of_a_reduction_padded_on_spatial_axes():
+    # x (.., 5, 3) padded to (.., 5, 4), the output's unit axis to 2: cropped back
+    assert _ops("s13_pad_einsum_max") == [("max", {"axis": (2,), "keepdims": True})]
+
+
+def test_pad_einsum_of_a_sum_padded_with_zero_along_the_reduction():
+    assert _ops("s13_pad_einsum_mean") == [("mean", {"axis": (0, 1, 2), "keepdims": False})]
+    # padded with 1: the sum counts the pad
+    assert _ops("s13_pad_einsum_mean", "x[v0, v1, v2], T.float32(0.0))", "x[v0, v1, v2], T.float32(1.0))") == []
+
+
+def test_pad_einsum_of_a_product_padded_with_zero_is_not_restored():
+    # TVM's own output multiplies by the zero pad: the function computes 0, not prod
+    assert _ops("s13_pad_einsum_prod") == []
+
+
+def test_pad_einsum_of_a_max_whose_split_stops_at_the_unpadded_extent():
+    (name, attrs), = _ops("s13_pad_einsum_nn_softmax")
+    assert name == "nn.softmax" and attrs == {"axis": 0}
+    # the max's loop reaching the padded zero: its block is not restored (the max of x and
+    # 0); softmax does not depend on the shift, so the function still is one
+    from opinfo.pad_einsum import pad_einsum_left, unpad_einsum
+
+    text = (FIXTURES / "s13_pad_einsum_nn_softmax.py").read_text()
+    cut = "T.where(k_0 * T.int64(2) + k_1 < T.int64(7))"
+    first = text.index(cut)
+    text = text[:first] + "T.where(k_0 * T.int64(2) + k_1 < T.int64(8))" + text[first + len(cut):]
+    (_, func), = tir.parse(text).prim_funcs()
+    assert pad_einsum_left(unpad_einsum(func))
+    (_, func), = tir.parse((FIXTURES / "s13_pad_einsum_nn_softmax.py").read_text()).prim_funcs()
+    assert not pad_einsum_left(unpad_einsum(func))
