@@ -180,7 +180,8 @@ def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
     # loop_partition's copies are named after their loops; a cache primitive names its copy
     # block after the cache buffer (``x_shared``), whichever block computes: the op's tag is
     # on one of the others (reindex_cache_read leaves ``T_reshape`` copying ``x_shared``)
-    names = [b.name for b in merge_partitions(func).blocks()
+    # pad_einsum's pad and crop blocks (``x_pad``) are gone once it is undone
+    names = [b.name for b in unpad_einsum(merge_partitions(func)).blocks()
              if b.name not in caches and not _cache_copy_block(b, caches)]
     if not names:
         names = [b.name for b in (normalize(func) or func).blocks()]

@@ -408,11 +408,35 @@ def unit_reductions(func: PrimFunc) -> PrimFunc:
     return transform(func, lambda n: None, lambda n: changed.get(id(n)) if isinstance(n, Block) else None)
 
 
+def drop_idle_vars(func: PrimFunc) -> PrimFunc:
+    """``func`` without the spatial block variables bound to a constant that nothing in the
+    block uses (``vi = T.axis.spatial(4, 0)`` of a scalar block whose domain
+    ``pad_einsum`` padded): such a block runs once per loop iteration whatever that
+    variable's domain says, so the domain is no extent of what it computes."""
+    def post(n):
+        if not isinstance(n, BlockRealize):
+            return None
+        block = n.block
+        used: set = set()
+        parts = [block.body] + ([block.init] if block.init is not None else [])
+        for part in parts:
+            pre_order_visit(part, lambda x: used.add(id(x)) if isinstance(x, Var) else True)
+        keep = [(iv, v) for iv, v in zip(block.iter_vars, n.iter_values)
+                if not (iv.kind == IterKind.SPATIAL and const_of(v) is not None and id(iv.var) not in used)]
+        if len(keep) == len(block.iter_vars):
+            return None
+        return attrs.evolve(n, iter_values=tuple(v for _, v in keep),
+                            block=attrs.evolve(block, iter_vars=tuple(iv for iv, _ in keep)))
+
+    return transform(func, post)
+
+
 def normalize(func: PrimFunc) -> "PrimFunc | None":
     """The function the recognizers should read (see the module docstring), or None."""
     func = drop_predicates(merge_padding(unpad_einsum(distribute(clip_copies(unblockize(move_block_loops(merge_partitions(func))))))))
     if func is None:
         return None
+    func = drop_idle_vars(func)
     # a decompose_padding pair whose predicates only drop_predicates reads (digits of split
     # loops) is merged once they are gone
     func = merge_rfactor(merge_inits(merge_padding(func)))

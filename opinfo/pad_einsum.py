@@ -99,19 +99,24 @@ def _pad_source(block: Block) -> "tuple | None":
         return None
     if any(isinstance(n, BufferLoad) for n in _nodes(value.args[2])):
         return None
-    short = {}
+    short, within = {}, {}
     for iv, p_ext, x_ext in zip(ivs, store.buffer.shape, load.buffer.shape):
         if not _same(iv.dom.extent, p_ext):
             return None
         if not _same(x_ext, p_ext):
+            if _at_least(x_ext, p_ext):
+                within[id(iv.var)] = x_ext  # P keeps only a prefix of this axis of X
+                continue
             if not _at_least(p_ext, x_ext):
                 return None
             short[id(iv.var)] = x_ext
     seen = {}
     for term in conjuncts(cond):
-        if not isinstance(term, LT) or not isinstance(term.a, Var) or id(term.a) not in short:
+        if not isinstance(term, LT) or not isinstance(term.a, Var):
             return None
-        if not _same(term.b, short[id(term.a)]) or id(term.a) in seen:
+        if id(term.a) in within and _same(term.b, within[id(term.a)]):
+            continue  # always true on P's shorter axis (split pads every axis of the block)
+        if id(term.a) not in short or not _same(term.b, short[id(term.a)]) or id(term.a) in seen:
             return None
         seen[id(term.a)] = True
     return (store.buffer, load.buffer) if len(seen) == len(short) else None
@@ -227,7 +232,8 @@ def _restored(realize: BlockRealize, out, shrink: dict, pads: dict) -> "BlockRea
         if isinstance(i, Var) and id(i) in ivs:
             if id(i) in shrink:
                 return _same(shrink[id(i)], x) or _at_least(x, shrink[id(i)])
-            return _same(ivs[id(i)].dom.extent, x) and const_of(ivs[id(i)].dom.min) == 0
+            ext = ivs[id(i)].dom.extent
+            return (_same(ext, x) or _at_least(x, ext)) and const_of(ivs[id(i)].dom.min) == 0
         c = const_of(i)
         return c is not None and const_of(x) is not None and 0 <= c < const_of(x)
 
@@ -339,6 +345,33 @@ def _neutral_pad(op: BlockRealize, writers: dict, readers: dict, params: set) ->
     return (new, producer, padded) if new is not None else None
 
 
+def _split_stops(op: BlockRealize, pads: dict) -> "dict | None":
+    """id(reduction variable) -> the source extent it reads a padded buffer's axis up to,
+    for the reduction variables the block's predicate stops there (``k_0 * 2 + k_1 < 5``
+    over a domain padded to 16): the padded points never run. None when one variable would
+    stop at two extents."""
+    block = op.block
+    ivs = {id(iv.var): iv for iv in block.iter_vars}
+    bound = {id(iv.var): v for iv, v in zip(block.iter_vars, op.iter_values)}
+    terms = [t for t in conjuncts(op.predicate) if isinstance(t, LT)]
+    stops: dict = {}
+    bad = [False]
+
+    def visit(n):
+        if isinstance(n, BufferLoad) and id(n.buffer) in pads:
+            for i, x in zip(n.indices, pads[id(n.buffer)][1]):
+                iv = ivs.get(id(i)) if isinstance(i, Var) else None
+                if iv is None or iv.kind != IterKind.REDUCE or _same(iv.dom.extent, x):
+                    continue
+                if any(t.a == bound[id(i)] and _same(t.b, x) for t in terms):
+                    if id(i) in stops and not _same(stops[id(i)], x):
+                        bad[0] = True
+                    stops[id(i)] = x
+
+    post_order_visit(block.body, visit)
+    return None if bad[0] else stops
+
+
 def pad_einsum_left(func: PrimFunc) -> bool:
     """Whether a pad producer that only ``pad_einsum`` makes (``X_pad`` named after its
     source, :func:`_named_pad`) is still in ``func`` (not undone: it pads a reduction's
@@ -404,7 +437,10 @@ def unpad_einsum(func: PrimFunc) -> PrimFunc:
             producers.append((ws[0], src[0]))
         if pads is None or (not shrink and not pads):
             continue
-        new = _restored(op, out, shrink, pads)
+        stops = _split_stops(op, pads)
+        if stops is None or any(k in shrink and not _same(shrink[k], x) for k, x in stops.items()):
+            continue
+        new = _restored(op, out, {**stops, **shrink}, pads)
         if new is None:
             continue
         replace[id(op)] = new

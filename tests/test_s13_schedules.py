@@ -97,3 +97,17 @@ def test_pad_einsum_of_a_max_whose_split_stops_at_the_unpadded_extent():
     assert pad_einsum_left(unpad_einsum(func))
     (_, func), = tir.parse((FIXTURES / "s13_pad_einsum_nn_softmax.py").read_text()).prim_funcs()
     assert not pad_einsum_left(unpad_einsum(func))
+
+
+def test_pad_einsum_more_forms():
+    # a pad producer shorter than its source on one axis (x_pad keeps 4 of x's 9 columns; its
+    # ``v2 < 9`` always holds there), the first section of a split padded and cropped
+    assert _ops("s13_pad_einsum_split") == [("split", {"axis": 2, "indices_or_sections": 3})]
+    # scalar blocks whose unused spatial variable's domain was padded (vi over 4, bound to 0)
+    assert _ops("s13_pad_einsum_std") == [("std", {"axis": (0,), "keepdims": False})]
+    # a padded reduction axis its split predicate stops at the source's extent, in blocks
+    # that are cropped too
+    (name, attrs), = _ops("s13_pad_einsum_nn_log_softmax")
+    assert name == "nn.log_softmax" and attrs == {"axis": 0}
+    # the pad and crop blocks (x_pad, expand_dims_pad) do not hide the copy's compute tag
+    assert _ops("s13_pad_einsum_expand_dims") == [("expand_dims", {"axis": (2,)})]
