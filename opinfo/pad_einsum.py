@@ -38,10 +38,11 @@ from tir.function import PrimFunc
 from tir.functor import post_order_stmts, post_order_visit, transform
 from tir.stmt import Block, BlockRealize, BufferStore, IterKind
 
-from .affine import const_of, float_of
+from .affine import const_of
 from .probe import NotEvaluable, collect_vars, evaluate
 from .recognize.guard import conjuncts
 from .rewrite import EMPTY, loaded, prune, stored
+from .rfactor import combiner_identity
 
 
 def _identity(store: BufferStore, block: Block) -> "list | None":
@@ -276,20 +277,6 @@ def _restored(realize: BlockRealize, out, shrink: dict, pads: dict) -> "BlockRea
 _COMBINERS = (Add, Mul, Max, Min)
 
 
-def _neutral(kind, value, dtype) -> bool:
-    """``value`` is the neutral element of the combiner ``kind`` for ``dtype``: adding 0,
-    multiplying by 1, a max with the lowest value (or -inf), a min with the highest."""
-    v = float_of(value) if float_of(value) is not None else const_of(value)
-    if v is None:
-        return False
-    if kind is Add:
-        return v == 0
-    if kind is Mul:
-        return v == 1
-    info = np.finfo(str(dtype)) if dtype.is_float else np.iinfo(str(dtype))
-    return v <= float(info.min) if kind is Max else v >= float(info.max)
-
-
 def _neutral_pad(op: BlockRealize, writers: dict, readers: dict, params: set) -> "tuple | None":
     """(restored reduction, pad producer, padded buffer) for a reduction ``S[i] = S[i] op
     X_pad[..]`` (init a constant) whose pad producer pads X only along axes the reduction
@@ -320,7 +307,7 @@ def _neutral_pad(op: BlockRealize, writers: dict, readers: dict, params: set) ->
     src = _pad_source(producer.block)
     if src is None:
         return None
-    neutral = _neutral(type(value), producer.block.body.value.args[2], load.buffer.dtype)
+    neutral = combiner_identity(type(value), producer.block.body.value.args[2], load.buffer.dtype)
     padded, source = src
     ivs = {id(iv.var): iv for iv in block.iter_vars}
     bound = {id(iv.var): v for iv, v in zip(block.iter_vars, op.iter_values)}

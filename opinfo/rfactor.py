@@ -81,7 +81,13 @@ def _identity_init(init, store: BufferStore, combiner) -> bool:
     partial sums then add nothing the unscheduled reduction does not."""
     if not isinstance(init, BufferStore) or init.buffer is not store.buffer or tuple(init.indices) != tuple(store.indices):
         return False
-    value = float_of(init.value)
+    return combiner_identity(combiner, init.value, store.buffer.dtype)
+
+
+def combiner_identity(combiner, value, dtype) -> bool:
+    """``value`` (an expression) is the identity of ``combiner`` (Add, Mul, Max, Min) for
+    ``dtype``: 0, 1, the type's lowest value or beyond (-inf), its highest or beyond."""
+    value = float_of(value)
     if value is None:
         return False
     if combiner is Add:
@@ -89,8 +95,8 @@ def _identity_init(init, store: BufferStore, combiner) -> bool:
     if combiner is Mul:
         return value == 1
     if combiner is Max:
-        return value <= float_of(min_value(store.buffer.dtype))
-    return value >= float_of(max_value(store.buffer.dtype))
+        return value <= float_of(min_value(dtype))
+    return value >= float_of(max_value(dtype))
 
 
 def index_mapping(partial: Block, final: Block, mine, theirs) -> "dict | None":
