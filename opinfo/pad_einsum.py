@@ -227,6 +227,12 @@ def _restored(realize: BlockRealize, out, shrink: dict, pads: dict) -> "BlockRea
     block = realize.block
     ivs = {id(iv.var): iv for iv in block.iter_vars}
     ok = [True]
+    reads_out = []
+    for part in (block.body, block.init):
+        if part is not None:
+            post_order_visit(part, lambda n: reads_out.append(n) if isinstance(n, BufferLoad) and n.buffer is out else None)
+    if reads_out:
+        return None  # it reads what it will store to once restored: the reads would change meaning
 
     def fits(i, x) -> bool:
         """Index ``i`` of a padded read stays inside the source's extent ``x``."""

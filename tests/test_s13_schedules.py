@@ -111,3 +111,11 @@ def test_pad_einsum_more_forms():
     assert name == "nn.log_softmax" and attrs == {"axis": 0}
     # the pad and crop blocks (x_pad, expand_dims_pad) do not hide the copy's compute tag
     assert _ops("s13_pad_einsum_expand_dims") == [("expand_dims", {"axis": (2,)})]
+
+
+def test_pad_einsum_block_reading_its_crop_output_is_not_restored():
+    # (fuzzer) the padded max accumulates from the cropped output instead of its own padded
+    # buffer: restored, that read would become the accumulator and the mutant a max again
+    assert _ops("s13_pad_einsum_max",
+                "T.max(x_red_pad[v_ax0, v_ax1, v_ax2, v_ax3], x_pad",
+                "T.max(x_red[v_ax0, v_ax1, v_ax2, v_ax3], x_pad") == []
