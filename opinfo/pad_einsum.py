@@ -228,7 +228,7 @@ def _restored(realize: BlockRealize, out, shrink: dict, pads: dict) -> "BlockRea
     ivs = {id(iv.var): iv for iv in block.iter_vars}
     ok = [True]
     reads_out = []
-    for part in (block.body, block.init):
+    for part in (block.body, block.init) if out is not block.body.buffer else ():
         if part is not None:
             post_order_visit(part, lambda n: reads_out.append(n) if isinstance(n, BufferLoad) and n.buffer is out else None)
     if reads_out:
