@@ -29,7 +29,7 @@ from tir.functor import post_order_visit, substitute
 from tir.stmt import BlockRealize
 
 from .affine import ONE, affine, const_of
-from .probe import NotEvaluable, evaluate_points, flat_points, loop_points
+from .probe import NotEvaluable, collect_vars, evaluate_points, flat_points, loop_points
 from .recognize.guard import conjuncts
 
 MAX_POINTS = 1 << 18
@@ -134,28 +134,29 @@ def _covers_at_sizes(realize: BlockRealize, loops: tuple, terms: list, term_vars
     if top > MAX_SIZES:
         return False
     budget = MAX_SIZE_POINTS
+    group = {v for vs in term_vars + bind_vars for v in vs}
     for value in range(1, top + 1):
-        sub = {n: IntImm(n.dtype, value)}
-        at = attrs.evolve(realize, iter_values=tuple(substitute(v, sub) for v in realize.iter_values),
-                          predicate=substitute(realize.predicate, sub),
-                          block=attrs.evolve(realize.block, iter_vars=tuple(
-                              attrs.evolve(iv, dom=attrs.evolve(iv.dom, min=substitute(iv.dom.min, sub),
-                                                                extent=substitute(iv.dom.extent, sub)))
-                              for iv in realize.block.iter_vars)))
-        fixed = [attrs.evolve(lp, extent=_folded(substitute(lp.extent, sub))) for lp in loops]
-        at = attrs.evolve(at, block=attrs.evolve(at.block, iter_vars=tuple(
-            attrs.evolve(iv, dom=attrs.evolve(iv.dom, min=_folded(iv.dom.min), extent=_folded(iv.dom.extent)))
-            for iv in at.block.iter_vars)))
+        at, fixed = _at_size(realize, loops, n, value)
         exts = [const_of(lp.extent) for lp in fixed]
         if None in exts:
             return False
         budget -= math.prod(exts)
-        if budget < 0:
-            return False
-        group = {v for vs in term_vars + bind_vars for v in vs}
-        if not _group_covers(at, fixed, conjuncts(at.predicate), group):
+        if budget < 0 or not _group_covers(at, fixed, conjuncts(at.predicate), group):
             return False
     return True
+
+
+def _at_size(realize: BlockRealize, loops: tuple, n, value: int) -> tuple:
+    """(realize, loops) with the symbolic extent ``n`` bound to ``value``, extents and
+    domains folded to constants."""
+    def at(e):
+        return _folded(substitute(e, {n: IntImm(n.dtype, value)}))
+
+    ivs = tuple(attrs.evolve(iv, dom=attrs.evolve(iv.dom, min=at(iv.dom.min), extent=at(iv.dom.extent)))
+                for iv in realize.block.iter_vars)
+    bound = attrs.evolve(realize, iter_values=tuple(at(v) for v in realize.iter_values),
+                         predicate=at(realize.predicate), block=attrs.evolve(realize.block, iter_vars=ivs))
+    return bound, [attrs.evolve(lp, extent=at(lp.extent)) for lp in loops]
 
 
 def _mentions(e, var) -> bool:
@@ -166,6 +167,10 @@ def _mentions(e, var) -> bool:
 
 def _folded(e):
     """``e`` (no variables left) as an IntImm, or ``e`` when it does not evaluate."""
+    free: set = set()
+    collect_vars(e, free)
+    if free:
+        return e
     try:
         value = evaluate_points(e, {}, 1)
     except (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError):
