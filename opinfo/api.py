@@ -155,9 +155,7 @@ def _cache_copy_block(block, caches: set) -> bool:
 
 
 def _cache_names(name: str) -> list:
-    """The names a copy block into cache buffer ``name`` may carry: the buffer's own, and
-    with scope suffixes taken off (a ``shared`` cache set to ``local`` scope keeps its block
-    ``x_shared`` while its buffer becomes ``x_shared_local``)."""
+    """``name`` and what is left of it as scope suffixes come off, last first."""
     names = [name]
     while True:
         suffix = next((s for s in SCOPE_SUFFIXES if name.endswith(s) and len(name) > len(s)), None)
