@@ -144,7 +144,8 @@ def _is_divided_binding_bound(term, iv, value, dom: dict) -> bool:
     k, m, c, e = const_of(iv.dom.extent), affine(value.b), affine(term.b), affine(term.a)
     if k is None or k <= 0 or m is None or c is None or e is None or not m:
         return False
-    if any(v <= 0 for v in m.values()) or any(a is not ONE and not isinstance(a, Var) for a in m):
+    if any(v <= 0 for v in m.values()) or any(a is not ONE and not isinstance(a, Var) and not _size_atom(a)
+                                              for a in m):
         return False
     if any(isinstance(a, Var) and a in dom for a in m):
         return False  # a loop variable in the divisor: not a size
@@ -220,13 +221,28 @@ def drop_predicates(func: PrimFunc) -> "PrimFunc | None":
 # Facts (loop extents, conjuncts already proven) let a remainder that cannot wrap disappear
 # (``f % 4`` is ``f`` once ``f < 4`` is known).
 
+def _size_atom(atom) -> bool:
+    """A symbolic size: a shape variable ``n``, or ``(n + c) // k`` (``c >= 0``, ``k > 0``:
+    the outer extent of ``n`` split by ``k``), positive for every ``n >= 1``."""
+    if isinstance(atom, SizeVar):
+        return True
+    if not isinstance(atom, FloorDiv) or not (const_of(atom.b) or 0) > 0:
+        return False
+    num = affine(atom.a)
+    if num is None or not any(isinstance(k, SizeVar) for k in num):
+        return False
+    if not all((isinstance(k, SizeVar) or k is ONE) and v >= 0 for k, v in num.items()):
+        return False
+    return sum(num.values()) >= const_of(atom.b)  # at least 1 with every size variable at 1
+
+
 def _size(e) -> "tuple | None":
-    """A positive divisor as ``(coefficient, SizeVar or None)``, or None."""
+    """A positive divisor as ``(coefficient, size atom or None)`` (:func:`_size_atom`), or None."""
     form = affine(e)
     if form is None or len(form) != 1:
         return None
     (atom, c), = form.items()
-    if c <= 0 or not (atom is ONE or isinstance(atom, SizeVar)):
+    if c <= 0 or not (atom is ONE or _size_atom(atom)):
         return None
     return c, (None if atom is ONE else atom)
 
@@ -239,7 +255,7 @@ def _size_mul(a, b):
 
 def _size_div(a, b):
     """``a / b`` when it is a size (exact), else None."""
-    if b[1] is not None and b[1] is not a[1] or a[0] % b[0]:
+    if b[1] is not None and b[1] != a[1] or a[0] % b[0]:
         return None
     return a[0] // b[0], (a[1] if b[1] is None else None)
 
@@ -322,7 +338,7 @@ class _Digits:
         return _Digit(frozenset(form.items()), _ONE_SIZE, None) if self._nonneg(form) else None
 
     def _nonneg(self, form: dict) -> bool:
-        return all(c >= 0 and (key is ONE or isinstance(key, (_Digit, SizeVar)) or key in self.dom)
+        return all(c >= 0 and (key is ONE or isinstance(key, _Digit) or _size_atom(key) or key in self.dom)
                    for key, c in form.items())
 
     def _simplify(self, dig: _Digit) -> dict:
@@ -425,7 +441,7 @@ class _Digits:
 
 
 def _is_size_form(form: dict) -> bool:
-    return all(k is ONE or isinstance(k, SizeVar) for k in form)
+    return all(k is ONE or _size_atom(k) for k in form)
 
 
 def _le(a: dict, b: dict) -> bool:

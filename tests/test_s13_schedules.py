@@ -119,3 +119,13 @@ def test_pad_einsum_block_reading_its_crop_output_is_not_restored():
     assert _ops("s13_pad_einsum_max",
                 "T.max(x_red_pad[v_ax0, v_ax1, v_ax2, v_ax3], x_pad",
                 "T.max(x_red[v_ax0, v_ax1, v_ax2, v_ax3], x_pad") == []
+
+
+def test_symbolic_ceil_division_as_a_size():
+    # the fused index of loops over (n + 4) // 5 blocks bounded by that size times 30: the
+    # bound restates the domain of the variable bound to its quotient (predicates._size_atom)
+    (name, attrs), = _ops("s13_symsplit_group_norm")
+    assert name == "nn.group_norm" and attrs["num_groups"] == 1
+    # a bound one block short leaves rows out
+    assert _ops("s13_symsplit_group_norm", "< (n + T.int64(4)) // T.int64(5) * T.int64(30))",
+                "< (n + T.int64(4)) // T.int64(5) * T.int64(29))") == []
