@@ -29,10 +29,10 @@ import math
 import attrs
 import numpy as np
 
-from tir.expr import Var
+from tir.expr import BufferLoad, Var
 from tir.function import PrimFunc
-from tir.functor import post_order_visit, transform
-from tir.stmt import BlockRealize, For, IterKind, SeqStmt
+from tir.functor import post_order_visit, pre_order_visit, transform
+from tir.stmt import BlockRealize, BufferStore, For, IterKind, SeqStmt
 
 from .affine import const_of
 from .probe import NotEvaluable, evaluate_points, flat_points, loop_points, shape_vars
@@ -56,6 +56,79 @@ def _realizes(stmt, loops=()) -> "list | None":
             found.extend(part)
         return found
     return None
+
+
+MAX_READ_POINTS = 1 << 18
+"""Iterations of one block :func:`_reads_within` enumerates at the most."""
+
+
+def _reads_within(func: PrimFunc, realize: BlockRealize, loops: tuple) -> bool:
+    """Every element of the buffer ``realize`` stores to that any block of ``func`` loads
+    (wherever and whenever, guards ignored: a superset) is one the block stores under its
+    loops and predicate; False when that cannot be enumerated."""
+    store = realize.block.body
+    if not isinstance(store, BufferStore) or any(const_of(d) is None for d in store.buffer.shape):
+        return False
+    written = _elements(realize, loops, [store.indices], store.buffer)
+    if written is None:
+        return False
+    for r, lps in _all_realizes(func.body):
+        found = []
+
+        def visit(n):
+            if isinstance(n, BufferLoad) and n.buffer is store.buffer:
+                found.append(n.indices)
+            return not isinstance(n, BlockRealize)  # a nested block's loads are its own
+
+        for part in (r.block.body, r.block.init):
+            if part is not None:
+                pre_order_visit(part, visit)
+        if not found:
+            continue
+        read = _elements(r, lps, found, store.buffer)
+        if read is None or not np.isin(read, written).all():
+            return False
+    return True
+
+
+def _all_realizes(stmt, loops=()) -> list:
+    """[(BlockRealize, loops between it and the enclosing block)] of every block."""
+    out = []
+    if isinstance(stmt, BlockRealize):
+        out.append((stmt, loops))
+        return out + _all_realizes(stmt.block.body, ())
+    if isinstance(stmt, For):
+        return _all_realizes(stmt.body, loops + (stmt,))
+    if isinstance(stmt, SeqStmt):
+        for s in stmt.seq:
+            out.extend(_all_realizes(s, loops))
+    return out
+
+
+def _elements(realize: BlockRealize, loops: tuple, index_lists: list, buf) -> "np.ndarray | None":
+    """Flat indices into ``buf`` of ``index_lists`` (in the block's variables) over the
+    iterations of ``loops`` where the block's predicate holds; None when not enumerable or
+    outside the buffer."""
+    ranges = [(const_of(lp.min), const_of(lp.extent)) for lp in loops]
+    if any(None in r for r in ranges) or math.prod(e for _, e in ranges) > MAX_READ_POINTS:
+        return None
+    env, size = loop_points(loops, ranges)
+    try:
+        keep = evaluate_points(realize.predicate, env, size).astype(bool)
+        block_env = {iv.var: evaluate_points(v, env, size)[keep]
+                     for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+        count = int(keep.sum())
+        doms = [(0, const_of(d)) for d in buf.shape]
+        out = []
+        for indices in index_lists:
+            points = [evaluate_points(i, block_env, count) for i in indices]
+            flat = flat_points(points, doms, count)
+            if flat is None:
+                return None
+            out.append(flat)
+    except (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError):
+        return None
+    return np.unique(np.concatenate(out)) if out else np.zeros(0, dtype=np.int64)
 
 
 def _loop_vars(expr) -> set:
@@ -124,7 +197,7 @@ def _whole_domain(realize: BlockRealize, loops: tuple, dom: dict) -> bool:
     return restates_domain(realize, dom) or _covers(realize, loops)
 
 
-def _distributed(stmt, writers: dict, dom: dict, symbols=frozenset()) -> "list | None":
+def _distributed(stmt, writers: dict, dom: dict, func, symbols=frozenset()) -> "list | None":
     found = _realizes(stmt)
     if found is None or not found or (len(found) == 1 and not _redundant(*found[0])):
         return None
@@ -135,10 +208,11 @@ def _distributed(stmt, writers: dict, dom: dict, symbols=frozenset()) -> "list |
             return None
         if not _own_reduction(realize, found[:k] + found[k + 1:]):
             return None
-        if covers_domain(realize, loops, symbols) is False:
+        if covers_domain(realize, loops, symbols) is False and not _reads_within(func, realize, loops):
             # the shared loops provably leave part of the block's domain out: in a nest of
             # its own it would compute elements the function never computes (and a reader
-            # of them would no longer read garbage)
+            # of them would no longer read garbage) -- unless no block reads any of them
+            # (compute_at computing only the region its consumer reads)
             return None
     return [own_nest(r) for r, _ in found]
 
@@ -157,7 +231,7 @@ def distribute(func: PrimFunc) -> PrimFunc:
     symbols = frozenset(shape_vars(func))
     out, changed = [], False
     for s in stmts:
-        parts = _distributed(s, writers, dom, symbols)
+        parts = _distributed(s, writers, dom, func, symbols)
         changed |= parts is not None
         out.extend(parts if parts is not None else [s])
     if not changed:

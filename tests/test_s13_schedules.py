@@ -129,3 +129,16 @@ def test_symbolic_ceil_division_as_a_size():
     # a bound one block short leaves rows out
     assert _ops("s13_symsplit_group_norm", "< (n + T.int64(4)) // T.int64(5) * T.int64(30))",
                 "< (n + T.int64(4)) // T.int64(5) * T.int64(29))") == []
+
+
+def test_compute_at_producer_computing_only_the_region_read():
+    # the pad producer under the pool's outer loop runs 8 of its 9 rows and 7 of its 8
+    # columns (what the pool reads): given a nest of its own it computes the rest too,
+    # which nothing reads (distribute._reads_within)
+    (name, attrs), = _ops("s13_compute_at_region_max_pool3d")
+    assert name == "nn.max_pool3d" and attrs["pool_size"] == (2, 3, 1)
+    # the pool reading one row further: row 8 of pad_temp is never computed
+    text = (FIXTURES / "s13_compute_at_region_max_pool3d.py").read_text()
+    text = text.replace("v_ax1 * T.int64(2) + v_rv0,", "v_ax1 * T.int64(2) + v_rv0 + T.int64(1),")
+    (_, func), = tir.parse(text).prim_funcs()
+    assert opinfo.analyze(func).ops == ()
