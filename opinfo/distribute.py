@@ -35,9 +35,9 @@ from tir.functor import post_order_visit, pre_order_visit, transform
 from tir.stmt import BlockRealize, BufferStore, For, IterKind, SeqStmt
 
 from .affine import const_of
-from .probe import NotEvaluable, evaluate_points, flat_points, loop_points, shape_vars
+from .probe import NotEvaluable, evaluate_points, flat_points, loop_points, scalar_int, shape_vars
 from .predicates import loop_domain, restates_domain
-from .realize_check import covers_domain
+from .realize_check import SHAPE_VALUES, covers_domain
 from .rewrite import loaded, own_nest, stored
 
 
@@ -67,9 +67,20 @@ def _reads_within(func: PrimFunc, realize: BlockRealize, loops: tuple) -> bool:
     (wherever and whenever, guards ignored: a superset) is one the block stores under its
     loops and predicate; False when that cannot be enumerated."""
     store = realize.block.body
-    if not isinstance(store, BufferStore) or any(const_of(d) is None for d in store.buffer.shape):
+    if not isinstance(store, BufferStore):
         return False
-    written = _elements(realize, loops, [store.indices], store.buffer)
+    symbols = shape_vars(func)
+    # shape variables take a few values in turn (the answer must hold for each)
+    for value in (SHAPE_VALUES if symbols else SHAPE_VALUES[:1]):
+        env = {v: np.float64(value) for v in symbols}
+        if not _reads_within_at(func, realize, loops, store, env):
+            return False
+    return True
+
+
+def _reads_within_at(func: PrimFunc, realize: BlockRealize, loops: tuple, store, env: dict) -> bool:
+    """:func:`_reads_within` with the shape variables at the values ``env`` gives."""
+    written = _elements(realize, loops, [store.indices], store.buffer, env)
     if written is None:
         return False
     for r, lps in _all_realizes(func.body):
@@ -85,7 +96,7 @@ def _reads_within(func: PrimFunc, realize: BlockRealize, loops: tuple) -> bool:
                 pre_order_visit(part, visit)
         if not found:
             continue
-        read = _elements(r, lps, found, store.buffer)
+        read = _elements(r, lps, found, store.buffer, env)
         if read is None or not np.isin(read, written).all():
             return False
     return True
@@ -105,20 +116,22 @@ def _all_realizes(stmt, loops=()) -> list:
     return out
 
 
-def _elements(realize: BlockRealize, loops: tuple, index_lists: list, buf) -> "np.ndarray | None":
+def _elements(realize: BlockRealize, loops: tuple, index_lists: list, buf, shapes: dict) -> "np.ndarray | None":
     """Flat indices into ``buf`` of ``index_lists`` (in the block's variables) over the
-    iterations of ``loops`` where the block's predicate holds; None when not enumerable or
-    outside the buffer."""
-    ranges = [(const_of(lp.min), const_of(lp.extent)) for lp in loops]
-    if any(None in r for r in ranges) or math.prod(e for _, e in ranges) > MAX_READ_POINTS:
+    iterations of ``loops`` where the block's predicate holds, shape variables at the values
+    ``shapes`` gives; None when not enumerable or outside the buffer."""
+    ranges = [(scalar_int(lp.min, shapes), scalar_int(lp.extent, shapes)) for lp in loops]
+    dims = [scalar_int(d, shapes) for d in buf.shape]
+    if any(None in r for r in ranges) or None in dims or math.prod(max(e, 0) for _, e in ranges) > MAX_READ_POINTS:
         return None
-    env, size = loop_points(loops, ranges)
+    env, size = loop_points(loops, [(lo, max(e, 0)) for lo, e in ranges], shapes)
     try:
         keep = evaluate_points(realize.predicate, env, size).astype(bool)
-        block_env = {iv.var: evaluate_points(v, env, size)[keep]
-                     for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+        block_env = dict(shapes)
+        block_env.update({iv.var: evaluate_points(v, env, size)[keep]
+                          for iv, v in zip(realize.block.iter_vars, realize.iter_values)})
         count = int(keep.sum())
-        doms = [(0, const_of(d)) for d in buf.shape]
+        doms = [(0, d) for d in dims]
         out = []
         for indices in index_lists:
             points = [evaluate_points(i, block_env, count) for i in indices]

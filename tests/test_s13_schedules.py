@@ -142,3 +142,10 @@ def test_compute_at_producer_computing_only_the_region_read():
     text = text.replace("v_ax1 * T.int64(2) + v_rv0,", "v_ax1 * T.int64(2) + v_rv0 + T.int64(1),")
     (_, func), = tir.parse(text).prim_funcs()
     assert opinfo.analyze(func).ops == ()
+
+
+def test_compute_at_region_with_a_symbolic_batch():
+    # the same with a symbolic batch: what is read and computed is enumerated at a few
+    # batch sizes in turn
+    (name, attrs), = _ops("s13_compute_at_region_conv3d_dynamic")
+    assert name == "nn.conv3d"
