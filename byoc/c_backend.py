@@ -16,7 +16,7 @@ import numpy as np
 
 from .backend import ExternalModule
 from .onnx_backend import conv_patterns
-from .region import Region, Unsupported
+from .region import Region, Unsupported, constant_value
 
 
 @attrs.frozen
@@ -132,15 +132,11 @@ def _const_array(c_name: str, name: str, const) -> str:
     """A graph constant of the region as a static C array (its exact values)."""
     from tir.codegen_c_expr import c_type, literal
     from tir.dtype import dtype
-    from tir.graph_exec import constant_array
 
-    if const.data is None:
-        raise Unsupported(f"the value of constant {const.ref or name} is not in the script (TVM printed it "
-                          "without its metadata section): the C code cannot hold it")
+    values = constant_value(const, name).ravel()
     d = dtype(const.type.dtype)
     if d.is_float and d.bits not in (32, 64):
         raise Unsupported(f"constant {const.ref or name}: {d} constants are not taken by the c backend")
-    values = constant_array(const).ravel()
     body = ", ".join(literal(v, d) for v in values.tolist()) or literal(0, d)
     return f"static const {c_type(d)} {c_name}[{max(values.size, 1)}] = {{{body}}};"
 

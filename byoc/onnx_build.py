@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .region import Region, Unsupported
+from .region import Region, Unsupported, constant_value
 
 OPSET = 17
 
@@ -104,12 +104,7 @@ def build_model(region: Region):
 
     b = OnnxBuilder(region.shapes, {**region.dtypes, **region_dtypes(region)})
     for name, c in region.consts.items():
-        from tir.graph_exec import constant_array
-
-        if c.data is None:
-            raise Unsupported(f"the value of constant {c.ref or name} is not in the script (TVM printed "
-                              "it without its metadata section): no ONNX initializer can hold it")
-        arr = constant_array(c).astype(np_dtype(c.type.dtype))
+        arr = constant_value(c, name).astype(np_dtype(c.type.dtype))
         b.initializers.append(numpy_helper.from_array(arr, name))
     for step in region.ops:
         convert(b, step)

@@ -25,6 +25,17 @@ class Unsupported(Exception):
     """The region cannot be handled; the message says why."""
 
 
+def constant_value(const, name: str):
+    """The value of a region's graph constant (a numpy array); Unsupported when the script
+    does not hold it (TVM printed ``metadata[...]`` without its metadata section)."""
+    from tir.graph_exec import constant_array
+
+    if const.data is None:
+        raise Unsupported(f"the value of constant {const.ref or name} is not in the script (TVM printed "
+                          "it without its metadata section): an external module cannot hold it")
+    return constant_array(const)
+
+
 @attrs.frozen
 class OpStep:
     """One recovered op over named values."""

@@ -41,7 +41,7 @@ from tir.function import PrimFunc
 from tir.functor import pre_order_visit, substitute, transform
 from tir.stmt import BlockRealize, BufferStore, For, IterKind, IterVar
 
-from .affine import ONE, affine, const_of
+from .affine import ONE, _add, affine, const_of
 from .blockize import _conjoin, _fuse_splits
 from .coverage import clippable, copy_order, index_range
 from .recognize.guard import conjuncts
@@ -221,10 +221,8 @@ def _minus(a: "dict | None", b: dict) -> "int | None":
     """``k`` when affine form ``a`` is ``b + k``, else None."""
     if a is None:
         return None
-    keys = (set(a) | set(b)) - {ONE}
-    if any(a.get(k, 0) != b.get(k, 0) for k in keys):
-        return None
-    return a.get(ONE, 0) - b.get(ONE, 0)
+    diff = _add(a, b, -1)
+    return diff.get(ONE, 0) if set(diff) <= {ONE} else None
 
 
 def _cast(e, dtype):

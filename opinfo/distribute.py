@@ -35,7 +35,8 @@ from tir.functor import post_order_visit, pre_order_visit, transform
 from tir.stmt import BlockRealize, BufferStore, For, IterKind, SeqStmt
 
 from .affine import const_of
-from .probe import NotEvaluable, evaluate_points, flat_points, loop_points, scalar_int, shape_vars
+from .coverage import _realizes as all_realizes
+from .probe import NotEvaluable, evaluate_points, flat_points, loop_points, scalar_int, shape_envs, shape_vars
 from .predicates import loop_domain, restates_domain
 from .realize_check import SHAPE_VALUES, covers_domain
 from .rewrite import loaded, own_nest, stored
@@ -62,20 +63,15 @@ MAX_READ_POINTS = 1 << 18
 """Iterations of one block :func:`_reads_within` enumerates at the most."""
 
 
-def _reads_within(func: PrimFunc, realize: BlockRealize, loops: tuple) -> bool:
+def _reads_within(func: PrimFunc, realize: BlockRealize, loops: tuple, symbols) -> bool:
     """Every element of the buffer ``realize`` stores to that any block of ``func`` loads
     (wherever and whenever, guards ignored: a superset) is one the block stores under its
-    loops and predicate; False when that cannot be enumerated."""
+    loops and predicate, the shape variables ``symbols`` at each of a few values; False when
+    that cannot be enumerated."""
     store = realize.block.body
     if not isinstance(store, BufferStore):
         return False
-    symbols = shape_vars(func)
-    # shape variables take a few values in turn (the answer must hold for each)
-    for value in (SHAPE_VALUES if symbols else SHAPE_VALUES[:1]):
-        env = {v: np.float64(value) for v in symbols}
-        if not _reads_within_at(func, realize, loops, store, env):
-            return False
-    return True
+    return all(_reads_within_at(func, realize, loops, store, env) for env in shape_envs(symbols, SHAPE_VALUES))
 
 
 def _reads_within_at(func: PrimFunc, realize: BlockRealize, loops: tuple, store, env: dict) -> bool:
@@ -83,7 +79,7 @@ def _reads_within_at(func: PrimFunc, realize: BlockRealize, loops: tuple, store,
     written = _elements(realize, loops, [store.indices], store.buffer, env)
     if written is None:
         return False
-    for r, lps in _all_realizes(func.body):
+    for r, lps in all_realizes(func.body):
         found = []
 
         def visit(n):
@@ -100,20 +96,6 @@ def _reads_within_at(func: PrimFunc, realize: BlockRealize, loops: tuple, store,
         if read is None or not np.isin(read, written).all():
             return False
     return True
-
-
-def _all_realizes(stmt, loops=()) -> list:
-    """[(BlockRealize, loops between it and the enclosing block)] of every block."""
-    out = []
-    if isinstance(stmt, BlockRealize):
-        out.append((stmt, loops))
-        return out + _all_realizes(stmt.block.body, ())
-    if isinstance(stmt, For):
-        return _all_realizes(stmt.body, loops + (stmt,))
-    if isinstance(stmt, SeqStmt):
-        for s in stmt.seq:
-            out.extend(_all_realizes(s, loops))
-    return out
 
 
 def _elements(realize: BlockRealize, loops: tuple, index_lists: list, buf, shapes: dict) -> "np.ndarray | None":
@@ -221,7 +203,7 @@ def _distributed(stmt, writers: dict, dom: dict, func, symbols=frozenset()) -> "
             return None
         if not _own_reduction(realize, found[:k] + found[k + 1:]):
             return None
-        if covers_domain(realize, loops, symbols) is False and not _reads_within(func, realize, loops):
+        if covers_domain(realize, loops, symbols) is False and not _reads_within(func, realize, loops, symbols):
             # the shared loops provably leave part of the block's domain out: in a nest of
             # its own it would compute elements the function never computes (and a reader
             # of them would no longer read garbage) -- unless no block reads any of them

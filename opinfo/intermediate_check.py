@@ -38,7 +38,7 @@ from tir.stmt import (AllocateBuffer, AttrStmt, Block, BlockRealize, BufferStore
 from tir.structural import structural_equal
 
 from .affine import const_of
-from .probe import NotEvaluable, evaluate, loop_points, scalar_int, shape_vars
+from .probe import NotEvaluable, evaluate, loop_points, scalar_int, shape_envs, shape_vars
 
 MAX_POINTS = 1 << 19
 """Iterations of the loops around one store above which the buffer is not judged."""
@@ -565,8 +565,7 @@ def uninitialised_reads(func) -> bool:
         return False
     free = shape_vars(func)
     try:
-        for value in (SHAPE_VALUES if free else SHAPE_VALUES[:1]):
-            env = {v: np.float64(value) for v in free}
+        for env in shape_envs(free, SHAPE_VALUES):
             if _refuted(func, sites, env):
                 return True
     except (_Unjudged, MemoryError):

@@ -64,7 +64,7 @@ from .padding import merge_padding
 from .pad_einsum import _undup, unpad_einsum
 from .loop_partition import merge_partitions
 from .predicates import drop_predicates
-from .probe import NotEvaluable, collect_vars, evaluate_points, flat_points, scalar_int, shape_vars
+from .probe import NotEvaluable, collect_vars, evaluate_points, flat_points, scalar_int, shape_envs, shape_vars
 from .realize_check import SHAPE_VALUES, covers_domain
 from .rewrite import EMPTY, loaded, prune
 from .rfactor import merge_rfactor
@@ -247,8 +247,7 @@ def _fills_buffer(block: Block, store: BufferStore, symbols=frozenset()) -> bool
     free = used - {iv.var for iv in block.iter_vars}
     if not free <= set(symbols):
         return False
-    for value in (SHAPE_VALUES if free else SHAPE_VALUES[:1]):
-        env = {v: np.float64(value) for v in free}
+    for env in shape_envs(free, SHAPE_VALUES):
         if not _fills_at(block, store, env):
             return False
     return True
@@ -418,11 +417,11 @@ def drop_idle_vars(func: PrimFunc) -> PrimFunc:
             return None
         block = n.block
         used: set = set()
-        parts = [block.body] + ([block.init] if block.init is not None else [])
-        for part in parts:
-            pre_order_visit(part, lambda x: used.add(id(x)) if isinstance(x, Var) else True)
+        for part in (block.body, block.init):
+            if part is not None:
+                collect_vars(part, used)
         keep = [(iv, v) for iv, v in zip(block.iter_vars, n.iter_values)
-                if not (iv.kind == IterKind.SPATIAL and const_of(v) is not None and id(iv.var) not in used)]
+                if not (iv.kind == IterKind.SPATIAL and const_of(v) is not None and iv.var not in used)]
         if len(keep) == len(block.iter_vars):
             return None
         return attrs.evolve(n, iter_values=tuple(v for _, v in keep),

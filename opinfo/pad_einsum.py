@@ -315,9 +315,9 @@ def _neutral_pad(op: BlockRealize, writers: dict, readers: dict, params: set) ->
         return None
     neutral = combiner_identity(type(value), producer.block.body.value.args[2], load.buffer.dtype)
     padded, source = src
+    pads = {key: (source, list(source.shape))}
+    stops = {} if neutral else _split_stops(op, pads)
     ivs = {id(iv.var): iv for iv in block.iter_vars}
-    bound = {id(iv.var): v for iv, v in zip(block.iter_vars, op.iter_values)}
-    terms = conjuncts(op.predicate)
     uses: dict = {}
     post_order_visit(store, lambda n: uses.__setitem__(id(n), uses.get(id(n), 0) + 1) if isinstance(n, Var) else None)
     shrink = {}
@@ -329,12 +329,12 @@ def _neutral_pad(op: BlockRealize, writers: dict, readers: dict, params: set) ->
             return None
         # a pad value that is not neutral must never be read: the block's predicate keeps
         # the variable below the source's extent (a split of the padded loop)
-        if not neutral and not any(isinstance(t, LT) and t.a == bound[id(i)] and _same(t.b, x_ext) for t in terms):
+        if not neutral and (stops is None or id(i) not in stops):
             return None
         shrink[id(i)] = x_ext
     if not shrink:
         return None
-    new = _restored(op, store.buffer, shrink, {key: (source, list(source.shape))})
+    new = _restored(op, store.buffer, shrink, pads)
     return (new, producer, padded) if new is not None else None
 
 

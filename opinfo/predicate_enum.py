@@ -29,6 +29,7 @@ from tir.functor import post_order_visit, substitute
 from tir.stmt import BlockRealize
 
 from .affine import ONE, affine, const_of
+from .recognize.symbolic import mentions
 from .probe import NotEvaluable, collect_vars, evaluate_points, flat_points, loop_points
 from .recognize.guard import conjuncts
 
@@ -122,7 +123,7 @@ def _covers_at_sizes(realize: BlockRealize, loops: tuple, terms: list, term_vars
         if isinstance(x, IntImm) and x.value:
             consts.append(abs(x.value))
         # the periods in n: constants dividing or scaling an expression of n
-        if isinstance(x, (FloorDiv, FloorMod, Mul)) and (_mentions(x.a, n) or _mentions(x.b, n)):
+        if isinstance(x, (FloorDiv, FloorMod, Mul)) and mentions(x, [n]):
             scales.extend(abs(c.value) for c in (x.a, x.b) if isinstance(c, IntImm) and c.value)
 
     for e in exprs:
@@ -157,12 +158,6 @@ def _at_size(realize: BlockRealize, loops: tuple, n, value: int) -> tuple:
     bound = attrs.evolve(realize, iter_values=tuple(at(v) for v in realize.iter_values),
                          predicate=at(realize.predicate), block=attrs.evolve(realize.block, iter_vars=ivs))
     return bound, [attrs.evolve(lp, extent=at(lp.extent)) for lp in loops]
-
-
-def _mentions(e, var) -> bool:
-    found = []
-    post_order_visit(e, lambda x: found.append(x) if x is var else None)
-    return bool(found)
 
 
 def _folded(e):

@@ -161,6 +161,12 @@ def shape_vars(func) -> set:
     return found
 
 
+def shape_envs(free, values) -> list:
+    """One environment per value in ``values`` binding every shape variable of ``free`` to
+    it (a function without any is judged once, at the first)."""
+    return [{v: np.float64(value) for v in free} for value in (values if free else values[:1])]
+
+
 _SCALAR_ERRORS = (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError, KeyError,
                   IndexError, AttributeError)
 

@@ -41,7 +41,7 @@ from .affine import const_of, equal_extents
 from .coverage import _realizes, copy_order
 from .rewrite import stored
 from .probe import (NotEvaluable, collect_vars, evaluate_points, flat_points, loop_points,
-                    scalar_int, shape_vars)
+                    scalar_int, shape_envs, shape_vars)
 
 MAX_POINTS = 1 << 17
 """Loop iterations of one block above which it is not enumerated."""
@@ -175,8 +175,7 @@ def covers_domain(realize, loops, symbols=frozenset(), spatial_only: bool = Fals
                                      any(iv.kind != IterKind.SPATIAL for iv in realize.block.iter_vars)):
         return None
     answer = True
-    for value in (SHAPE_VALUES if free else SHAPE_VALUES[:1]):
-        env = {v: np.float64(value) for v in free}
+    for env in shape_envs(free, SHAPE_VALUES):
         got = _covered(realize, loops, env)
         if got is False:
             return False
@@ -368,8 +367,7 @@ def misrealized(func) -> bool:
         if any(is_param(b) for b in stored(realize.block).values()) and \
                 covers_domain(realize, loops, symbols, spatial_only=True) is False:
             return True  # a writer of an output leaves points out (enumerated without the loops it does not need)
-        for value in (SHAPE_VALUES if free else SHAPE_VALUES[:1]):
-            env = {v: np.float64(value) for v in free}
+        for env in shape_envs(free, SHAPE_VALUES):
             if _refuted(realize, loops, env, is_param):
                 return True
     return False

@@ -4,7 +4,7 @@ import numpy as np
 
 import tir
 from opinfo.recognize.running import poisoned, run
-from tir.interp_expr import max_value, min_value, nan_propagating_minmax
+from tir.interp_expr import max_of, min_of, nan_propagating_minmax
 
 # a row max whose init stores at row 0 for every row (a schedule gone wrong): rows 1.. start
 # from whatever the output held
@@ -26,10 +26,10 @@ def _func():
 
 def test_tvm_max_drops_a_nan_first_operand():
     a, b = np.float32(np.nan), np.float32(1.0)
-    assert max_value(a, b) == 1.0 and min_value(a, b) == 1.0
+    assert max_of(a, b) == 1.0 and min_of(a, b) == 1.0
     with nan_propagating_minmax():
-        assert np.isnan(max_value(a, b)) and np.isnan(min_value(a, b))
-    assert max_value(a, b) == 1.0  # the context ends
+        assert np.isnan(max_of(a, b)) and np.isnan(min_of(a, b))
+    assert max_of(a, b) == 1.0  # the context ends
 
 
 def test_checking_run_shows_an_uninitialised_max_accumulator():

@@ -139,12 +139,12 @@ def nan_propagating_minmax():
         _NAN_MINMAX.reset(token)
 
 
-def min_value(a, b):
+def min_of(a, b):
     """TVM's ``min`` (or NaN-propagating within :func:`nan_propagating_minmax`)."""
     return np.minimum(a, b) if _NAN_MINMAX.get() else np.where(a < b, a, b)
 
 
-def max_value(a, b):
+def max_of(a, b):
     """TVM's ``max`` (or NaN-propagating within :func:`nan_propagating_minmax`)."""
     return np.maximum(a, b) if _NAN_MINMAX.get() else np.where(a > b, a, b)
 
@@ -153,8 +153,8 @@ _ARITH = {
     E.Add: np.add,
     E.Sub: np.subtract,
     E.Mul: np.multiply,
-    E.Min: min_value,
-    E.Max: max_value,
+    E.Min: min_of,
+    E.Max: max_of,
     E.EQ: np.equal,
     E.NE: np.not_equal,
     E.LT: np.less,

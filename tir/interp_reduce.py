@@ -13,7 +13,7 @@ from . import expr as E
 from . import stmt as S
 from .functor import post_order_visit, substitute
 from .interp_data import np_dtype
-from .interp_expr import evaluate, max_value, min_value
+from .interp_expr import evaluate, max_of, min_of
 from .structural import structural_equal
 
 _UFUNCS = {E.Add: np.add, E.Mul: np.multiply, E.Max: np.maximum, E.Min: np.minimum}
@@ -112,9 +112,9 @@ def combine_all(nest, combines, shape, ctx, mask) -> None:
 
 def _fold(op, cur, red):
     if op is E.Max:
-        return max_value(cur, red)
+        return max_of(cur, red)
     if op is E.Min:
-        return min_value(cur, red)
+        return min_of(cur, red)
     return _UFUNCS[op](cur, red)
 
 
