@@ -47,7 +47,7 @@ import re
 import attrs
 import numpy as np
 
-from tir.expr import BufferLoad, Var
+from tir.expr import BufferLoad, FloatImm, IntImm, Var
 from tir.function import PrimFunc
 from tir.functor import pre_order_visit, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, IterKind, SeqStmt
@@ -59,7 +59,7 @@ from .blockize import unblockize
 from .coverage import _realizes, same_index_copy
 from .distribute import distribute
 from .ew_tags import IDENTITY_TAGS, bare
-from .init_order import block_places, init_runs_first
+from .init_order import block_places, init_runs_first, runs_whole_domain
 from .padding import merge_padding
 from .pad_einsum import _undup, unpad_einsum
 from .loop_partition import merge_partitions
@@ -165,7 +165,7 @@ def merge_inits(func: PrimFunc) -> PrimFunc:
         found = _update_for(block, stores, blocks[k + 1:])
         if found is not None:
             places = block_places(func) if places is None else places
-            if not init_runs_first(places, block, *found):
+            if not init_runs_first(places, block, *found, symbols=frozenset(shape_vars(func))):
                 continue  # an init that may reset summed elements: left as it is (no reduction)
             merged[id(block)] = None
             merged[id(found[0])] = _merged(block, *found)
@@ -177,6 +177,63 @@ def merge_inits(func: PrimFunc) -> PrimFunc:
             return EMPTY
         if isinstance(n, Block) and merged.get(id(n)) is not None:
             return merged[id(n)]
+        return None
+
+    return prune(transform(func, lambda n: None, pre))
+
+
+def _constant_fill(block: Block, place, symbols) -> "BufferStore | None":
+    """The store of a block that sets every element of its buffer to one constant (its
+    loops run its whole domain, it stores at its variables in order)."""
+    stores = _init_of(block)
+    if stores is None or len(stores) != 1 or place is None:
+        return None
+    if not runs_whole_domain(*place, block) and covers_domain(*place, symbols) is not True:
+        return None
+    store = stores[0]
+    if not isinstance(store.value, (FloatImm, IntImm)) or len(store.indices) != len(block.iter_vars):
+        return None
+    for i, iv, dim in zip(store.indices, block.iter_vars, store.buffer.shape):
+        if i is not iv.var or const_of(iv.dom.min) != 0 or affine(iv.dom.extent) != affine(dim):
+            return None
+    return store
+
+
+def forward_fills(func: PrimFunc) -> PrimFunc:
+    """A constant fill of an intermediate that one copy alone reads, before it and in
+    loops of its own, becomes a fill of the copy's destination (``decompose_reduction``
+    then ``reindex``: the init sets the reindex buffer, a copy moves it to the buffer the
+    update accumulates in); :func:`merge_inits` then pairs it with the update."""
+    params = {id(b) for b in func.buffers}
+    blocks = list(func.blocks())
+    places = block_places(func)
+    symbols = frozenset(shape_vars(func))
+    dropped, filled = set(), {}
+    for k, block in enumerate(blocks):
+        store = _constant_fill(block, places.get(id(block)), symbols)
+        if store is None or id(store.buffer) in params or _writer_count(blocks, store.buffer) != 1:
+            continue
+        readers = [b for b in blocks if id(store.buffer) in loaded(b)]
+        if len(readers) != 1 or readers[0] in blocks[:k] or id(readers[0]) in filled:
+            continue
+        copy = readers[0]
+        body = copy.body
+        if (copy.init is not None or not isinstance(body, BufferStore) or not isinstance(body.value, BufferLoad)
+                or body.value.buffer is not store.buffer or body.buffer.dtype != store.buffer.dtype):
+            continue
+        (_, own), (_, theirs) = places[id(block)], places.get(id(copy), (None, ()))
+        if own and theirs and own[0] is theirs[0]:
+            continue  # sharing loops: the copy may run before parts of the fill
+        dropped.add(id(block))
+        filled[id(copy)] = attrs.evolve(copy, body=attrs.evolve(body, value=store.value), reads=())
+    if not filled:
+        return func
+
+    def pre(n):
+        if isinstance(n, BlockRealize) and id(n.block) in dropped:
+            return EMPTY
+        if isinstance(n, Block) and id(n) in filled:
+            return filled[id(n)]
         return None
 
     return prune(transform(func, lambda n: None, pre))
@@ -432,13 +489,14 @@ def drop_idle_vars(func: PrimFunc) -> PrimFunc:
 
 def normalize(func: PrimFunc) -> "PrimFunc | None":
     """The function the recognizers should read (see the module docstring), or None."""
-    func = drop_predicates(merge_padding(unpad_einsum(distribute(clip_copies(unblockize(move_block_loops(merge_partitions(func))))))))
+    func = drop_predicates(merge_padding(unpad_einsum(distribute(merge_inits(forward_fills(clip_copies(
+        unblockize(move_block_loops(merge_partitions(func))))))))))
     if func is None:
         return None
     func = drop_idle_vars(func)
     # a decompose_padding pair whose predicates only drop_predicates reads (digits of split
     # loops) is merged once they are gone
-    func = merge_rfactor(merge_inits(merge_padding(func)))
+    func = merge_rfactor(merge_inits(forward_fills(merge_padding(func))))
     # A chain of cache copies (cache_read then reindex of the cache: parameter -> reindex ->
     # shared) loses one copy per pass: the second becomes a copy of the parameter itself.
     for _ in range(_MAX_COPY_PASSES):

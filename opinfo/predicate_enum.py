@@ -24,8 +24,8 @@ import math
 import attrs
 import numpy as np
 
-from tir.expr import GE, GT, LE, LT, And, FloorDiv, FloorMod, IntImm, Mul, SizeVar, Sub, Var
-from tir.functor import post_order_visit, substitute
+from tir.expr import GE, GT, LE, LT, Add, And, FloorDiv, FloorMod, IntImm, Mul, SizeVar, Sub, Var
+from tir.functor import post_order_visit, substitute, transform
 from tir.stmt import BlockRealize
 
 from .affine import ONE, affine, const_of
@@ -70,7 +70,7 @@ def covers_exactly(realize: BlockRealize, loops: tuple, restates=None) -> bool:
     bind_vars = [_vars(v) for v in realize.iter_values]
     if any(v not in by_var for vs in term_vars + bind_vars for v in vs):
         return False  # a variable of an outer block or loop: not enumerated here
-    symbolic_terms, symbolic_values = [], set()
+    symbolic_terms, symbolic_values, symbolic_vars = [], set(), set()
     for group in _groups(term_vars + bind_vars):
         group_terms = [t for t, vs in zip(terms, term_vars) if set(vs) & group]
         loops_in = [by_var[v] for v in by_var if v in group]
@@ -80,6 +80,7 @@ def covers_exactly(realize: BlockRealize, loops: tuple, restates=None) -> bool:
         else:
             symbolic_terms += group_terms
             symbolic_values |= {k for k, vs in enumerate(bind_vars) if set(vs) & group}
+            symbolic_vars |= group
     if not symbolic_terms:
         return True
     if restates is not None:
@@ -89,7 +90,7 @@ def covers_exactly(realize: BlockRealize, loops: tuple, restates=None) -> bool:
         values = [affine(contracted.iter_values[k]) for k in sorted(symbolic_values)]
         if all(f is not None and _mixed_radix(f, dom) for f in values) and restates(contracted, dom):
             return True
-    return _covers_at_sizes(realize, loops, terms, term_vars, bind_vars)
+    return _covers_at_sizes(realize, loops, symbolic_vars)
 
 
 SIZE_PERIODS = 2
@@ -101,16 +102,23 @@ MAX_SIZE_POINTS = 1 << 21
 """Loop iterations :func:`_covers_at_sizes` enumerates over all the values it tries."""
 
 
-def _covers_at_sizes(realize: BlockRealize, loops: tuple, terms: list, term_vars: list, bind_vars: list) -> bool:
-    """Exact coverage of the groups over a symbolic extent ``n`` (one SizeVar), enumerated
+def _covers_at_sizes(realize: BlockRealize, loops: tuple, group: set) -> bool:
+    """Exact coverage of the groups of loops over a symbolic extent ``n`` (one SizeVar;
+    ``group``: their variables), enumerated
     with ``n`` bound to every value from 1 past a few periods of the constants the loops,
     bindings and conjuncts use. Their indices are quasi-affine in ``n`` (floor divisions and
     remainders by constants or by ``(n + c) // k``), so whether every point is run exactly
     once depends on ``n`` modulo those constants once ``n`` passes them (a symbolic loop
     split by 2, reordered, fused and bound to threads of 8: ``f % ((n + 1) // 2) * 2 + f //
-    ((n + 1) // 2)`` under ``f < (n + 1) // 2 * 2``)."""
-    exprs = [*terms, *realize.iter_values, *(lp.extent for lp in loops),
-             *(iv.dom.extent for iv in realize.block.iter_vars), *(iv.dom.min for iv in realize.block.iter_vars)]
+    ((n + 1) // 2)`` under ``f < (n + 1) // 2 * 2``). Ceiling splits of a symbolic extent
+    are fused back first (:func:`_fuse_ceil_splits`): their factor (threads of 32) is no
+    period of the coverage. Only the group's loops, conjuncts and bindings count."""
+    realize, loops = _fuse_ceil_splits(realize, loops, group)
+    loops = [lp for lp in loops if lp.loop_var in group]
+    terms = [t for t in conjuncts(realize.predicate) if set(_vars(t)) & group]
+    bound = [(iv, v) for iv, v in zip(realize.block.iter_vars, realize.iter_values) if set(_vars(v)) & group]
+    exprs = [*terms, *(v for _, v in bound), *(lp.extent for lp in loops),
+             *(iv.dom.extent for iv, _ in bound), *(iv.dom.min for iv, _ in bound)]
     sizes = []
     for e in exprs:
         post_order_visit(e, lambda n: sizes.append(n) if isinstance(n, SizeVar) and n not in sizes else None)
@@ -135,16 +143,67 @@ def _covers_at_sizes(realize: BlockRealize, loops: tuple, terms: list, term_vars
     if top > MAX_SIZES:
         return False
     budget = MAX_SIZE_POINTS
-    group = {v for vs in term_vars + bind_vars for v in vs}
     for value in range(1, top + 1):
         at, fixed = _at_size(realize, loops, n, value)
         exts = [const_of(lp.extent) for lp in fixed]
         if None in exts:
             return False
         budget -= math.prod(exts)
-        if budget < 0 or not _group_covers(at, fixed, conjuncts(at.predicate), group):
+        at_terms = [t for t in conjuncts(at.predicate) if set(_vars(t)) & group]
+        if budget < 0 or not _group_covers(at, fixed, at_terms, group):
             return False
     return True
+
+
+def _fuse_ceil_splits(realize: BlockRealize, loops: tuple, group: set) -> tuple:
+    """(realize, loops) with every ceiling split of an extent ``E`` -- an outer loop ``o`` over
+    ``(E + c - 1) // c``, an inner ``i`` over ``c``, a conjunct ``o * c + i < E`` -- made one
+    loop ``f`` over ``E`` again, when ``o`` and ``i`` appear nowhere but in ``o * c + i``: the
+    same values of ``o * c + i`` are run, each once. The fused loop joins ``group``."""
+    for term in conjuncts(realize.predicate):
+        if not isinstance(term, LT):
+            continue
+        form, bound = affine(term.a), affine(term.b)
+        pair = _ceil_split(form, bound, {lp.loop_var: lp for lp in loops}) if form and bound else None
+        if pair is None:
+            continue
+        outer, inner, c = pair
+        fused = Var(outer.loop_var.name + "_f", outer.loop_var.dtype)
+
+        def post(n, outer=outer.loop_var, inner=inner.loop_var, c=c, fused=fused):
+            if isinstance(n, Add) and affine(n) == {outer: c, inner: 1}:
+                return fused
+            return None
+
+        values = tuple(transform(v, post) for v in realize.iter_values)
+        predicate = transform(realize.predicate, post)
+        left: set = set()
+        for e in (*values, predicate):
+            collect_vars(e, left)
+        if outer.loop_var in left or inner.loop_var in left:
+            continue
+        realize = attrs.evolve(realize, iter_values=values, predicate=predicate)
+        group.add(fused)
+        loops = tuple(attrs.evolve(lp, loop_var=fused, extent=term.b) if lp is outer else lp
+                      for lp in loops if lp is not inner)
+    return realize, loops
+
+
+def _ceil_split(form: dict, bound: dict, by_var: dict) -> "tuple | None":
+    """(outer loop, inner loop, factor) when ``form < bound`` is ``o * c + i < E`` with ``i``
+    over ``c`` and ``o`` over ``(E + c - 1) // c``."""
+    if ONE in form or len(form) != 2 or not all(v in by_var for v in form):
+        return None
+    (a, ca), (b, cb) = sorted(form.items(), key=lambda t: t[1])
+    inner, outer, c = by_var[a], by_var[b], cb
+    if ca != 1 or const_of(inner.extent) != c or const_of(inner.min) != 0 or const_of(outer.min) != 0:
+        return None
+    ext = outer.extent
+    if not isinstance(ext, FloorDiv) or const_of(ext.b) != c:
+        return None
+    want = dict(bound)
+    want[ONE] = want.get(ONE, 0) + c - 1
+    return (outer, inner, c) if affine(ext.a) == {k: v for k, v in want.items() if v} else None
 
 
 def _at_size(realize: BlockRealize, loops: tuple, n, value: int) -> tuple:

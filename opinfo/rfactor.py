@@ -8,8 +8,9 @@ reducing over ``k``. For a commutative, associative combiner ((+), ``*``, ``max`
 computes. The merge is done only when ``rf`` is an intermediate that the partial block alone
 writes and the final block alone reads, the two combiners are the same operation and
 every ``rf`` index is one variable whose domain matches on both sides, and the partial
-block carries rfactor's name (``<tag>_rf``): the same two blocks are also a fused kernel of
-an elementwise op (or a reduction) followed by a reduction, whose ops must stay apart.
+block carries rfactor's name (``<tag>_rf``, see :func:`rfactor_named`): the same two
+blocks are also a fused kernel of an elementwise op (or a reduction) followed by a
+reduction, whose ops must stay apart.
 Reductions with several accumulators (argmax, a norm's two sums) are merged by
 :mod:`.rfactor_tuple` under the same conditions.
 """
@@ -26,6 +27,12 @@ from .affine import affine, float_of
 from .rewrite import EMPTY, loaded, prune, stored
 
 COMBINERS = (Add, Mul, Max, Min)
+
+
+def rfactor_named(block: Block) -> bool:
+    """The block carries the name ``rfactor`` gives its partial block (``<tag>_rf``, or
+    ``<tag>_rf_update`` once ``decompose_reduction`` split its init off)."""
+    return block.name.endswith("_rf") or block.name.endswith("_rf_update")
 
 
 def split_update(store: BufferStore):
@@ -157,7 +164,7 @@ def _tuple_final(final: Block, blocks: list, allocated: set) -> "tuple | None":
     if len(writers) != 1:
         return None
     partial = next(w for w in blocks if id(w) in writers)
-    if partial is final or not partial.name.endswith("_rf") or set(stored(partial)) != {id(b) for b in rf}:
+    if partial is final or not rfactor_named(partial) or set(stored(partial)) != {id(b) for b in rf}:
         return None
     if any(id(b) in loaded(other) for b in rf for other in blocks if other is not final and other is not partial):
         return None
@@ -196,7 +203,7 @@ def merge_rfactor(func: PrimFunc) -> PrimFunc:
         readers = [b for b in blocks if id(rf) in loaded(b) and b not in writers]
         if id(rf) not in allocated or len(writers) != 1 or readers != [final] or writers[0] is final:
             continue
-        if not writers[0].name.endswith("_rf"):
+        if not rfactor_named(writers[0]):
             continue  # an elementwise op or a reduction fused before this one, not a partial
         merged = _merge(final, writers[0], combiner, rf_load)
         if merged is not None:

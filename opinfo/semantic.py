@@ -315,6 +315,7 @@ class Semantics:
             if s.buffer is not None:
                 self.producers.setdefault(id(s.buffer), []).append(s)
         self._memo: dict = {}
+        self._active: set = set()
         self.opaque = any(s.expr is None for s in self.stages)
         self._short: "set | None" = None
         """:func:`_short_nests`, found when a producer is first inlined."""
@@ -345,7 +346,13 @@ class Semantics:
         stage = prods[0]
         value = self._memo.get(id(stage))
         if value is None:
-            value = self.resolve(stage.expr)
+            if id(stage) in self._active:
+                return None  # a stage reading its own buffer outside a reduction: left a load
+            self._active.add(id(stage))
+            try:
+                value = self.resolve(stage.expr)
+            finally:
+                self._active.discard(id(stage))
             self._memo[id(stage)] = value
         mapping = dict(zip(stage.indices, load.indices))
         return Inlined(load.buffer, load.indices, substitute(value, mapping))
