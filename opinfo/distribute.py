@@ -7,8 +7,9 @@ consumer under its producer's loops. What a block computes is fixed by its itera
 variables and its body, so each such block is moved to a nest of its own over its whole
 iteration domain, in program order: the values of every element that is read do not
 change, the recognizers see TVM's unscheduled form. A spatial block alone in its nest whose
-loops run more iterations than it has elements (computed at a consumer's loops, the
-consumer then moved on) is given its own loops the same way.
+loops run more iterations than it has elements, or skip elements that no block reads
+(computed at a consumer's loops, the consumer then moved on), is given its own loops the
+same way.
 
 Only when it is sound: a block alone in its nest has a ``T.where`` that only restates its
 iteration domain (see :func:`.predicates.drop_predicates`, or shown by enumerating constant
@@ -163,6 +164,15 @@ def _redundant(realize: BlockRealize, loops: tuple) -> bool:
     return runs > elements
 
 
+def _skips_unread(func, realize: BlockRealize, loops: tuple, symbols) -> bool:
+    """A spatial block alone in its nest whose loops provably skip part of its domain, none
+    of which any block reads (computed at a consumer's loops, which read every other column,
+    the consumer then moved on): its nest of its own computes more, nothing reads it."""
+    if any(iv.kind != IterKind.SPATIAL for iv in realize.block.iter_vars) or realize.block.init is not None:
+        return False
+    return covers_domain(realize, loops, symbols) is False and _reads_within(func, realize, loops, symbols)
+
+
 MAX_COVER = 1 << 20
 """Loop iterations above which a block's predicate is not checked by enumeration."""
 
@@ -194,7 +204,8 @@ def _whole_domain(realize: BlockRealize, loops: tuple, dom: dict) -> bool:
 
 def _distributed(stmt, writers: dict, dom: dict, func, symbols=frozenset()) -> "list | None":
     found = _realizes(stmt)
-    if found is None or not found or (len(found) == 1 and not _redundant(*found[0])):
+    if found is None or not found or (len(found) == 1 and not _redundant(*found[0])
+                                      and not _skips_unread(func, *found[0], symbols)):
         return None
     if len(found) == 1 and not _whole_domain(*found[0], dom):
         return None  # alone in its nest: a T.where that skips points bounds no consumer's region

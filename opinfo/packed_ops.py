@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .copy_tags import RESHAPES
+from .copy_tags import RESHAPES, contradicted
 from .coverage import partial_writes
 from .realize_check import misrealized
 from .unpack import buffer_shapes, repack, unpack_all
@@ -119,6 +119,8 @@ def _reading(func, logical, packed, shown, recognize_ops, raw=None) -> tuple:
     """The ops of ``func`` on one reading of its packed buffers (see :func:`recognize_packed`);
     ``raw``: the ops of ``logical`` when already known."""
     raw = recognize_ops(logical) if raw is None else raw
+    if len(raw) == 1 and contradicted(raw[0], [b.name for b in func.blocks()]):
+        raw = ()  # a copy the compute tag names otherwise (T_squeeze read as a permute_dims)
     shapes = buffer_shapes(logical)
     ops = tuple(repack(op, packed, shapes) for op in raw)
     if shown:

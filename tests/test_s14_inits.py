@@ -89,3 +89,33 @@ def test_symbolic_group_enumerated_apart_from_constant_loops():
     assert _ops("s14_symbind_flatten", "fused_1 < T.int64(6))", "fused_1 < T.int64(5))") == [
         ("reshape", {"shape": ("n", 504)})]
     assert _ops("s14_symbind_flatten", "fused_1 < T.int64(6))", "fused_1 < T.int64(4))") == []
+
+
+# ---------------------------------------------------------------- copies and pads from fresh networks
+
+def test_squeeze_of_two_unit_axes_not_taken_for_a_packed_layout():
+    # (1, 1, 4, 8, 8) could be NCHW8c holding one block of channels: that reading gives a
+    # permute_dims, which the compute tag T_squeeze contradicts -- the physical reading stands
+    assert _ops("s14_squeeze_unit_dims") == [("squeeze", {"axis": (1,)})]
+    assert _ops("s14_squeeze_unit_dims", "= lv8[v_ax0, T.int64(0), v_ax1", "= lv8[T.int64(0), v_ax0, v_ax1") == [
+        ("squeeze", {"axis": (0,)})]
+
+
+def test_symbolic_reshape_moving_the_symbol_to_another_dimension():
+    # (n, 6, 5, 4) into (6, n * 20): checked in row-major order at a few values of n
+    assert _ops("s14_symbolic_reshape_moved") == [("reshape", {"shape": (6, "n * 20")})]
+    rows = "(v_ax1 // T.int64(20) + v_ax0 * n) % T.int64(6), v_ax1 % T.int64(20) // T.int64(4), v_ax1 % T.int64(4)]\n"
+    assert _ops("s14_symbolic_reshape_moved", "= x[(v_ax1 // T.int64(20) + v_ax0 * n) // T.int64(6) % n, " + rows,
+                "= x[(v_ax1 // T.int64(20) + v_ax0 * n) // T.int64(6) % n, "
+                + rows.replace("* n) % T.int64(6)", "* n + T.int64(1)) % T.int64(6)")) == []
+
+
+def test_pad_computed_at_a_strided_pool_for_the_columns_it_reads():
+    # compute_at left the pad block computing the even columns only (the pool's stride is 2,
+    # its window 1 wide), then the pool moved on: no block reads an odd column
+    assert _ops("s14_pad_at_strided_pool") == [("nn.avg_pool2d", {
+        "pool_size": (2, 1), "strides": (1, 2), "dilation": (1, 1), "padding": (0, 0, 1, 0), "ceil_mode": False,
+        "count_include_pad": False, "layout": "NHWC", "out_layout": "NHWC"})]
+    # one column fewer: the last column the pool reads is never computed
+    grid = "T.int64(1), T.int64(3), T.int64(3), T.int64(6), T.int64(2), T.int64(2), T.int64(1), T.int64(1)"
+    assert _ops("s14_pad_at_strided_pool", grid, grid.replace("T.int64(6)", "T.int64(5)")) == []

@@ -10,7 +10,7 @@ from ..affine import _add, const_of
 from ..bounded import bounded_form, recombine
 from ..probe import NotEvaluable, evaluate
 from .extent import sym
-from .movement_index import const_extents, const_grid, load_extents
+from .movement_index import const_extents, const_grid, grid_over, load_extents
 from . import symbolic
 from .unravel import unravel_reshape
 
@@ -20,7 +20,8 @@ def reshape_ok(load, space) -> bool:
     if None in ine and None not in oute:
         return _reshape_into_constant(load, space)
     if None in ine:
-        return symbolic.symbolic_reshape(load, space) or unravel_reshape(load, space)
+        return symbolic.symbolic_reshape(load, space) or unravel_reshape(load, space) or \
+            _row_major_at_sizes(load, space)
     if None in ine or None in oute or int(np.prod(ine)) != int(np.prod(oute)):
         return False
     return _row_major_copy(load.indices, space, ine, oute)
@@ -43,6 +44,50 @@ def _row_major_copy(indices, space, ine, oute) -> bool:
         lin_in = lin_in * n + np.broadcast_to(g, lin_in.shape)
     lin_out = np.arange(lin_in.size, dtype=float)
     return bool(np.array_equal(lin_in, lin_out))
+
+
+SIZES = (1, 2, 3, 5, 7, 12)
+"""Values given to the shape variables in turn by :func:`_row_major_at_sizes`."""
+
+
+def _row_major_at_sizes(load, space) -> bool:
+    """A reshape between symbolic shapes that the index forms do not prove (the symbol moved
+    to another dimension: ``(n, 6, 5, 4)`` into ``(6, n * 20)``): the copy checked in
+    row-major order at every point, the shape variables at each of a few values."""
+    names = symbolic.symbol_vars(list(load.buffer.shape) + list(space.extents))
+    if not names:
+        return False
+    for value in SIZES:
+        env = {v: np.float64(value) for v in names.values()}
+        try:
+            ine = [_int(evaluate(e, env)) for e in load.buffer.shape]
+            oute = [_int(evaluate(e, env)) for e in space.extents]
+        except NotEvaluable:
+            return False
+        if None in ine or None in oute or int(np.prod(ine)) != int(np.prod(oute)):
+            return False
+        grid = grid_over(space.indices, oute)
+        if grid is None:
+            return False
+        grid.update(env)
+        try:
+            got = [np.broadcast_to(np.asarray(evaluate(i, grid), dtype=float), (int(np.prod(oute)),))
+                   for i in load.indices]
+        except NotEvaluable:
+            return False
+        lin = np.zeros(int(np.prod(oute)))
+        for g, n in zip(got, ine):
+            if g.size and (g.min() < 0 or g.max() >= n):
+                return False
+            lin = lin * n + g
+        if not np.array_equal(lin, np.arange(lin.size, dtype=float)):
+            return False
+    return True
+
+
+def _int(v) -> "int | None":
+    v = np.asarray(v, dtype=float)
+    return int(v) if v.shape == () and float(v).is_integer() and v >= 0 else None
 
 
 def _reshape_into_constant(load, space) -> bool:
