@@ -13,11 +13,16 @@ in any order: ``transform_block_layout`` permutes them). A store
 index match alone says nothing of the order (an init bound ``[ax0, ax2, ax1]`` inside the
 update's loops resets elements already summed).
 
-When the loops were rescheduled after the split (the update's spatial loop split again, the
-init's not), the order is shown by enumerating both blocks' iterations (constant extents,
-shape variables at a few values): every element the update touches is set by the init
-exactly once and no later (in iterations of the shared loops, the init first at the same
-one) than the update first touches it, and the init sets nothing else.
+Both blocks' iterations are also enumerated in the order they run (constant extents, shape
+variables at a few values; :func:`_timeline`): every element the update touches must be set
+before its first update, from each set to the next the update must add each of its
+reduction points exactly once or not at all (an init run twice in a row: rfactor's init
+looping over a fused reduction loop), after the last set exactly once, and the init may
+set nothing else. When the loops
+were rescheduled after the split (the update's spatial loop split again, the init's not),
+that enumeration decides; otherwise it can only refute (a block too large to enumerate
+keeps the structural answer): a decomposed update whose bindings repeat a point adds it
+twice, which no structure of the init shows.
 """
 from __future__ import annotations
 
@@ -27,7 +32,7 @@ import numpy as np
 
 from tir.expr import IntImm, Var
 from tir.functor import children, pre_order_visit, substitute
-from tir.stmt import BlockRealize, BufferStore, For, IterKind, SeqStmt, Stmt
+from tir.stmt import BlockRealize, BufferStore, For, IterKind, Stmt
 
 from .probe import NotEvaluable, evaluate_points, flat_points, loop_points, scalar_int, shape_envs
 
@@ -61,7 +66,7 @@ def _true(e) -> bool:
     return isinstance(e, IntImm) and e.value == 1
 
 
-def runs_whole_domain(realize, loops, block) -> bool:
+def _runs_whole_domain(realize, loops, block) -> bool:
     """Whether ``block`` runs once per point of its domain: no guard, every variable bound to
     a distinct loop of its nest ranging exactly over the variable's domain."""
     if not _true(realize.predicate):
@@ -78,15 +83,27 @@ def runs_whole_domain(realize, loops, block) -> bool:
 
 def init_runs_first(places: dict, init, update, mapping: dict, symbols=frozenset()) -> bool:
     """Whether ``init`` (a decomposed init block) sets each element of ``update`` (its
-    reduction block) once before the element's updates; ``mapping`` takes the init's block
-    variables to the update's spatial ones (as :func:`.normalize._var_map` found them);
-    ``symbols`` the function's shape variables."""
+    reduction block) once before the element's updates, which then add each reduction point
+    once; ``mapping`` takes the init's block variables to the update's spatial ones (as
+    :func:`.normalize._var_map` found them); ``symbols`` the function's shape variables.
+    Shown by the structure of the two nests (see the module doc) with the enumerated
+    :func:`_timeline` not refuting it, or else by that enumeration."""
     if id(init) not in places or id(update) not in places:
         return False
     (ri, li), (ru, lu) = places[id(init)], places[id(update)]
     k = 0
     while k < min(len(li), len(lu)) and li[k] is lu[k]:
         k += 1
+    verdict = _structure(ri, li, ru, lu, k, init, update, mapping)
+    if verdict is False:
+        return False
+    timeline = _timeline((ri, li), (ru, lu), k, symbols)
+    return timeline is True if verdict is None else timeline is not False
+
+
+def _structure(ri, li, ru, lu, k: int, init, update, mapping: dict) -> "bool | None":
+    """The structural reading of :func:`init_runs_first`: True, False, or None when the
+    loops were rescheduled apart (to be enumerated)."""
     shared = {id(lp.loop_var) for lp in li[:k]}
     bind_u = {id(iv.var): (iv.kind, v) for iv, v in zip(update.iter_vars, ru.iter_values)}
     if any(kind == IterKind.REDUCE and _vars(v) & shared for kind, v in bind_u.values()):
@@ -95,16 +112,16 @@ def init_runs_first(places: dict, init, update, mapping: dict, symbols=frozenset
     for kind, v in bind_u.values():
         if kind == IterKind.SPATIAL:
             spatial_vars |= _vars(v)
-    if k == 0 and runs_whole_domain(ri, li, init):
+    if k == 0 and _runs_whole_domain(ri, li, init):
         return True  # a nest of its own before the update's: every element set, in any order
     own_u = [lp for lp in lu[k:] if id(lp.loop_var) in spatial_vars]
     own_i = list(li[k:])
     if len(own_u) != len(own_i):
-        return _enumerated_first((ri, li), (ru, lu), k, symbols)
+        return None
     rename = {}
     for a, b in zip(own_i, own_u):
         if a.min != b.min or a.extent != b.extent:
-            return _enumerated_first((ri, li), (ru, lu), k, symbols)
+            return None
         rename[a.loop_var] = b.loop_var
     for iv, v in zip(init.iter_vars, ri.iter_values):
         target = mapping.get(iv.var)
@@ -121,21 +138,26 @@ def init_runs_first(places: dict, init, update, mapping: dict, symbols=frozenset
 
 
 MAX_ORDER_POINTS = 1 << 20
-"""Iterations of a block :func:`_enumerated_first` enumerates at the most."""
+"""Iterations of a block :func:`_timeline` enumerates at the most."""
 SHAPE_VALUES = (3, 7, 12)
-"""Values given to the shape variables in turn by :func:`_enumerated_first`."""
+"""Values given to the shape variables in turn by :func:`_timeline`."""
 
 
 def _events(place, k: int, env: dict) -> "tuple | None":
-    """(iteration of the ``k`` outer loops, flat element stored) per iteration of a block
-    whose predicate holds, or None when not enumerable."""
+    """Per iteration of a block whose predicate holds, in the order its loops run them:
+    (iteration of the ``k`` outer loops, flat element stored, flat point of its reduction
+    variables); None when not enumerable."""
     realize, loops = place
-    store = realize.block.body
+    block = realize.block
+    store = block.body
     if not isinstance(store, BufferStore):
         return None
     ranges = [(scalar_int(lp.min, env), scalar_int(lp.extent, env)) for lp in loops]
     dims = [scalar_int(d, env) for d in store.buffer.shape]
-    if any(None in r for r in ranges) or None in dims or math.prod(max(e, 0) for _, e in ranges) > MAX_ORDER_POINTS:
+    reduce = [iv for iv in block.iter_vars if iv.kind == IterKind.REDUCE]
+    doms = [(scalar_int(iv.dom.min, env), scalar_int(iv.dom.extent, env)) for iv in reduce]
+    if any(None in r for r in ranges + doms) or None in dims or \
+            math.prod(max(e, 0) for _, e in ranges) > MAX_ORDER_POINTS:
         return None
     ranges = [(lo, max(e, 0)) for lo, e in ranges]
     leaves, size = loop_points(loops, ranges, env)
@@ -143,35 +165,54 @@ def _events(place, k: int, env: dict) -> "tuple | None":
         keep = evaluate_points(realize.predicate, leaves, size).astype(bool)
         block_env = dict(env)
         block_env.update({iv.var: evaluate_points(v, leaves, size)[keep]
-                          for iv, v in zip(realize.block.iter_vars, realize.iter_values)})
+                          for iv, v in zip(block.iter_vars, realize.iter_values)})
         count = int(keep.sum())
         flat = flat_points([evaluate_points(i, block_env, count) for i in store.indices],
                            [(0, d) for d in dims], count)
+        red = flat_points([block_env[iv.var] for iv in reduce], doms, count)
     except (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError):
         return None
-    if flat is None:
+    if flat is None or red is None:
         return None
     outer = np.zeros(count, dtype=np.int64)
     for lp, (lo, ext) in zip(loops[:k], ranges[:k]):
         outer = outer * ext + (leaves[lp.loop_var][keep] - lo).astype(np.int64)
-    return outer, flat
+    return outer, flat, red, math.prod(e for _, e in doms)
 
 
-def _enumerated_first(init_place, update_place, k: int, symbols) -> bool:
-    """The init sets every element the update touches, each once, at an iteration of the
-    ``k`` shared loops no later than the update's first touch of it (the init comes first
-    in program order), and sets nothing else: at each of a few values of the shape
-    variables ``symbols``."""
+def _timeline(init_place, update_place, k: int, symbols) -> "bool | None":
+    """Run in order (iterations of the ``k`` shared loops, the init first at each, each
+    block's own loops in their order), the two blocks set every element the update touches
+    before its first update, from each set of an element to the next the update adds each
+    of its reduction points once or none of them, after the last set each once; the init
+    sets nothing the update does not touch. At each of a few values of the shape variables ``symbols``:
+    False when refuted at one, None when not enumerable."""
     for env in shape_envs(symbols, SHAPE_VALUES):
         init, update = _events(init_place, k, env), _events(update_place, k, env)
         if init is None or update is None:
+            return None
+        (ci, ei, _, _), (cu, eu, ru, red_size) = init, update
+        if not np.array_equal(np.unique(ei), np.unique(eu)):
             return False
-        (ci, ei), (cu, eu) = init, update
-        elements, counts = np.unique(ei, return_counts=True)
-        if (counts != 1).any() or not np.array_equal(elements, np.unique(eu)):
-            return False
-        first = np.full(elements.size, np.iinfo(np.int64).max)
-        np.minimum.at(first, np.searchsorted(elements, eu), cu)
-        if (ci[np.argsort(ei)] > first).any():
-            return False
+        kind = np.concatenate([np.zeros(ei.size, dtype=np.int64), np.ones(eu.size, dtype=np.int64)])
+        elem = np.concatenate([ei, eu])
+        outer = np.concatenate([ci, cu])
+        order = np.concatenate([np.arange(ei.size), np.arange(eu.size)])
+        red = np.concatenate([np.zeros(ei.size, dtype=np.int64), ru])
+        run_order = np.lexsort((order, kind, outer, elem))  # by element, then time
+        elem, kind, red = elem[run_order], kind[run_order], red[run_order]
+        first = np.ones(elem.size, dtype=bool)
+        first[1:] = elem[1:] != elem[:-1]
+        if (kind[first] != 0).any():
+            return False  # an element updated before it is set
+        run = np.cumsum(kind == 0)  # runs from one set of an element to the next
+        updates = kind == 1
+        keys, counts = np.unique(run[updates] * red_size + red[updates], return_counts=True)
+        if (counts != 1).any():
+            return False  # a reduction point added twice in one run
+        per_run = np.bincount(keys // red_size, minlength=int(run[-1]) + 1 if run.size else 0)
+        last = np.ones(elem.size, dtype=bool)
+        last[:-1] = elem[1:] != elem[:-1]
+        if ((per_run != 0) & (per_run != red_size)).any() or (per_run[run[last]] != red_size).any():
+            return False  # a run leaving reduction points out, or an element's last set not summed
     return True

@@ -59,7 +59,7 @@ from .blockize import unblockize
 from .coverage import _realizes, same_index_copy
 from .distribute import distribute
 from .ew_tags import IDENTITY_TAGS, bare
-from .init_order import block_places, init_runs_first, runs_whole_domain
+from .init_order import block_places, init_runs_first
 from .padding import merge_padding
 from .pad_einsum import _undup, unpad_einsum
 from .loop_partition import merge_partitions
@@ -188,7 +188,7 @@ def _constant_fill(block: Block, place, symbols) -> "BufferStore | None":
     stores = _init_of(block)
     if stores is None or len(stores) != 1 or place is None:
         return None
-    if not runs_whole_domain(*place, block) and covers_domain(*place, symbols) is not True:
+    if covers_domain(*place, symbols) is not True:
         return None
     store = stores[0]
     if not isinstance(store.value, (FloatImm, IntImm)) or len(store.indices) != len(block.iter_vars):

@@ -15,6 +15,24 @@ def fixture_func(name: str, edit=lambda text: text):
     return func
 
 
+def replaced(name: str, old: str = "", new: str = "") -> str:
+    """The text of ``fixtures/NAME.py`` with ``old`` (which must occur once) made ``new``."""
+    text = (FIXTURES / f"{name}.py").read_text()
+    if old:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    return text
+
+
+def fixture_ops(name: str, old: str = "", new: str = "") -> list:
+    """(name, attrs) of the ops opinfo finds in the one PrimFunc of fixture ``name``, with
+    ``old`` made ``new`` first."""
+    import opinfo
+
+    (_, func), = tir.parse(replaced(name, old, new)).prim_funcs()
+    return [(op.name, dict(op.attrs)) for op in opinfo.analyze(func).ops]
+
+
 def assert_same_values(a, b, tol: float = 1e-5) -> None:
     """``a`` and ``b`` (static float32 shapes, output last) agree on random inputs."""
     rng = np.random.default_rng(0)

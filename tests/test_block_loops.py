@@ -11,17 +11,10 @@ from opinfo.block_loops import move_block_loops
 from opinfo.coverage import out_of_bounds_writes
 from tir.stmt import For
 
-from tests.fixture_util import FIXTURES, assert_same_values, fixture_func
+from tests.fixture_util import FIXTURES, assert_same_values, fixture_func, fixture_ops
 
 
-def _ops(name: str, old: str = "", new: str = "") -> list:
-    """(name, attrs) of the ops of the fixture's PrimFunc, with ``old`` made ``new`` first."""
-    text = (FIXTURES / f"{name}.py").read_text()
-    if old:
-        assert text.count(old) == 1
-        text = text.replace(old, new)
-    (_, func), = tir.parse(text).prim_funcs()
-    return [(op.name, dict(op.attrs)) for op in opinfo.analyze(func).ops]
+_ops = fixture_ops
 
 
 def _loops_in_blocks(func) -> int:

@@ -5,16 +5,12 @@ from __future__ import annotations
 import tir
 import opinfo
 
-from tests.fixture_util import FIXTURES
+from tests.fixture_util import FIXTURES, replaced
 
 
 def _ops(name: str, old: str = "", new: str = "", conventions: bool = False) -> list:
     """(name, attrs) of the ops of every PrimFunc of fixture ``name`` with ``old`` made ``new``."""
-    text = (FIXTURES / f"{name}.py").read_text()
-    if old:
-        assert text.count(old) == 1
-        text = text.replace(old, new)
-    mod = tir.parse(text)
+    mod = tir.parse(replaced(name, old, new))
     return [[(op.name, dict(op.attrs)) for op in opinfo.analyze(f, conventions=conventions).ops]
             for _, f in mod.prim_funcs()]
 

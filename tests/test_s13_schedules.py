@@ -13,16 +13,10 @@ from __future__ import annotations
 import opinfo
 import tir
 
-from tests.fixture_util import FIXTURES
+from tests.fixture_util import FIXTURES, fixture_ops
 
 
-def _ops(name: str, old: str = "", new: str = "") -> list:
-    text = (FIXTURES / f"{name}.py").read_text()
-    if old:
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    (_, func), = tir.parse(text).prim_funcs()
-    return [(op.name, dict(op.attrs)) for op in opinfo.analyze(func).ops]
+_ops = fixture_ops
 
 
 def test_symbolic_split_reordered_fused_and_bound():

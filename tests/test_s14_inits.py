@@ -12,22 +12,15 @@ TVM output):
 """
 from __future__ import annotations
 
-import opinfo
 import tir
 from opinfo.normalize import normalize
 
-from tests.fixture_util import FIXTURES
+from tests.fixture_util import FIXTURES, fixture_ops
 
 STD_INIT_V2 = "% T.int64(2) * T.int64(4) + i2_1_init)"
 
 
-def _ops(name: str, old: str = "", new: str = "") -> list:
-    text = (FIXTURES / f"{name}.py").read_text()
-    if old:
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    (_, func), = tir.parse(text).prim_funcs()
-    return [(op.name, dict(op.attrs)) for op in opinfo.analyze(func).ops]
+_ops = fixture_ops
 
 
 def test_init_copied_through_a_reindex_buffer():
@@ -119,3 +112,13 @@ def test_pad_computed_at_a_strided_pool_for_the_columns_it_reads():
     # one column fewer: the last column the pool reads is never computed
     grid = "T.int64(1), T.int64(3), T.int64(3), T.int64(6), T.int64(2), T.int64(2), T.int64(1), T.int64(1)"
     assert _ops("s14_pad_at_strided_pool", grid, grid.replace("T.int64(6)", "T.int64(5)")) == []
+
+
+def test_decomposed_update_adding_a_point_twice_is_not_merged_with_its_init():
+    # init through a reindex copy, then the update: merged, the pool named
+    assert _ops("s14_reindex_init_adaptive_pool") == [
+        ("nn.adaptive_avg_pool1d", {"output_size": (2,), "layout": "NCW", "out_layout": "NCW"})]
+    # the update's column binding cut to 0 (fuzzer mutant): column 0 summed twice, column 1
+    # never -- the init alone says nothing of that, the enumerated timeline refutes it
+    update = "v_ax2 = T.axis.spatial(T.int64(2), ax1_ax2_fused % T.int64(2))"
+    assert _ops("s14_reindex_init_adaptive_pool", update, update.replace("% T.int64(2))", "% T.int64(1))")) == []
