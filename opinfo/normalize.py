@@ -20,7 +20,10 @@ elements would change the op; the semantic layer ignores predicates):
 * ``T.where`` predicates of non-divisible splits are dropped (see :mod:`.predicates`);
 * the separate init block of ``decompose_reduction`` (spatial iterators only, no reads,
   stores of constants) is put back as the ``init`` of the reduction block that next
-  touches its buffers and stores to them at the same indices, over the same domain;
+  touches its buffers and stores to them at the same indices, over the same domain, when
+  the init provably runs first (:mod:`.init_order`); an init stored to a ``reindex``
+  buffer that a copy then moves into the buffer the update accumulates in is first made a
+  fill of that buffer (:func:`forward_fills`);
 * the partial and final blocks of ``rfactor`` are merged back (see :mod:`.rfactor`);
 * a ``cache_read`` copy (an intermediate filled by ``S[v...] = P[v...]`` from a parameter
   of the same shape, over the whole buffer, and written nowhere else) is removed and its

@@ -113,6 +113,7 @@ def _covers_at_sizes(realize: BlockRealize, loops: tuple, group: set) -> bool:
     ((n + 1) // 2)`` under ``f < (n + 1) // 2 * 2``). Ceiling splits of a symbolic extent
     are fused back first (:func:`_fuse_ceil_splits`): their factor (threads of 32) is no
     period of the coverage. Only the group's loops, conjuncts and bindings count."""
+    group = set(group)
     realize, loops = _fuse_ceil_splits(realize, loops, group)
     loops = [lp for lp in loops if lp.loop_var in group]
     terms = [t for t in conjuncts(realize.predicate) if set(_vars(t)) & group]
