@@ -144,9 +144,11 @@ SHAPE_VALUES = (3, 7, 12)
 
 
 def _events(place, k: int, env: dict) -> "tuple | None":
-    """Per iteration of a block whose predicate holds, in the order its loops run them:
-    (iteration of the ``k`` outer loops, flat element stored, flat point of its reduction
-    variables); None when not enumerable."""
+    """Per iteration of a block whose predicate holds and whose variables are inside their
+    domains (a split's masked tail, once :func:`.predicates.drop_predicates` took the
+    predicate that restated the domain), in the order its loops run them: (iteration of the
+    ``k`` outer loops, flat element stored, flat point of its reduction variables, number of
+    reduction points); None when not enumerable."""
     realize, loops = place
     block = realize.block
     store = block.body
@@ -154,8 +156,7 @@ def _events(place, k: int, env: dict) -> "tuple | None":
         return None
     ranges = [(scalar_int(lp.min, env), scalar_int(lp.extent, env)) for lp in loops]
     dims = [scalar_int(d, env) for d in store.buffer.shape]
-    reduce = [iv for iv in block.iter_vars if iv.kind == IterKind.REDUCE]
-    doms = [(scalar_int(iv.dom.min, env), scalar_int(iv.dom.extent, env)) for iv in reduce]
+    doms = [(scalar_int(iv.dom.min, env), scalar_int(iv.dom.extent, env)) for iv in block.iter_vars]
     if any(None in r for r in ranges + doms) or None in dims or \
             math.prod(max(e, 0) for _, e in ranges) > MAX_ORDER_POINTS:
         return None
@@ -163,13 +164,16 @@ def _events(place, k: int, env: dict) -> "tuple | None":
     leaves, size = loop_points(loops, ranges, env)
     try:
         keep = evaluate_points(realize.predicate, leaves, size).astype(bool)
+        values = [evaluate_points(v, leaves, size) for v in realize.iter_values]
+        for v, (lo, ext) in zip(values, doms):
+            keep &= (v >= lo) & (v < lo + ext)
         block_env = dict(env)
-        block_env.update({iv.var: evaluate_points(v, leaves, size)[keep]
-                          for iv, v in zip(block.iter_vars, realize.iter_values)})
+        block_env.update({iv.var: v[keep] for iv, v in zip(block.iter_vars, values)})
         count = int(keep.sum())
         flat = flat_points([evaluate_points(i, block_env, count) for i in store.indices],
                            [(0, d) for d in dims], count)
-        red = flat_points([block_env[iv.var] for iv in reduce], doms, count)
+        reduce = [(iv, d) for iv, d in zip(block.iter_vars, doms) if iv.kind == IterKind.REDUCE]
+        red = flat_points([block_env[iv.var] for iv, _ in reduce], [d for _, d in reduce], count)
     except (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError):
         return None
     if flat is None or red is None:
@@ -177,7 +181,7 @@ def _events(place, k: int, env: dict) -> "tuple | None":
     outer = np.zeros(count, dtype=np.int64)
     for lp, (lo, ext) in zip(loops[:k], ranges[:k]):
         outer = outer * ext + (leaves[lp.loop_var][keep] - lo).astype(np.int64)
-    return outer, flat, red, math.prod(e for _, e in doms)
+    return outer, flat, red, math.prod(e for _, (_, e) in reduce)
 
 
 def _timeline(init_place, update_place, k: int, symbols) -> "bool | None":

@@ -122,3 +122,13 @@ def test_decomposed_update_adding_a_point_twice_is_not_merged_with_its_init():
     # never -- the init alone says nothing of that, the enumerated timeline refutes it
     update = "v_ax2 = T.axis.spatial(T.int64(2), ax1_ax2_fused % T.int64(2))"
     assert _ops("s14_reindex_init_adaptive_pool", update, update.replace("% T.int64(2))", "% T.int64(1))")) == []
+
+
+def test_split_update_adding_points_twice_after_its_predicate_is_dropped():
+    assert _ops("s14_split_update_variance") == [("variance", {"axis": (0,), "keepdims": True})]
+    # the inner loop of a split by 2 run over 3 (fuzzer mutant): k0 * 2 + k1 meets 2, 4, 6 twice;
+    # the predicate k0 * 2 + k1 < 7 only restates the domain, so once it is dropped the
+    # enumerated timeline (points outside the domain left out, as the predicate did) refutes
+    # the merge of init and update
+    grid = "for ax0_0, ax0_1 in T.grid(T.int64(4), T.int64(2)):"
+    assert _ops("s14_split_update_variance", grid, grid.replace("T.int64(2)):", "T.int64(3)):")) == []
