@@ -18,8 +18,8 @@ under a consumer's loops the predicate bounds the region the consumer reads), ev
 block of the nest is the only writer of what it writes (no
 block computes a piece of a buffer that another completes), no block's loops provably leave
 part of its domain out (:func:`.realize_check.covers_domain`: a nest of its own would
-compute elements the function never computes, and a reader would stop reading garbage),
-and no block under a reduction's own loops reads what the reduction writes (it would read
+compute elements the function never computes, and a reader would stop reading garbage)
+unless no block reads any element left out (:func:`_reads_within`), and no block under a reduction's own loops reads what the reduction writes (it would read
 partial results). Nests holding anything but loops and blocks are left as they are;
 so are nested blocks (a block inside another block's body).
 """
