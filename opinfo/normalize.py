@@ -52,7 +52,7 @@ import numpy as np
 
 from tir.expr import BufferLoad, FloatImm, IntImm, Var
 from tir.function import PrimFunc
-from tir.functor import pre_order_visit, substitute, transform
+from tir.functor import post_order_stmts, pre_order_visit, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, IterKind, SeqStmt
 from tir.buffer import BufferRegion
 
@@ -476,6 +476,9 @@ def drop_idle_vars(func: PrimFunc) -> PrimFunc:
         if not isinstance(n, BlockRealize):
             return None
         block = n.block
+        if not any(iv.kind == IterKind.SPATIAL and const_of(v) is not None
+                   for iv, v in zip(block.iter_vars, n.iter_values)):
+            return None
         used: set = set()
         for part in (block.body, block.init):
             if part is not None:
@@ -487,6 +490,12 @@ def drop_idle_vars(func: PrimFunc) -> PrimFunc:
         return attrs.evolve(n, iter_values=tuple(v for _, v in keep),
                             block=attrs.evolve(block, iter_vars=tuple(iv for iv, _ in keep)))
 
+    found: list = []
+    post_order_stmts(func.body, lambda n: found.append(n) if isinstance(n, BlockRealize) and any(
+        iv.kind == IterKind.SPATIAL and const_of(v) is not None for iv, v in zip(n.block.iter_vars, n.iter_values))
+        else None)
+    if not found:
+        return func  # nothing bound to a constant: spare the rewrite's walk of every expression
     return transform(func, post)
 
 
