@@ -19,8 +19,8 @@ block of the nest is the only writer of what it writes (no
 block computes a piece of a buffer that another completes), no block's loops provably leave
 part of its domain out (:func:`.realize_check.covers_domain`: a nest of its own would
 compute elements the function never computes, and a reader would stop reading garbage)
-unless no block reads any element left out (:func:`_reads_within`), and no block under a reduction's own loops reads what the reduction writes (it would read
-partial results). Nests holding anything but loops and blocks are left as they are;
+unless no block reads any element left out (:func:`_reads_within`), and no block under a
+reduction's own loops reads what the reduction writes (it would read partial results). Nests holding anything but loops and blocks are left as they are;
 so are nested blocks (a block inside another block's body).
 """
 from __future__ import annotations
@@ -37,7 +37,8 @@ from tir.stmt import BlockRealize, BufferStore, For, IterKind, SeqStmt
 
 from .affine import const_of
 from .coverage import _realizes as all_realizes
-from .probe import NotEvaluable, evaluate_points, flat_points, loop_points, scalar_int, shape_envs, shape_vars
+from .probe import (POINT_ERRORS, NotEvaluable, block_points, evaluate_points, flat_points, loop_points,
+                    scalar_int, shape_envs, shape_vars)
 from .predicates import loop_domain, restates_domain
 from .realize_check import SHAPE_VALUES, covers_domain
 from .rewrite import loaded, own_nest, stored
@@ -103,26 +104,19 @@ def _elements(realize: BlockRealize, loops: tuple, index_lists: list, buf, shape
     """Flat indices into ``buf`` of ``index_lists`` (in the block's variables) over the
     iterations of ``loops`` where the block's predicate holds, shape variables at the values
     ``shapes`` gives; None when not enumerable or outside the buffer."""
-    ranges = [(scalar_int(lp.min, shapes), scalar_int(lp.extent, shapes)) for lp in loops]
     dims = [scalar_int(d, shapes) for d in buf.shape]
-    if any(None in r for r in ranges) or None in dims or math.prod(max(e, 0) for _, e in ranges) > MAX_READ_POINTS:
+    pts = block_points(realize, loops, shapes, MAX_READ_POINTS) if None not in dims else None
+    if pts is None:
         return None
-    env, size = loop_points(loops, [(lo, max(e, 0)) for lo, e in ranges], shapes)
+    doms = [(0, d) for d in dims]
+    out = []
     try:
-        keep = evaluate_points(realize.predicate, env, size).astype(bool)
-        block_env = dict(shapes)
-        block_env.update({iv.var: evaluate_points(v, env, size)[keep]
-                          for iv, v in zip(realize.block.iter_vars, realize.iter_values)})
-        count = int(keep.sum())
-        doms = [(0, d) for d in dims]
-        out = []
         for indices in index_lists:
-            points = [evaluate_points(i, block_env, count) for i in indices]
-            flat = flat_points(points, doms, count)
+            flat = flat_points([evaluate_points(i, pts.block_env, pts.count) for i in indices], doms, pts.count)
             if flat is None:
                 return None
             out.append(flat)
-    except (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError):
+    except POINT_ERRORS:
         return None
     return np.unique(np.concatenate(out)) if out else np.zeros(0, dtype=np.int64)
 

@@ -18,11 +18,10 @@ variables at a few values; :func:`_timeline`): every element the update touches 
 before its first update, from each set to the next the update must add each of its
 reduction points exactly once or not at all (an init run twice in a row: rfactor's init
 looping over a fused reduction loop), after the last set exactly once, and the init may
-set nothing else. When the loops
-were rescheduled after the split (the update's spatial loop split again, the init's not),
-that enumeration decides; otherwise it can only refute (a block too large to enumerate
-keeps the structural answer): a decomposed update whose bindings repeat a point adds it
-twice, which no structure of the init shows.
+set nothing else. When the loops were rescheduled after the split (the update's spatial
+loop split again, the init's not), that enumeration decides; otherwise it can only refute
+(a block too large to enumerate keeps the structural answer): a decomposed update whose
+bindings repeat a point adds it twice, which no structure of the init shows.
 """
 from __future__ import annotations
 
@@ -34,7 +33,7 @@ from tir.expr import IntImm, Var
 from tir.functor import children, pre_order_visit, substitute
 from tir.stmt import BlockRealize, BufferStore, For, IterKind, Stmt
 
-from .probe import NotEvaluable, evaluate_points, flat_points, loop_points, scalar_int, shape_envs
+from .probe import POINT_ERRORS, block_points, evaluate_points, flat_points, scalar_int, shape_envs
 
 
 def block_places(func) -> dict:
@@ -154,33 +153,23 @@ def _events(place, k: int, env: dict) -> "tuple | None":
     store = block.body
     if not isinstance(store, BufferStore):
         return None
-    ranges = [(scalar_int(lp.min, env), scalar_int(lp.extent, env)) for lp in loops]
     dims = [scalar_int(d, env) for d in store.buffer.shape]
-    doms = [(scalar_int(iv.dom.min, env), scalar_int(iv.dom.extent, env)) for iv in block.iter_vars]
-    if any(None in r for r in ranges + doms) or None in dims or \
-            math.prod(max(e, 0) for _, e in ranges) > MAX_ORDER_POINTS:
+    pts = block_points(realize, loops, env, MAX_ORDER_POINTS, in_domain=True) if None not in dims else None
+    if pts is None:
         return None
-    ranges = [(lo, max(e, 0)) for lo, e in ranges]
-    leaves, size = loop_points(loops, ranges, env)
+    reduce = [(iv, (scalar_int(iv.dom.min, env), scalar_int(iv.dom.extent, env)))
+              for iv in block.iter_vars if iv.kind == IterKind.REDUCE]
     try:
-        keep = evaluate_points(realize.predicate, leaves, size).astype(bool)
-        values = [evaluate_points(v, leaves, size) for v in realize.iter_values]
-        for v, (lo, ext) in zip(values, doms):
-            keep &= (v >= lo) & (v < lo + ext)
-        block_env = dict(env)
-        block_env.update({iv.var: v[keep] for iv, v in zip(block.iter_vars, values)})
-        count = int(keep.sum())
-        flat = flat_points([evaluate_points(i, block_env, count) for i in store.indices],
-                           [(0, d) for d in dims], count)
-        reduce = [(iv, d) for iv, d in zip(block.iter_vars, doms) if iv.kind == IterKind.REDUCE]
-        red = flat_points([block_env[iv.var] for iv, _ in reduce], [d for _, d in reduce], count)
-    except (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError):
+        flat = flat_points([evaluate_points(i, pts.block_env, pts.count) for i in store.indices],
+                           [(0, d) for d in dims], pts.count)
+        red = flat_points([pts.block_env[iv.var] for iv, _ in reduce], [d for _, d in reduce], pts.count)
+    except POINT_ERRORS:
         return None
     if flat is None or red is None:
         return None
-    outer = np.zeros(count, dtype=np.int64)
-    for lp, (lo, ext) in zip(loops[:k], ranges[:k]):
-        outer = outer * ext + (leaves[lp.loop_var][keep] - lo).astype(np.int64)
+    outer = np.zeros(pts.count, dtype=np.int64)
+    for lp, (lo, ext) in zip(loops[:k], pts.ranges[:k]):
+        outer = outer * ext + (pts.leaves[lp.loop_var][pts.keep] - lo).astype(np.int64)
     return outer, flat, red, math.prod(e for _, (_, e) in reduce)
 
 
@@ -189,8 +178,8 @@ def _timeline(init_place, update_place, k: int, symbols) -> "bool | None":
     block's own loops in their order), the two blocks set every element the update touches
     before its first update, from each set of an element to the next the update adds each
     of its reduction points once or none of them, after the last set each once; the init
-    sets nothing the update does not touch. At each of a few values of the shape variables ``symbols``:
-    False when refuted at one, None when not enumerable."""
+    sets nothing the update does not touch. At each of a few values of the shape variables
+    ``symbols``: False when refuted at one, None when not enumerable."""
     for env in shape_envs(symbols, SHAPE_VALUES):
         init, update = _events(init_place, k, env), _events(update_place, k, env)
         if init is None or update is None:

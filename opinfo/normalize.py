@@ -161,6 +161,7 @@ def merge_inits(func: PrimFunc) -> PrimFunc:
     blocks = list(func.blocks())
     merged = {}
     places = None
+    symbols = frozenset(shape_vars(func))
     for k, block in enumerate(blocks):
         stores = _init_of(block)
         if stores is None or any(_writer_count(blocks, x.buffer) != 2 for x in stores):
@@ -168,7 +169,7 @@ def merge_inits(func: PrimFunc) -> PrimFunc:
         found = _update_for(block, stores, blocks[k + 1:])
         if found is not None:
             places = block_places(func) if places is None else places
-            if not init_runs_first(places, block, *found, symbols=frozenset(shape_vars(func))):
+            if not init_runs_first(places, block, *found, symbols=symbols):
                 continue  # an init that may reset summed elements: left as it is (no reduction)
             merged[id(block)] = None
             merged[id(found[0])] = _merged(block, *found)
@@ -467,18 +468,21 @@ def unit_reductions(func: PrimFunc) -> PrimFunc:
     return transform(func, lambda n: None, lambda n: changed.get(id(n)) if isinstance(n, Block) else None)
 
 
+def _binds_constant(n) -> bool:
+    """A BlockRealize binding some spatial block variable to a constant."""
+    return isinstance(n, BlockRealize) and any(iv.kind == IterKind.SPATIAL and const_of(v) is not None
+                                               for iv, v in zip(n.block.iter_vars, n.iter_values))
+
+
 def drop_idle_vars(func: PrimFunc) -> PrimFunc:
     """``func`` without the spatial block variables bound to a constant that nothing in the
     block uses (``vi = T.axis.spatial(4, 0)`` of a scalar block whose domain
     ``pad_einsum`` padded): such a block runs once per loop iteration whatever that
     variable's domain says, so the domain is no extent of what it computes."""
     def post(n):
-        if not isinstance(n, BlockRealize):
+        if not _binds_constant(n):
             return None
         block = n.block
-        if not any(iv.kind == IterKind.SPATIAL and const_of(v) is not None
-                   for iv, v in zip(block.iter_vars, n.iter_values)):
-            return None
         used: set = set()
         for part in (block.body, block.init):
             if part is not None:
@@ -491,9 +495,7 @@ def drop_idle_vars(func: PrimFunc) -> PrimFunc:
                             block=attrs.evolve(block, iter_vars=tuple(iv for iv, _ in keep)))
 
     found: list = []
-    post_order_stmts(func.body, lambda n: found.append(n) if isinstance(n, BlockRealize) and any(
-        iv.kind == IterKind.SPATIAL and const_of(v) is not None for iv, v in zip(n.block.iter_vars, n.iter_values))
-        else None)
+    post_order_stmts(func.body, lambda n: found.append(n) if _binds_constant(n) else None)
     if not found:
         return func  # nothing bound to a constant: spare the rewrite's walk of every expression
     return transform(func, post)

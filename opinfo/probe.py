@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+import attrs
+
 import numpy as np
 
 from .semantic import Inlined
@@ -145,6 +147,52 @@ def flat_points(points, doms, count: int) -> "np.ndarray | None":
             return None
         flat = flat * ext + (p - lo).astype(np.int64)
     return flat
+
+
+POINT_ERRORS = (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError)
+"""What evaluating an index or predicate over enumerated points may raise on a form it
+cannot take (an unknown call, a division by zero): the points are then not enumerable."""
+
+
+@attrs.frozen
+class BlockPoints:
+    """The iterations of a block's loops, enumerated: the loops' ``leaves`` (as from
+    :func:`loop_points`), the mask ``keep`` of those the block runs, the block variables'
+    values at them (``block_env``, with the shape variables), their ``count`` and the loops'
+    constant ``ranges``."""
+    leaves: dict
+    keep: np.ndarray
+    block_env: dict
+    count: int
+    ranges: list
+
+
+def block_points(realize, loops, env: dict, limit: int, in_domain: bool = False) -> "BlockPoints | None":
+    """Every iteration of ``loops`` around ``realize`` where its predicate holds (and, with
+    ``in_domain``, every block variable lies inside its domain), shape variables at the
+    values ``env`` gives; None when an extent is not constant there, the loops run more than
+    ``limit`` iterations, or the predicate or a binding does not evaluate."""
+    ranges = [(scalar_int(lp.min, env), scalar_int(lp.extent, env)) for lp in loops]
+    if any(None in r for r in ranges) or math.prod(max(e, 0) for _, e in ranges) > limit:
+        return None
+    ranges = [(lo, max(e, 0)) for lo, e in ranges]
+    block = realize.block
+    doms = [(scalar_int(iv.dom.min, env), scalar_int(iv.dom.extent, env)) for iv in block.iter_vars] \
+        if in_domain else []
+    if any(None in d for d in doms):
+        return None
+    leaves, size = loop_points(loops, ranges, env)
+    try:
+        keep = evaluate_points(realize.predicate, leaves, size).astype(bool)
+        values = [evaluate_points(v, leaves, size) for v in realize.iter_values]
+    except POINT_ERRORS:
+        return None
+    for v, (lo, ext) in zip(values, doms):
+        keep = keep & (v >= lo) & (v < lo + ext)
+    block_env = dict(env)
+    block_env.update({iv.var: v[keep] for iv, v in zip(block.iter_vars, values)})
+    return BlockPoints(leaves, keep, block_env, int(keep.sum()), ranges)
+
 
 
 def collect_vars(expr, out: set) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import opinfo
 import tir
 
-from tests.fixture_util import FIXTURES, fixture_ops
+from tests.fixture_util import FIXTURES, fixture_func, fixture_ops
 
 
 _ops = fixture_ops
@@ -89,8 +89,7 @@ def test_pad_einsum_of_a_max_whose_split_stops_at_the_unpadded_extent():
     text = text[:first] + "T.where(k_0 * T.int64(2) + k_1 < T.int64(8))" + text[first + len(cut):]
     (_, func), = tir.parse(text).prim_funcs()
     assert pad_einsum_left(unpad_einsum(func))
-    (_, func), = tir.parse((FIXTURES / "s13_pad_einsum_nn_softmax.py").read_text()).prim_funcs()
-    assert not pad_einsum_left(unpad_einsum(func))
+    assert not pad_einsum_left(unpad_einsum(fixture_func("s13_pad_einsum_nn_softmax")))
 
 
 def test_pad_einsum_more_forms():

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..affine import _add, const_of
 from ..bounded import bounded_form, recombine
-from ..probe import NotEvaluable, evaluate
+from ..probe import NotEvaluable, evaluate, shape_envs
 from .extent import sym
 from .movement_index import const_extents, const_grid, grid_over, load_extents
 from . import symbolic
@@ -33,17 +33,23 @@ def _row_major_copy(indices, space, ine, oute) -> bool:
     if _same_linear_index(indices, space, ine, oute):
         return True
     env = const_grid(space)
-    if env is None:
-        return False
+    return env is not None and _reads_in_order(indices, env, ine, int(np.prod(oute)) if space.rank else 1)
+
+
+def _reads_in_order(indices, env: dict, ine, size: int, inside: bool = False) -> bool:
+    """Whether ``indices`` (of a box of ``ine``), evaluated at the ``size`` output points of
+    ``env`` in row-major order, read the data's elements in that same order (with
+    ``inside``, each index also within its dimension at every point)."""
     try:
-        got = [evaluate(i, env) for i in indices]
+        got = [np.broadcast_to(np.asarray(evaluate(i, env), dtype=float), (size,)) for i in indices]
     except NotEvaluable:
         return False
-    lin_in = np.zeros_like(env[space.indices[0]]) if space.rank else np.zeros(1)
+    lin = np.zeros(size)
     for g, n in zip(got, ine):
-        lin_in = lin_in * n + np.broadcast_to(g, lin_in.shape)
-    lin_out = np.arange(lin_in.size, dtype=float)
-    return bool(np.array_equal(lin_in, lin_out))
+        if inside and g.size and (g.min() < 0 or g.max() >= n):
+            return False
+        lin = lin * n + g
+    return bool(np.array_equal(lin, np.arange(size, dtype=float)))
 
 
 SIZES = (1, 2, 3, 5, 7, 12)
@@ -57,8 +63,7 @@ def _row_major_at_sizes(load, space) -> bool:
     names = symbolic.symbol_vars(list(load.buffer.shape) + list(space.extents))
     if not names:
         return False
-    for value in SIZES:
-        env = {v: np.float64(value) for v in names.values()}
+    for env in shape_envs(names.values(), SIZES):
         try:
             ine = [_int(evaluate(e, env)) for e in load.buffer.shape]
             oute = [_int(evaluate(e, env)) for e in space.extents]
@@ -70,17 +75,7 @@ def _row_major_at_sizes(load, space) -> bool:
         if grid is None:
             return False
         grid.update(env)
-        try:
-            got = [np.broadcast_to(np.asarray(evaluate(i, grid), dtype=float), (int(np.prod(oute)),))
-                   for i in load.indices]
-        except NotEvaluable:
-            return False
-        lin = np.zeros(int(np.prod(oute)))
-        for g, n in zip(got, ine):
-            if g.size and (g.min() < 0 or g.max() >= n):
-                return False
-            lin = lin * n + g
-        if not np.array_equal(lin, np.arange(lin.size, dtype=float)):
+        if not _reads_in_order(load.indices, grid, ine, int(np.prod(oute)), inside=True):
             return False
     return True
 
