@@ -37,7 +37,7 @@ from tir.stmt import BlockRealize, BufferStore, For, IterKind, SeqStmt
 
 from .affine import const_of
 from .coverage import _realizes as all_realizes
-from .probe import (POINT_ERRORS, NotEvaluable, block_points, evaluate_points, flat_points, loop_points,
+from .probe import (POINT_ERRORS, NotEvaluable, block_points, distinct, evaluate_points, flat_points, loop_points,
                     scalar_int, shape_envs, shape_vars)
 from .predicates import loop_domain, restates_domain
 from .realize_check import SHAPE_VALUES, covers_domain
@@ -185,7 +185,8 @@ def _covers(realize: BlockRealize, loops: tuple) -> bool:
     except (NotEvaluable, TypeError, ValueError, ZeroDivisionError):
         return False
     flat = flat_points(points, dom, int(keep.sum()))
-    return flat is not None and len(np.unique(flat)) == math.prod(e for _, e in dom)
+    size = math.prod(e for _, e in dom)
+    return flat is not None and distinct(flat, size) == size
 
 
 def _whole_domain(realize: BlockRealize, loops: tuple, dom: dict) -> bool:

@@ -67,7 +67,7 @@ from .padding import merge_padding
 from .pad_einsum import _undup, unpad_einsum
 from .loop_partition import merge_partitions
 from .predicates import drop_predicates
-from .probe import NotEvaluable, collect_vars, evaluate_points, flat_points, scalar_int, shape_envs, shape_vars
+from .probe import NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, scalar_int, shape_envs, shape_vars
 from .realize_check import SHAPE_VALUES, covers_domain
 from .rewrite import EMPTY, loaded, prune
 from .rfactor import merge_rfactor
@@ -330,7 +330,7 @@ def _fills_at(block: Block, store: BufferStore, env: dict) -> bool:
     except (NotEvaluable, ValueError, TypeError, ArithmeticError):
         return False
     flat = flat_points(points, [(0, n) for n in shape], count)
-    return flat is not None and np.unique(flat).size == math.prod(shape)
+    return flat is not None and distinct(flat, math.prod(shape)) == math.prod(shape)
 
 
 _MAX_COPY_PASSES = 4

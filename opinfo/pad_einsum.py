@@ -38,7 +38,8 @@ from tir.function import PrimFunc
 from tir.functor import post_order_stmts, post_order_visit, transform
 from tir.stmt import Block, BlockRealize, BufferStore, IterKind
 
-from .affine import const_of
+from .affine import affine, const_of
+from .bounded import bounded_form, interval
 from .probe import NotEvaluable, collect_vars, evaluate
 from .recognize.guard import conjuncts
 from .rewrite import EMPTY, loaded, prune, stored
@@ -283,7 +284,7 @@ def _restored(realize: BlockRealize, out, shrink: dict, pads: dict) -> "BlockRea
 _COMBINERS = (Add, Mul, Max, Min)
 
 
-def _neutral_pad(op: BlockRealize, writers: dict, readers: dict, params: set) -> "tuple | None":
+def _neutral_pad(op: BlockRealize, writers: dict, readers: dict, params: set, loops: tuple = ()) -> "tuple | None":
     """(restored reduction, pad producer, padded buffer) for a reduction ``S[i] = S[i] op
     X_pad[..]`` (init a constant) whose pad producer pads X only along axes the reduction
     runs over, with the neutral element of ``op`` (``pad_einsum`` of a sum padded with 0) or
@@ -316,7 +317,7 @@ def _neutral_pad(op: BlockRealize, writers: dict, readers: dict, params: set) ->
     neutral = combiner_identity(type(value), producer.block.body.value.args[2], load.buffer.dtype)
     padded, source = src
     pads = {key: (source, list(source.shape))}
-    stops = {} if neutral else _split_stops(op, pads)
+    stops = {} if neutral else _split_stops(op, pads, loops)
     ivs = {id(iv.var): iv for iv in block.iter_vars}
     uses: dict = {}
     post_order_visit(store, lambda n: uses.__setitem__(id(n), uses.get(id(n), 0) + 1) if isinstance(n, Var) else None)
@@ -338,12 +339,19 @@ def _neutral_pad(op: BlockRealize, writers: dict, readers: dict, params: set) ->
     return (new, producer, padded) if new is not None else None
 
 
-def _split_stops(op: BlockRealize, pads: dict) -> "dict | None":
+def _split_stops(op: BlockRealize, pads: dict, loops: tuple = ()) -> "dict | None":
     """id(reduction variable) -> the source extent it reads a padded buffer's axis up to,
     for the reduction variables the block's predicate stops there (``k_0 * 2 + k_1 < 5``
-    over a domain padded to 16): the padded points never run. None when one variable would
-    stop at two extents."""
+    over a domain padded to 16) or whose binding never reaches it over the constant
+    ``loops`` around the block (``k_0 % 2 * 3 + k_1`` with ``k_1`` over 3: at most 5, loops
+    split again by the unpadded extent): the padded points never run. None when one
+    variable would stop at two extents."""
     block = op.block
+    ranges = {}
+    for lp in loops:
+        lo, ext = const_of(lp.min), const_of(lp.extent)
+        if lo is not None and ext is not None and ext > 0:
+            ranges[lp.loop_var] = (lo, lo + ext - 1)
     ivs = {id(iv.var): iv for iv in block.iter_vars}
     bound = {id(iv.var): v for iv, v in zip(block.iter_vars, op.iter_values)}
     terms = [t for t in conjuncts(op.predicate) if isinstance(t, LT)]
@@ -356,13 +364,31 @@ def _split_stops(op: BlockRealize, pads: dict) -> "dict | None":
                 iv = ivs.get(id(i)) if isinstance(i, Var) else None
                 if iv is None or iv.kind != IterKind.REDUCE or _same(iv.dom.extent, x):
                     continue
-                if any(t.a == bound[id(i)] and _same(t.b, x) for t in terms):
+                if any(_same_index(t.a, bound[id(i)]) and _same(t.b, x) for t in terms) or _below(bound[id(i)], x, ranges):
                     if id(i) in stops and not _same(stops[id(i)], x):
                         bad[0] = True
                     stops[id(i)] = x
 
     post_order_visit(block.body, visit)
     return None if bad[0] else stops
+
+
+def _same_index(a, b) -> bool:
+    """Two index expressions known equal: the same expression or the same affine form
+    (``k_0 * 3 + (k_1_0 * 3 + k_1_1)`` and ``k_0 * 3 + k_1_0 * 3 + k_1_1``)."""
+    if a == b:
+        return True
+    fa = affine(a)
+    return fa is not None and fa == affine(b)
+
+
+def _below(value, x, ranges: dict) -> bool:
+    """``value`` (a binding) stays in ``[0, x)`` over ``ranges`` (loop var -> inclusive
+    bounds), ``x`` a constant."""
+    c = const_of(x)
+    form = bounded_form(value, ranges) if c is not None else None
+    span = interval(form, ranges) if form is not None else None
+    return span is not None and 0 <= span[0] and span[1] < c
 
 
 def pad_einsum_left(func: PrimFunc) -> bool:
@@ -380,7 +406,9 @@ def unpad_einsum(func: PrimFunc) -> PrimFunc:
 
     # blocks holding blocks (the root, partitions) are judged by the blocks they hold
     root = func.root_block
-    realizes = [r for r, _ in _realizes(func.body) if r.block is not root and not _holds_blocks(r.block)]
+    found = [(r, loops) for r, loops in _realizes(func.body) if r.block is not root and not _holds_blocks(r.block)]
+    realizes = [r for r, _ in found]
+    loops_of = {id(r): loops for r, loops in found}
     writers: dict = {}
     readers: dict = {}
     for r in realizes:
@@ -430,7 +458,7 @@ def unpad_einsum(func: PrimFunc) -> PrimFunc:
             producers.append((ws[0], src[0]))
         if pads is None or (not shrink and not pads):
             continue
-        stops = _split_stops(op, pads)
+        stops = _split_stops(op, pads, loops_of[id(op)])
         if stops is None or any(k in shrink and not _same(shrink[k], x) for k, x in stops.items()):
             continue
         new = _restored(op, out, {**stops, **shrink}, pads)
@@ -443,7 +471,7 @@ def unpad_einsum(func: PrimFunc) -> PrimFunc:
             drop.add(id(producer))
             dropped_bufs.add(id(buf))
     for op in realizes:
-        got = _neutral_pad(op, writers, readers, params) if id(op) not in replace else None
+        got = _neutral_pad(op, writers, readers, params, loops_of[id(op)]) if id(op) not in replace else None
         if got is None:
             continue
         new, producer, padded = got

@@ -30,7 +30,7 @@ from tir.stmt import BlockRealize
 
 from .affine import ONE, affine, const_of
 from .recognize.symbolic import mentions
-from .probe import NotEvaluable, collect_vars, evaluate_points, flat_points, loop_points
+from .probe import NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, loop_points
 from .recognize.guard import conjuncts
 
 MAX_POINTS = 1 << 18
@@ -96,9 +96,9 @@ def covers_exactly(realize: BlockRealize, loops: tuple, restates=None) -> bool:
 SIZE_PERIODS = 2
 """Periods of the constants (divisors, moduli, bounds) over which :func:`_covers_at_sizes`
 enumerates a symbolic extent."""
-MAX_SIZES = 256
+MAX_SIZES = 1024
 """Most values of a symbolic extent :func:`_covers_at_sizes` tries; more needed: unproven."""
-MAX_SIZE_POINTS = 1 << 21
+MAX_SIZE_POINTS = 1 << 23
 """Loop iterations :func:`_covers_at_sizes` enumerates over all the values it tries."""
 
 
@@ -112,9 +112,12 @@ def _covers_at_sizes(realize: BlockRealize, loops: tuple, group: set) -> bool:
     split by 2, reordered, fused and bound to threads of 8: ``f % ((n + 1) // 2) * 2 + f //
     ((n + 1) // 2)`` under ``f < (n + 1) // 2 * 2``). Ceiling splits of a symbolic extent
     are fused back first (:func:`_fuse_ceil_splits`): their factor (threads of 32) is no
-    period of the coverage. Only the group's loops, conjuncts and bindings count."""
+    period of the coverage; a loop over ``c * K`` is then split into ``K`` and ``c``
+    (:func:`_split_scaled`), so the digits a fuse reads below ``c`` are no period either.
+    Only the group's loops, conjuncts and bindings count."""
     group = set(group)
     realize, loops = _fuse_ceil_splits(realize, loops, group)
+    realize, loops = _split_scaled(realize, loops, group)
     loops = [lp for lp in loops if lp.loop_var in group]
     terms = [t for t in conjuncts(realize.predicate) if set(_vars(t)) & group]
     bound = [(iv, v) for iv, v in zip(realize.block.iter_vars, realize.iter_values) if set(_vars(v)) & group]
@@ -122,7 +125,7 @@ def _covers_at_sizes(realize: BlockRealize, loops: tuple, group: set) -> bool:
              *(iv.dom.extent for iv, _ in bound), *(iv.dom.min for iv, _ in bound)]
     sizes = []
     for e in exprs:
-        post_order_visit(e, lambda n: sizes.append(n) if isinstance(n, SizeVar) and n not in sizes else None)
+        sizes += [v for v in _sizes(e) if v not in sizes]
     if len(sizes) != 1:
         return False
     (n,) = sizes
@@ -177,7 +180,9 @@ def _fuse_ceil_splits(realize: BlockRealize, loops: tuple, group: set) -> tuple:
             return None
 
         values = tuple(transform(v, post) for v in realize.iter_values)
-        predicate = transform(realize.predicate, post)
+        # the split's own conjunct is the fused loop's domain: dropped
+        predicate = _conjoin([transform(t, post) for t in conjuncts(realize.predicate) if t is not term],
+                             realize.predicate.dtype)
         left: set = set()
         for e in (*values, predicate):
             collect_vars(e, left)
@@ -188,6 +193,78 @@ def _fuse_ceil_splits(realize: BlockRealize, loops: tuple, group: set) -> tuple:
         loops = tuple(attrs.evolve(lp, loop_var=fused, extent=term.b) if lp is outer else lp
                       for lp in loops if lp is not inner)
     return realize, loops
+
+
+def _split_scaled(realize: BlockRealize, loops: tuple, group: set) -> tuple:
+    """(realize, loops) with every loop ``f`` over ``c * K`` (``c`` a constant above 1, ``K``
+    symbolic) made two, ``h`` over ``K`` and ``l`` over ``c``, ``f`` replaced by ``h * c + l``
+    (the same values, each once). Digits of ``f`` below ``c`` (``f % 2``, ``f % 54 // 18``,
+    ``f // 54`` for ``c = 54``: fused loops bound to threads) then read ``l`` alone or ``h``
+    alone, so the constants of the fuse stop counting as periods of the symbolic extent.
+    The new loops join ``group``."""
+    out = []
+    for lp in loops:
+        form = affine(lp.extent) if lp.loop_var in group and const_of(lp.min) == 0 else None
+        if not form or len(form) != 1 or ONE in form:
+            out.append(lp)
+            continue
+        (atom, c), = form.items()
+        if c <= 1 or not _sizes(lp.extent):
+            out.append(lp)
+            continue
+        f = lp.loop_var
+        hi, lo = Var(f.name + "_h", f.dtype), Var(f.name + "_l", f.dtype)
+        whole = Add(Mul(hi, IntImm(f.dtype, c)), lo)
+
+        def post(n, hi=hi, lo=lo, c=c):
+            return _digit_of(n, hi, lo, c)
+
+        values = tuple(transform(substitute(v, {f: whole}), post) for v in realize.iter_values)
+        predicate = transform(substitute(realize.predicate, {f: whole}), post)
+        realize = attrs.evolve(realize, iter_values=values, predicate=predicate)
+        group.discard(f)
+        group |= {hi, lo}
+        out += [attrs.evolve(lp, loop_var=hi, extent=atom), attrs.evolve(lp, loop_var=lo, extent=IntImm(f.dtype, c))]
+    return realize, tuple(out)
+
+
+def _sizes(e) -> list:
+    """The shape variables (SizeVar) ``e`` uses, each once."""
+    found: list = []
+    post_order_visit(e, lambda n: found.append(n) if isinstance(n, SizeVar) and n not in found else None)
+    return found
+
+
+def _digit_of(n, hi: Var, lo: Var, c: int):
+    """``n`` (a floor division or remainder by a constant) with the multiple of ``hi`` taken
+    out when the constant divides its coefficient, ``lo // d`` (``d >= c``) as 0 and ``lo % m``
+    (``m >= c``) as ``lo``; None when nothing changes. Exact for integers (``lo`` in
+    ``[0, c)``)."""
+    if not isinstance(n, (FloorDiv, FloorMod)):
+        return None
+    d = const_of(n.b)
+    form = affine(n.a)
+    if d is None or d <= 0 or form is None:
+        return None
+    if form == {lo: 1} and d >= c:
+        return IntImm(lo.dtype, 0) if isinstance(n, FloorDiv) else lo
+    k = form.get(hi, 0)
+    if not k or k % d:
+        return None
+    rest = _form_expr({v: x for v, x in form.items() if v is not hi}, hi.dtype)
+    low = (FloorMod if isinstance(n, FloorMod) else FloorDiv)(rest, n.b)
+    simpler = _digit_of(low, hi, lo, c)
+    low = low if simpler is None else simpler
+    return low if isinstance(n, FloorMod) else Add(Mul(hi, IntImm(hi.dtype, k // d)), low)
+
+
+def _form_expr(form: dict, dtype):
+    """An expression for the affine ``form`` (atoms are expressions themselves)."""
+    out = None
+    for v, x in form.items():
+        term = IntImm(dtype, x) if v is ONE else (v if x == 1 else Mul(v, IntImm(dtype, x)))
+        out = term if out is None else Add(out, term)
+    return out if out is not None else IntImm(dtype, 0)
 
 
 def _ceil_split(form: dict, bound: dict, by_var: dict) -> "tuple | None":
@@ -291,10 +368,15 @@ def _contract(realize: BlockRealize, terms: list, by_var: dict) -> "tuple | None
                 ext.pop(v, None)
             changed = True
             break
-    pred = IntImm(realize.predicate.dtype, 1)
-    for x in left:
+    return attrs.evolve(realize, iter_values=tuple(values), predicate=_conjoin(left, realize.predicate.dtype)), dom
+
+
+def _conjoin(terms: list, dtype):
+    """``terms`` joined by ``and`` (true when there are none)."""
+    pred = IntImm(dtype, 1)
+    for x in terms:
         pred = x if isinstance(pred, IntImm) else And(pred, x)
-    return attrs.evolve(realize, iter_values=tuple(values), predicate=pred), dom
+    return pred
 
 
 def _digit(term, ext: dict) -> "tuple | None":
@@ -378,4 +460,4 @@ def _group_covers(realize, loops: list, terms: list, group: set) -> bool:
     if int(keep.sum()) != want:
         return False  # a point run twice, or missed
     flat = flat_points(points, dom, want)
-    return flat is not None and len(np.unique(flat)) == want
+    return flat is not None and distinct(flat, want) == want

@@ -149,6 +149,12 @@ def flat_points(points, doms, count: int) -> "np.ndarray | None":
     return flat
 
 
+def distinct(flat: np.ndarray, size: int) -> int:
+    """How many distinct values ``flat`` (row-major indices from :func:`flat_points`, each in
+    ``[0, size)``) holds: a count per index, not a sort."""
+    return int(np.count_nonzero(np.bincount(flat, minlength=size))) if flat.size else 0
+
+
 POINT_ERRORS = (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError)
 """What evaluating an index or predicate over enumerated points may raise on a form it
 cannot take (an unknown call, a division by zero): the points are then not enumerable."""

@@ -40,7 +40,7 @@ from tir.stmt import BufferStore, IterKind
 from .affine import const_of, equal_extents
 from .coverage import _realizes, copy_order
 from .rewrite import stored
-from .probe import (NotEvaluable, collect_vars, evaluate_points, flat_points, loop_points,
+from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, loop_points,
                     scalar_int, shape_envs, shape_vars)
 
 MAX_POINTS = 1 << 17
@@ -255,7 +255,7 @@ def _covered_vars(realize, loops, rest: list, env: dict) -> "bool | None":
     flat = flat_points([v[inside] for v in values], doms, int(inside.sum()))
     if flat is None:
         return None  # not whole numbers
-    return np.unique(flat).size == want
+    return distinct(flat, want) == want
 
 
 def _bad_reduction(flat_s, flat_r, red_size: int, has_init: bool) -> bool:
