@@ -285,7 +285,7 @@ _COMBINERS = (Add, Mul, Max, Min)
 
 
 def _neutral_pad(op: BlockRealize, writers: dict, readers: dict, params: set, loops: tuple = ()) -> "tuple | None":
-    """(restored reduction, pad producer, padded buffer) for a reduction ``S[i] = S[i] op
+    """(restored reduction, [(pad producer, padded buffer)]) for a reduction ``S[i] = S[i] op
     X_pad[..]`` (init a constant) whose pad producer pads X only along axes the reduction
     runs over, with the neutral element of ``op`` (``pad_einsum`` of a sum padded with 0) or
     with padded elements its predicate never reaches (a max whose split loop stops at X's
@@ -336,7 +336,76 @@ def _neutral_pad(op: BlockRealize, writers: dict, readers: dict, params: set, lo
     if not shrink:
         return None
     new = _restored(op, store.buffer, shrink, pads)
-    return (new, producer, padded) if new is not None else None
+    return (new, [(producer, padded)]) if new is not None else None
+
+
+def _zero_product_pad(op: BlockRealize, writers: dict, readers: dict, params: set) -> "tuple | None":
+    """(restored reduction, [(pad producer, padded buffer)]) for a sum of products whose
+    reduction axis ``pad_einsum`` padded with 0 in its operands (:func:`_zero_stops`) and
+    whose output it did not pad (no crop): the reduction runs over the sources' extent."""
+    block = op.block
+    store = block.body
+    if block.init is None or not isinstance(store, BufferStore) or not _init_ok(block):
+        return None
+    pads, dropped, zero = {}, [], set()
+    for key in loaded(block):
+        ws = writers.get(key, [])
+        if key in params or key == id(store.buffer) or len(ws) != 1:
+            continue
+        src = _pad_source(ws[0].block)
+        if src is None:
+            continue
+        if readers.get(key) != [op]:
+            return None
+        pads[key] = (src[1], list(src[1].shape))
+        dropped.append((ws[0], src[0]))
+        if _pads_with_zero(ws[0].block):
+            zero.add(key)
+    stops = _zero_stops(op, pads, zero) if pads else None
+    if not stops:
+        return None
+    new = _restored(op, store.buffer, stops, pads)
+    return (new, dropped) if new is not None else None
+
+
+def _factors(expr) -> list:
+    """The factors of a product (``Mul`` and casts between float types looked through)."""
+    if isinstance(expr, Mul):
+        return _factors(expr.a) + _factors(expr.b)
+    if isinstance(expr, Cast) and expr.dtype.is_float and expr.value.dtype.is_float:
+        return _factors(expr.value)
+    return [expr]
+
+
+def _zero_stops(op: BlockRealize, pads: dict, zero: set) -> "dict | None":
+    """id(reduction variable) -> the source extent past which a sum's term is 0, for a sum
+    ``S[i] = S[i] + A[..] * B[..]`` one of whose factors is a buffer padded with 0
+    (``zero``: ids of those in ``pads``) indexed by the variable alone along a padded axis
+    (``pad_einsum`` of a matmul pads its reduction axis in both operands): the padded
+    iterations add 0. None when one variable would stop at two extents."""
+    block = op.block
+    store = block.body
+    value = store.value
+    if block.init is None or not isinstance(value, Add):
+        return {}
+    acc = [x for x in (value.a, value.b) if isinstance(x, BufferLoad) and x.buffer is store.buffer
+           and tuple(x.indices) == tuple(store.indices)]
+    if len(acc) != 1:
+        return {}
+    term = value.b if acc[0] is value.a else value.a
+    ivs = {id(iv.var): iv for iv in block.iter_vars}
+    stops: dict = {}
+    for factor in _factors(term):
+        if not isinstance(factor, BufferLoad) or id(factor.buffer) not in zero:
+            continue
+        for i, x in zip(factor.indices, pads[id(factor.buffer)][1]):
+            iv = ivs.get(id(i)) if isinstance(i, Var) else None
+            if iv is None or iv.kind != IterKind.REDUCE or _same(iv.dom.extent, x):
+                continue
+            if id(i) in stops and not _same(stops[id(i)], x):
+                return None
+            stops[id(i)] = x
+    return stops
 
 
 def _split_stops(op: BlockRealize, pads: dict, loops: tuple = ()) -> "dict | None":
@@ -371,6 +440,12 @@ def _split_stops(op: BlockRealize, pads: dict, loops: tuple = ()) -> "dict | Non
 
     post_order_visit(block.body, visit)
     return None if bad[0] else stops
+
+
+def _pads_with_zero(producer: Block) -> bool:
+    """A pad producer (:func:`_pad_source`) whose pad value is 0."""
+    value = producer.body.value.args[2]
+    return isinstance(value, (IntImm, FloatImm)) and value.value == 0
 
 
 def _same_index(a, b) -> bool:
@@ -459,7 +534,11 @@ def unpad_einsum(func: PrimFunc) -> PrimFunc:
         if pads is None or (not shrink and not pads):
             continue
         stops = _split_stops(op, pads, loops_of[id(op)])
-        if stops is None or any(k in shrink and not _same(shrink[k], x) for k, x in stops.items()):
+        zeros = _zero_stops(op, pads, {k for k in pads if _pads_with_zero(writers[k][0].block)})
+        if stops is None or zeros is None:
+            continue
+        stops = {**zeros, **stops}
+        if any(k in shrink and not _same(shrink[k], x) for k, x in stops.items()):
             continue
         new = _restored(op, out, {**stops, **shrink}, pads)
         if new is None:
@@ -471,15 +550,19 @@ def unpad_einsum(func: PrimFunc) -> PrimFunc:
             drop.add(id(producer))
             dropped_bufs.add(id(buf))
     for op in realizes:
-        got = _neutral_pad(op, writers, readers, params, loops_of[id(op)]) if id(op) not in replace else None
+        if id(op) in replace:
+            continue
+        got = _neutral_pad(op, writers, readers, params, loops_of[id(op)]) or \
+            _zero_product_pad(op, writers, readers, params)
         if got is None:
             continue
-        new, producer, padded = got
-        if id(producer) in drop:
+        new, dropped = got
+        if any(id(producer) in drop for producer, _ in dropped):
             continue
         replace[id(op)] = new
-        drop.add(id(producer))
-        dropped_bufs.add(id(padded))
+        for producer, padded in dropped:
+            drop.add(id(producer))
+            dropped_bufs.add(id(padded))
     if not replace:
         return func
 

@@ -107,3 +107,30 @@ def test_digits_drop_the_whole_loop_part():
         found = set()
         tir.post_order_visit(split, lambda n: found.add(n.name) if isinstance(n, Var) else None)
         assert found == names, split
+
+
+# ``pad_einsum`` of a matmul pads its reduction axis in both operands with 0: every padded
+# iteration adds a product with a zero factor (opinfo.pad_einsum._zero_stops)
+
+MATMUL_K = "s15_pad_einsum_matmul_reduction_only"
+BATCH_MATMUL = "s15_pad_einsum_partitioned_batch_matmul"
+
+
+def test_pad_einsum_of_a_matmul_reduction_axis():
+    assert fixture_ops(MATMUL_K) == [("matmul", {})]
+    # one operand padded with 0 is enough
+    assert fixture_ops(MATMUL_K, "y[v0, v1], T.float32(0.0))", "y[v0, v1], T.float32(1.0))") == [("matmul", {})]
+    # both padded with 1: the padded iterations add 1 each
+    assert _ops_all(MATMUL_K, "], T.float32(0.0))", "], T.float32(1.0))") == []
+    # a max of the padded products: a zero product is no neutral element of max
+    assert fixture_ops(MATMUL_K, "matmul[v_i0, v_i1] + x_pad[v_i0, v_k] * y_pad[v_k, v_i1]",
+                       "T.max(matmul[v_i0, v_i1], x_pad[v_i0, v_k] * y_pad[v_k, v_i1])") == []
+
+
+def test_pad_einsum_of_a_partitioned_batch_matmul_padded_everywhere():
+    # spatial axes padded and cropped, the reduction padded with 0 and partitioned
+    assert fixture_ops(BATCH_MATMUL) == [("matmul", {})]
+    # the data's reduction padding made 2 (y's stays 0): still a zero factor
+    x_pad = "v3 < T.int64(5), x[v0, v1, v2, v3], T.float32(0.0))"
+    assert fixture_ops(BATCH_MATMUL, x_pad, x_pad.replace("0.0", "2.0")) == [("matmul", {})]
+    assert _ops_all(BATCH_MATMUL, "], T.float32(0.0))", "], T.float32(2.0))") == []
