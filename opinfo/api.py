@@ -18,7 +18,7 @@ from .loop_partition import merge_partitions
 from .decompose import Decomposer
 from .info import FuncInfo, OpInfo
 from .kind import pattern_kind
-from .normalize import cache_scope, normalize
+from .normalize import cache_scope, drop_dead_blocks, normalize
 from .op_graph import folded_copies, folds_accounted, fusable, settle_copies, tags_agree
 from .recognize import families
 from .recognize.common import shape_of
@@ -178,9 +178,15 @@ def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
     # loop_partition's copies are named after their loops; a cache primitive names its copy
     # block after the cache buffer (``x_shared``), whichever block computes: the op's tag is
     # on one of the others (reindex_cache_read leaves ``T_reshape`` copying ``x_shared``)
-    # pad_einsum's pad and crop blocks (``x_pad``) are gone once it is undone
-    names = [b.name for b in unpad_einsum(merge_partitions(func)).blocks()
-             if b.name not in caches and not _cache_copy_block(b, caches)]
+    # pad_einsum's pad and crop blocks (``x_pad``) are gone once it is undone, cache_index's
+    # index blocks once they are found dead
+    blocks = list(unpad_einsum(drop_dead_blocks(move_block_loops(merge_partitions(func)))).blocks())
+    names = [b.name for b in blocks if b.name not in caches and not _cache_copy_block(b, caches)]
+    if not names:
+        # every block a cache copy (cache_write and cache_read of one copy op): their names
+        # without scope suffixes, but for the caches of the inputs (``x_local``)
+        inputs = {b.name for b in func.buffers} - ({op.output.buffer} if op.output is not None else set())
+        names = sorted({_cache_names(b.name)[-1] for b in blocks} - inputs)
     if not names:
         names = [b.name for b in (normalize(func) or func).blocks()]
     settled = copy_tags.settle(op, shape_of(data) if data is not None else None,

@@ -11,6 +11,8 @@ elements would change the op; the semantic layer ignores predicates):
   buffers are restricted to what is inside (see :mod:`.block_loops`);
 * the outer block of ``blockize`` and the block nested in it become one block again (see
   :mod:`.blockize`);
+* blocks whose stores reach no parameter and no other block's read go, repeatedly (the
+  index buffers of ``cache_index`` once the consumer reads a cache, :func:`drop_dead_blocks`);
 * blocks that share loops after ``compute_at``/``reverse_compute_at`` get loops of their
   own (see :mod:`.distribute`);
 * the pad producers, padded op block and crop consumer of ``pad_einsum`` become the op
@@ -69,7 +71,7 @@ from .loop_partition import merge_partitions
 from .predicates import drop_predicates
 from .probe import NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, scalar_int, shape_envs, shape_vars
 from .realize_check import SHAPE_VALUES, covers_domain
-from .rewrite import EMPTY, loaded, prune
+from .rewrite import EMPTY, loaded, prune, stored
 from .rfactor import merge_rfactor
 from .tags import tag
 
@@ -501,10 +503,44 @@ def drop_idle_vars(func: PrimFunc) -> PrimFunc:
     return transform(func, post)
 
 
+_MAX_DEAD_PASSES = 8
+"""Chains of dead copies :func:`drop_dead_blocks` removes at most (one link per pass)."""
+
+
+def drop_dead_blocks(func: PrimFunc) -> PrimFunc:
+    """``func`` without the blocks whose stores only reach intermediates that no other block
+    reads (``cache_index`` precomputes index buffers that nothing reads once the consumer
+    reads a cache), repeated while a removal leaves another such block (a chain of copies).
+    Nothing a parameter holds changes. Functions with buffer aliases (``match_buffer``) are
+    left alone: a read through an alias is not a read of the buffer's id."""
+    from .pad_einsum import _holds_blocks
+
+    params = {id(b) for b in func.buffers}
+    for _ in range(_MAX_DEAD_PASSES):
+        found = [r for r, _ in _realizes(func.body) if r.block is not func.root_block]
+        if any(r.block.match_buffers for r in found):
+            return func
+        leaves = [r for r in found if not _holds_blocks(r.block)]
+        readers: dict = {}
+        for r in leaves:
+            for key in loaded(r.block):
+                readers.setdefault(key, set()).add(id(r))
+        dead = set()
+        for r in leaves:
+            keys = stored(r.block)
+            if keys and not any(k in params or readers.get(k, set()) - {id(r)} for k in keys):
+                dead.add(id(r))
+        if not dead:
+            return func
+        func = prune(transform(func, lambda n: None,
+                               lambda n: EMPTY if isinstance(n, BlockRealize) and id(n) in dead else None))
+    return func
+
+
 def normalize(func: PrimFunc) -> "PrimFunc | None":
     """The function the recognizers should read (see the module docstring), or None."""
     func = drop_predicates(merge_padding(unpad_einsum(distribute(merge_inits(forward_fills(clip_copies(
-        unblockize(move_block_loops(merge_partitions(func))))))))))
+        drop_dead_blocks(unblockize(move_block_loops(merge_partitions(func)))))))))))
     if func is None:
         return None
     func = drop_idle_vars(func)

@@ -24,7 +24,7 @@ from tir.functor import substitute, transform
 from opinfo.predicate_enum import _digit_of
 from opinfo.probe import evaluate
 
-from tests.fixture_util import FIXTURES, fixture_ops
+from tests.fixture_util import FIXTURES, fixture_func, fixture_ops
 import opinfo
 import tir
 
@@ -134,3 +134,34 @@ def test_pad_einsum_of_a_partitioned_batch_matmul_padded_everywhere():
     x_pad = "v3 < T.int64(5), x[v0, v1, v2, v3], T.float32(0.0))"
     assert fixture_ops(BATCH_MATMUL, x_pad, x_pad.replace("0.0", "2.0")) == [("matmul", {})]
     assert _ops_all(BATCH_MATMUL, "], T.float32(0.0))", "], T.float32(2.0))") == []
+
+
+# ``cache_index`` precomputes index expressions into buffers; once the consumer reads a cache
+# of the data instead, the index blocks and their copies are dead (normalize.drop_dead_blocks)
+
+def test_dead_index_blocks_of_cache_index_are_dropped():
+    assert fixture_ops("s15_cache_index_dead_batch_flatten") == [("reshape", {"shape": (8, 378)})]
+    # every block a cache copy: the tag is read from the names without scope suffixes
+    assert fixture_ops("s15_cache_index_dead_reshape") == [("reshape", {"shape": (1512,)})]
+
+
+def test_an_index_block_writing_the_output_is_not_dead():
+    # the last dead copy stores its index into the output instead: a second writer of it
+    text = (FIXTURES / "s15_cache_index_dead_batch_flatten.py").read_text()
+    text = text.replace("T.writes(index_var_2[v0])", "T.writes(T_reshape[T.int64(0), v0])")
+    text = text.replace("index_var_2[v0] = index_var_2_shared[v0]",
+                        "T_reshape[T.int64(0), v0] = T.Cast(\"float32\", index_var_2_shared[v0])")
+    (_, func), = tir.parse(text).prim_funcs()
+    assert opinfo.analyze(func).ops == ()
+
+
+def test_drop_dead_blocks_keeps_what_reaches_a_parameter():
+    from opinfo.normalize import drop_dead_blocks
+
+    func = fixture_func("s15_cache_index_dead_batch_flatten")
+    kept = [b.name for b in drop_dead_blocks(func).blocks()]
+    assert [n for n in kept if n.startswith("index")] == []
+    assert {"x_local", "x_local_local", "T_reshape"} <= set(kept)
+    # nothing dead: the same function back
+    plain = fixture_func("s15_pad_einsum_matmul_reduction_only")
+    assert drop_dead_blocks(plain) is plain
