@@ -66,7 +66,7 @@ from .distribute import distribute
 from .ew_tags import IDENTITY_TAGS, bare
 from .init_order import block_places, init_runs_first
 from .padding import merge_padding
-from .pad_einsum import _undup, unpad_einsum
+from .pad_einsum import _holds_blocks, _undup, unpad_einsum
 from .loop_partition import merge_partitions
 from .predicates import drop_predicates
 from .probe import NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, scalar_int, shape_envs, shape_vars
@@ -513,8 +513,6 @@ def drop_dead_blocks(func: PrimFunc) -> PrimFunc:
     reads a cache), repeated while a removal leaves another such block (a chain of copies).
     Nothing a parameter holds changes. Functions with buffer aliases (``match_buffer``) are
     left alone: a read through an alias is not a read of the buffer's id."""
-    from .pad_einsum import _holds_blocks
-
     params = {id(b) for b in func.buffers}
     for _ in range(_MAX_DEAD_PASSES):
         found = [r for r, _ in _realizes(func.body) if r.block is not func.root_block]

@@ -300,12 +300,9 @@ def _neutral_pad(op: BlockRealize, writers: dict, readers: dict, params: set, lo
     value = store.value
     if not isinstance(value, _COMBINERS):
         return None
-    acc = [x for x in (value.a, value.b) if isinstance(x, BufferLoad) and x.buffer is store.buffer
-           and tuple(x.indices) == tuple(store.indices)]
-    loads = [x for x in (value.a, value.b) if isinstance(x, BufferLoad) and x.buffer is not store.buffer]
-    if len(acc) != 1 or len(loads) != 1:
+    load = _update_term(store)
+    if not isinstance(load, BufferLoad) or load.buffer is store.buffer:
         return None
-    load = loads[0]
     key = id(load.buffer)
     ws = writers.get(key, [])
     if key in params or len(ws) != 1 or readers.get(key) != [op]:
@@ -339,6 +336,17 @@ def _neutral_pad(op: BlockRealize, writers: dict, readers: dict, params: set, lo
     return (new, [(producer, padded)]) if new is not None else None
 
 
+def _update_term(store: BufferStore):
+    """What a reduction's update ``S[i] = S[i] op T`` (or ``T op S[i]``) combines with the
+    accumulator: ``T``, or None when not exactly one operand is the accumulator."""
+    value = store.value
+    acc = [x for x in (value.a, value.b) if isinstance(x, BufferLoad) and x.buffer is store.buffer
+           and tuple(x.indices) == tuple(store.indices)]
+    if len(acc) != 1:
+        return None
+    return value.b if acc[0] is value.a else value.a
+
+
 def _zero_product_pad(op: BlockRealize, writers: dict, readers: dict, params: set) -> "tuple | None":
     """(restored reduction, [(pad producer, padded buffer)]) for a sum of products whose
     reduction axis ``pad_einsum`` padded with 0 in its operands (:func:`_zero_stops`) and
@@ -347,10 +355,25 @@ def _zero_product_pad(op: BlockRealize, writers: dict, readers: dict, params: se
     store = block.body
     if block.init is None or not isinstance(store, BufferStore) or not _init_ok(block):
         return None
-    pads, dropped, zero = {}, [], set()
-    for key in loaded(block):
+    found = _padded_reads(op, writers, readers, params)
+    if found is None or not found[0]:
+        return None
+    pads, producers = found
+    stops = _zero_stops(op, pads, _zero_padded(producers))
+    if not stops:
+        return None
+    new = _restored(op, store.buffer, stops, pads)
+    return (new, producers) if new is not None else None
+
+
+def _padded_reads(op: BlockRealize, writers: dict, readers: dict, params: set) -> "tuple | None":
+    """(id(padded buffer) -> (source, its extents), [(pad producer, padded buffer)]) for the
+    buffers ``op`` reads that a pad producer (:func:`_pad_source`) alone writes; None when
+    another block reads one of them too (dropping its producer would change that block)."""
+    pads, producers = {}, []
+    for key in loaded(op.block):
         ws = writers.get(key, [])
-        if key in params or key == id(store.buffer) or len(ws) != 1:
+        if key in params or len(ws) != 1:
             continue
         src = _pad_source(ws[0].block)
         if src is None:
@@ -358,14 +381,13 @@ def _zero_product_pad(op: BlockRealize, writers: dict, readers: dict, params: se
         if readers.get(key) != [op]:
             return None
         pads[key] = (src[1], list(src[1].shape))
-        dropped.append((ws[0], src[0]))
-        if _pads_with_zero(ws[0].block):
-            zero.add(key)
-    stops = _zero_stops(op, pads, zero) if pads else None
-    if not stops:
-        return None
-    new = _restored(op, store.buffer, stops, pads)
-    return (new, dropped) if new is not None else None
+        producers.append((ws[0], src[0]))
+    return pads, producers
+
+
+def _zero_padded(producers: list) -> set:
+    """Ids of the padded buffers whose producer pads with 0."""
+    return {id(padded) for producer, padded in producers if _pads_with_zero(producer.block)}
 
 
 def _factors(expr) -> list:
@@ -388,11 +410,9 @@ def _zero_stops(op: BlockRealize, pads: dict, zero: set) -> "dict | None":
     value = store.value
     if block.init is None or not isinstance(value, Add):
         return {}
-    acc = [x for x in (value.a, value.b) if isinstance(x, BufferLoad) and x.buffer is store.buffer
-           and tuple(x.indices) == tuple(store.indices)]
-    if len(acc) != 1:
+    term = _update_term(store)
+    if term is None:
         return {}
-    term = value.b if acc[0] is value.a else value.a
     ivs = {id(iv.var): iv for iv in block.iter_vars}
     stops: dict = {}
     for factor in _factors(term):
@@ -518,23 +538,12 @@ def unpad_einsum(func: PrimFunc) -> PrimFunc:
         if any(not _same(iv.dom.extent, o) and not _at_least(iv.dom.extent, o) for iv, o in zip(ivs, out.shape)):
             continue
         shrink = {id(iv.var): o for iv, o in zip(ivs, out.shape) if not _same(iv.dom.extent, o)}
-        pads, producers = {}, []
-        for key in loaded(block):
-            ws = writers.get(key, [])
-            if key in params or len(ws) != 1:
-                continue
-            src = _pad_source(ws[0].block)
-            if src is None:
-                continue
-            if readers.get(key) != [op]:
-                pads = None
-                break
-            pads[key] = (src[1], list(src[1].shape))
-            producers.append((ws[0], src[0]))
-        if pads is None or (not shrink and not pads):
+        found = _padded_reads(op, writers, readers, params)
+        if found is None or (not shrink and not found[0]):
             continue
+        pads, producers = found
         stops = _split_stops(op, pads, loops_of[id(op)])
-        zeros = _zero_stops(op, pads, {k for k in pads if _pads_with_zero(writers[k][0].block)})
+        zeros = _zero_stops(op, pads, _zero_padded(producers))
         if stops is None or zeros is None:
             continue
         stops = {**zeros, **stops}
