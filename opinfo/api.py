@@ -29,8 +29,9 @@ from .recognize.split import split_ops
 from .semantic import Reduce, Semantics
 from .packed_ops import recognize_packed
 from .pad_einsum import pad_einsum_left, unpad_einsum
+from .partial_copy import read_through_copies
 from . import copy_tags
-from .tags import tags
+from .tags import cache_names, tags
 from .attention import recognize_attention
 from .attention_bias import recognize_attention_bias
 from .reverse_sequence import recognize_reverse_sequence
@@ -138,10 +139,6 @@ def _mean_of_one(sem, ops) -> "OpInfo | None":
     return attrs.evolve(ops[0], name="mean", output=ops[-1].output)
 
 
-SCOPE_SUFFIXES = ("_shared", "_local", "_global", "_warp", "_dyn")
-"""What ``cache_read``/``cache_write`` and ``set_scope`` append to a cached buffer's name."""
-
-
 def _cache_copy_block(block, caches: set) -> bool:
     """An element copy (same indices) into or out of a cache buffer named after the block but
     for scope suffixes (a ``shared`` cache set to ``local`` scope keeps its block
@@ -150,19 +147,8 @@ def _cache_copy_block(block, caches: set) -> bool:
     store = block.body
     if not isinstance(store, BufferStore) or not same_index_copy(store):
         return False
-    return any(buf.name in caches and block.name in _cache_names(buf.name)
+    return any(buf.name in caches and block.name in cache_names(buf.name)
                for buf in (store.buffer, store.value.buffer))
-
-
-def _cache_names(name: str) -> list:
-    """``name`` and what is left of it as scope suffixes come off, last first."""
-    names = [name]
-    while True:
-        suffix = next((s for s in SCOPE_SUFFIXES if name.endswith(s) and len(name) > len(s)), None)
-        if suffix is None:
-            return names
-        name = name[:-len(suffix)]
-        names.append(name)
 
 
 def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
@@ -186,7 +172,7 @@ def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
         # every block a cache copy (cache_write and cache_read of one copy op): their names
         # without scope suffixes, but for the caches of the inputs (``x_local``)
         inputs = {b.name for b in func.buffers} - ({op.output.buffer} if op.output is not None else set())
-        names = sorted({_cache_names(b.name)[-1] for b in blocks} - inputs)
+        names = sorted({cache_names(b.name)[-1] for b in blocks} - inputs)
     if not names:
         names = [b.name for b in (normalize(func) or func).blocks()]
     settled = copy_tags.settle(op, shape_of(data) if data is not None else None,
@@ -201,7 +187,9 @@ def _misrealized(merged: PrimFunc) -> bool:
     what the recognizers read."""
     if not misrealized(merged):
         return False
-    unpadded = unpad_einsum(merged)
+    # a pad producer whose padding no reader loads (the loops stop at the unpadded extent)
+    # is read through first (:mod:`.partial_copy`)
+    unpadded = read_through_copies(unpad_einsum(merged))
     return unpadded is merged or misrealized(unpadded)
 
 

@@ -165,11 +165,14 @@ times); the function is held so that its id is not reused meanwhile."""
 
 def merge_partitions(func: PrimFunc) -> PrimFunc:
     """``func`` with the copies ``loop_partition`` made merged back (module docstring);
-    unchanged when there are none."""
+    unchanged when there are none. Reductions whose loops then run a box smaller than
+    their declared domain get that box (:mod:`.realized_domain`: the first rewrite every
+    reader of a function applies, as this one)."""
     hit = _RECENT.get(id(func))
     if hit is not None and hit[0] is func:
         return hit[1]
-    out = _merge_partitions(func)
+    from .realized_domain import shrink_reductions  # realized_domain imports coverage, which imports this module
+    out = shrink_reductions(_merge_partitions(func))
     if len(_RECENT) >= 16:
         _RECENT.pop(next(iter(_RECENT)))
     _RECENT[id(func)] = (func, out)

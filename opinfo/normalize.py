@@ -5,7 +5,8 @@ predicate cannot be shown to be implied by its block's domain (a predicate that 
 elements would change the op; the semantic layer ignores predicates):
 
 * the copies of a loop nest ``loop_partition`` made become one loop again (see
-  :mod:`.loop_partition`);
+  :mod:`.loop_partition`), and a reduction whose loops run a smaller box than its domain
+  gets that box as domain (see :mod:`.realized_domain`);
 * loops inside a block (the tile copies of ``read_at``/``write_at``) go outside it, the
   block taking a variable per loop, and element copies that run past an end of their
   buffers are restricted to what is inside (see :mod:`.block_loops`);
@@ -27,6 +28,9 @@ elements would change the op; the semantic layer ignores predicates):
   buffer that a copy then moves into the buffer the update accumulates in is first made a
   fill of that buffer (:func:`forward_fills`);
 * the partial and final blocks of ``rfactor`` are merged back (see :mod:`.rfactor`);
+* copies whose readers load only what they copied are read through: ``read_at`` tiles,
+  ``reindex_cache_read`` gathers, ``cache_index`` index buffers, ``pad_einsum`` pads whose
+  padding no reader loads (see :mod:`.partial_copy`);
 * a ``cache_read`` copy (an intermediate filled by ``S[v...] = P[v...]`` from a parameter
   of the same shape, over the whole buffer, and written nowhere else) is removed and its
   readers read the parameter;
@@ -66,6 +70,7 @@ from .distribute import distribute
 from .ew_tags import IDENTITY_TAGS, bare
 from .init_order import block_places, init_runs_first
 from .padding import merge_padding
+from .partial_copy import read_through_copies
 from .pad_einsum import _holds_blocks, _undup, unpad_einsum
 from .loop_partition import merge_partitions
 from .predicates import drop_predicates
@@ -537,8 +542,11 @@ def drop_dead_blocks(func: PrimFunc) -> PrimFunc:
 
 def normalize(func: PrimFunc) -> "PrimFunc | None":
     """The function the recognizers should read (see the module docstring), or None."""
-    func = drop_predicates(merge_padding(unpad_einsum(distribute(merge_inits(forward_fills(clip_copies(
-        drop_dead_blocks(unblockize(move_block_loops(merge_partitions(func)))))))))))
+    # pad_einsum's pads read through before predicates go: a reader's predicate may be what
+    # keeps it inside the unpadded part (a reduction split by the unpadded extent)
+    func = unpad_einsum(distribute(merge_inits(forward_fills(clip_copies(drop_dead_blocks(unblockize(
+        move_block_loops(merge_partitions(func)))))))))
+    func = drop_predicates(merge_padding(read_through_copies(func, pads_only=True)))
     if func is None:
         return None
     func = drop_idle_vars(func)
@@ -549,6 +557,8 @@ def normalize(func: PrimFunc) -> "PrimFunc | None":
     # shared) loses one copy per pass: the second becomes a copy of the parameter itself.
     for _ in range(_MAX_COPY_PASSES):
         dropped = drop_cache_copies(func)
+        if dropped is func:
+            dropped = read_through_copies(func)
         if dropped is func:
             break
         func = dropped

@@ -70,3 +70,18 @@ def under_tag(func, name: str):
         return None
     norm = normalize(func)
     return norm if norm is not None and set(compute_tags(norm)) == {name} else None
+
+
+SCOPE_SUFFIXES = ("_shared", "_local", "_global", "_warp", "_dyn")
+"""What ``cache_read``/``cache_write`` and ``set_scope`` append to a cached buffer's name."""
+
+
+def cache_names(name: str) -> list:
+    """``name`` and what is left of it as scope suffixes come off, last first."""
+    names = [name]
+    while True:
+        suffix = next((s for s in SCOPE_SUFFIXES if name.endswith(s) and len(name) > len(s)), None)
+        if suffix is None:
+            return names
+        name = name[:-len(suffix)]
+        names.append(name)

@@ -1,0 +1,288 @@
+"""Copies that their readers can read through (``read_at``, ``reindex_cache_read``).
+
+TVM's ``read_at`` copies, under a loop of the consumer, only the tile of a buffer the
+consumer reads in that iteration: after :mod:`.block_loops` and :mod:`.distribute` the copy
+is a block ``S[i...] = P[i...]`` (one index tuple on both sides, buffers of one shape) over
+a domain that writes only part of ``S`` -- a strided convolution reads every other row, so
+only those are copied. ``reindex_cache_read`` gathers what the consumer reads into a buffer
+indexed by the consumer's variables: ``S[v0, v1, r] = P[v0, v1 * 2 + r]``. Neither is a
+whole-buffer cache copy (:func:`.normalize._copy_pair`), yet every load ``S[e...]`` may read
+``P`` directly -- ``P[e...]`` for the first, ``P[e0, e1 * 2 + e2]`` (the copy's load with its
+variables replaced by the indices read) for the second -- when
+
+``pad_einsum``'s pad producer ``P_pad[w] = if_then_else(w < 6, P[w], 0)`` whose padding no
+reader loads (its loops split by the unpadded extent) is read through the same way: what it
+stores where its guard holds is ``P[w]``.
+
+* the copy is the only block writing ``S`` (an intermediate in a cache scope, the block
+  named after it as the cache primitives name their copies -- an op's block storing a
+  gather into a ``cache_write`` buffer is an op -- or named as ``pad_einsum`` names its
+  buffers), stores a load of ``P`` (same dtype) and sits in a statement of the function's top-level sequence
+  before every statement reading ``S``;
+* nothing writes ``P`` in or after the copy's statement (every reader then sees ``P``'s
+  final value, which is what the copy stored); and
+* every element a reader loads from ``S`` is one the copy stores: checked by enumerating
+  the copy's iterations (predicate applied, variables in their domains) and every
+  reader's (all iterations its loops run, guards around the loads ignored: more is asked
+  than read) with the function's shape variables at a few values.
+
+Anything not enumerable (a loop extent that is not constant, an index that does not
+evaluate, more than :data:`MAX_POINTS` iterations) keeps the copy.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+import attrs
+import numpy as np
+
+from tir.builder import access_regions
+from tir.expr import BufferLoad, Cast, Var
+from tir.function import PrimFunc
+from tir.functor import post_order_visit, substitute, transform
+from tir.stmt import Block, BlockRealize, BufferStore, For, SeqStmt
+
+from .coverage import same_index_copy
+from .pad_einsum import _pad_source, _undup
+from .probe import POINT_ERRORS, block_points, evaluate_points, flat_points, scalar_int, shape_envs, shape_vars
+from .rewrite import EMPTY, prune
+from .realize_check import SHAPE_VALUES
+from .tags import cache_names
+
+MAX_POINTS = 1 << 20
+"""Loop iterations of one block above which the copy is kept."""
+
+
+def top_positions(func) -> dict:
+    """id(block) -> (position of the statement of the root's top-level sequence holding it,
+    its BlockRealize, the loops between the root and it) for the blocks directly under the
+    root (no block between); the root itself and blocks nested in others are absent."""
+    root = func.root_block
+    body = root.body if root is not None else func.body
+    stmts = body.seq if isinstance(body, SeqStmt) else (body,)
+    places: dict = {}
+
+    def walk(stmt, k, loops):
+        if isinstance(stmt, BlockRealize):
+            places[id(stmt.block)] = (k, stmt, loops)
+        elif isinstance(stmt, For):
+            walk(stmt.body, k, loops + (stmt,))
+        elif isinstance(stmt, SeqStmt):
+            for s in stmt.seq:
+                walk(s, k, loops)
+
+    for k, stmt in enumerate(stmts):
+        walk(stmt, k, ())
+    return places
+
+
+def _dst_loads(block: Block, dst) -> list:
+    found: list = []
+    for part in (block.body, block.init):
+        if part is not None:
+            post_order_visit(part, lambda n: found.append(n) if isinstance(n, BufferLoad) and n.buffer is dst else None)
+    return found
+
+
+def _stores_to(block: Block, buf) -> bool:
+    found = []
+    for part in (block.body, block.init):
+        if part is not None:
+            post_order_visit(part, lambda n: found.append(n) if isinstance(n, BufferStore) and n.buffer is buf else None)
+    return bool(found) or any(w.buffer is buf for w in block.writes)
+
+
+_INDEX_BLOCK = re.compile(r"index_\d+$")
+"""The name ``cache_index`` gives the blocks computing an index expression into a buffer."""
+
+
+def _copy_form(block: Block) -> "tuple | None":
+    """(S, the buffers the block loads, index map) for a copy block ``S[...] = P[...]`` or
+    a ``cache_index`` block ``S[v...] = e(v)`` (no loads): the map takes the indices a reader
+    loads from ``S`` to the expression to load instead; None for any other block."""
+    from .normalize import _folded_op, cache_scope  # normalize imports this module
+
+    store = block.body
+    if not isinstance(store, BufferStore) or block.init is not None:
+        return None
+    dst = store.buffer
+    padded = _pad_source(block)
+    if padded is not None:
+        # pad_einsum's producer: read where its guard holds, it copies the source
+        load = store.value.args[1]
+        return dst, (load.buffer,), lambda idx: BufferLoad(load.buffer, tuple(idx)), store.value.args[0]
+    ivars = {iv.var for iv in block.iter_vars}
+    by_vars = len(store.indices) == len(ivars) == len(set(store.indices)) and \
+        all(isinstance(i, Var) and i in ivars for i in store.indices)
+    if not isinstance(store.value, BufferLoad):
+        # an index expression cache_index stored: no loads, the store indexed by the
+        # block's variables
+        if not _INDEX_BLOCK.match(block.name) or not by_vars or _has_load(store.value):
+            return None
+        return dst, (), lambda idx: _substituted(store.value, store.indices, idx), None
+    load = store.value
+    if _folded_op(block) or not cache_scope(dst) or dst is load.buffer or dst.dtype != load.buffer.dtype:
+        return None
+    if not _cache_block(block, dst):
+        return None  # an op's block storing into a cache (cache_write of a take): the op stays
+    if same_index_copy(store):
+        return dst, (load.buffer,), lambda idx: BufferLoad(load.buffer, tuple(idx)), None
+    if not by_vars:
+        return None
+    # the store indexed by the block's variables, each once (reindex_cache_read): the
+    # load with those replaced
+    return dst, (load.buffer,), lambda idx: _substituted(load, store.indices, idx), None
+
+
+def _cache_block(block: Block, dst) -> bool:
+    """The block is the copy a cache primitive made: named after its cache buffer (less
+    the scope suffixes a later cache of the cache added: ``pad_temp_local`` writing
+    ``pad_temp_local_shared``), a name that itself ends in a scope suffix or ``_reindex``
+    (an op's block keeps the op's name, ``advanced_index`` writing ``advanced_index_shared``)."""
+    name = _undup(block.name)
+    return name in cache_names(_undup(dst.name)) and (len(cache_names(name)) > 1 or name.endswith("_reindex"))
+
+
+def _substituted(expr, variables, values):
+    """``expr`` with ``variables`` replaced by ``values`` (cast to each variable's dtype:
+    a reader's indices may be int32 where the copy's variables are int64)."""
+    return substitute(expr, {var: value if value.dtype == var.dtype else Cast(var.dtype, value)
+                             for var, value in zip(variables, values)})
+
+
+def _has_load(expr) -> bool:
+    found: list = []
+    post_order_visit(expr, lambda n: found.append(n) if isinstance(n, BufferLoad) else None)
+    return bool(found)
+
+
+def _readable_through(block: Block, form: tuple, blocks: list, params: set, places: dict,
+                      symbols: frozenset) -> bool:
+    """Whether the readers of the copy ``block`` may load its source instead (module
+    docstring)."""
+    dst, sources, _, guard = form
+    if id(dst) in params or id(block) not in places:
+        return False
+    here, realize, loops = places[id(block)]
+    readers = []
+    for other in blocks:
+        if other is block:
+            continue
+        if _stores_to(other, dst):
+            return False  # another writer of the copy
+        if any(_stores_to(other, src) for src in sources) and \
+                (id(other) not in places or places[id(other)][0] >= here):
+            return False  # a source changes after the copy ran
+        if _dst_loads(other, dst) or any(r.buffer is dst for r in other.reads):
+            if id(other) not in places or places[id(other)][0] <= here:
+                return False
+            readers.append(other)
+    if not readers:
+        return False
+    return all(_covered(block, realize, loops, readers, places, dst, guard, env)
+               for env in shape_envs(set(symbols), SHAPE_VALUES))
+
+
+def read_through_copies(func: PrimFunc, pads_only: bool = False) -> PrimFunc:
+    """``func`` with the copies its readers can read through removed (module docstring);
+    the same object when there is none. ``pads_only``: only ``pad_einsum``'s pad producers
+    (read through before the readers' predicates are dropped, which keep them inside the
+    unpadded part; the cache copies wait until the cache chains are undone)."""
+    blocks = list(func.blocks())
+    params = {id(b) for b in func.buffers}
+    places = top_positions(func)
+    symbols = frozenset(shape_vars(func))
+    chosen: dict = {}  # id(copy block) -> form
+    used: set = set()
+    for block in blocks:
+        form = _copy_form(block)
+        if form is None or (pads_only and form[3] is None):
+            continue
+        touched = {id(form[0])} | {id(b) for b in form[1]}
+        if touched & used:
+            continue
+        if _readable_through(block, form, blocks, params, places, symbols):
+            chosen[id(block)] = form
+            used |= touched
+    if not chosen:
+        return func
+    maps = {id(dst): (sources, index_map) for dst, sources, index_map, _ in chosen.values()}
+
+    def pre(n):
+        return EMPTY if isinstance(n, BlockRealize) and id(n.block) in chosen else None
+
+    def post(n):
+        if isinstance(n, BufferLoad) and id(n.buffer) in maps:
+            return maps[id(n.buffer)][1](n.indices)
+        if isinstance(n, Block) and (any(id(r.buffer) in maps for r in n.reads)
+                                     or any(id(b) in maps for b in n.alloc_buffers)):
+            return attrs.evolve(n, reads=_reads_after(n, maps),
+                                alloc_buffers=tuple(b for b in n.alloc_buffers if id(b) not in maps))
+        return None
+
+    return prune(transform(func, post, pre))
+
+
+def _reads_after(block: Block, maps: dict) -> tuple:
+    """The block's read regions with those of the removed blocks' buffers replaced by the
+    regions its body now loads of their sources."""
+    sources = {id(src) for srcs, _ in maps.values() for src in srcs}
+    loaded_now = {id(r.buffer): r for r in access_regions([block.body, block.init])}
+    kept = [loaded_now.get(id(r.buffer), r) if id(r.buffer) in sources else r
+            for r in block.reads if id(r.buffer) not in maps]
+    have = {id(r.buffer) for r in kept}
+    for r in block.reads:
+        if id(r.buffer) in maps:
+            for src in maps[id(r.buffer)][0]:
+                if id(src) not in have and id(src) in loaded_now:
+                    kept.append(loaded_now[id(src)])
+                    have.add(id(src))
+    return tuple(kept)
+
+
+def _covered(block, realize, loops, readers, places, dst, guard, env) -> bool:
+    """Whether, shape variables at ``env``, every element the readers load from ``dst``
+    lies inside it and is one the copy stores (where ``guard``, when given, holds)."""
+    shape = [scalar_int(s, env) for s in dst.shape]
+    if any(s is None or s < 0 for s in shape):
+        return False
+    size = math.prod(shape)
+    doms = [(0, s) for s in shape]
+    pts = block_points(realize, loops, env, MAX_POINTS, in_domain=True)
+    if pts is None:
+        return False
+    try:
+        stored = [evaluate_points(i, pts.block_env, pts.count) for i in block.body.indices]
+    except POINT_ERRORS:
+        return False
+    inside = np.ones(pts.count, dtype=bool)
+    if guard is not None:
+        try:
+            inside &= np.broadcast_to(np.asarray(evaluate_points(guard, pts.block_env, pts.count)) != 0, (pts.count,))
+        except POINT_ERRORS:
+            return False
+    for p, (lo, ext) in zip(stored, doms):
+        p = np.asarray(p, dtype=float)
+        inside &= (p >= lo) & (p < lo + ext) & (p == np.floor(p))
+    flat = flat_points([np.asarray(p, dtype=float)[inside] for p in stored], doms, int(inside.sum()))
+    if flat is None:
+        return False
+    written = np.zeros(size, dtype=bool)
+    written[flat] = True
+    for reader in readers:
+        _, realize_r, loops_r = places[id(reader)]
+        # every iteration the loops run, in the block's domain or not: more is asked than read
+        pts = block_points(realize_r, loops_r, env, MAX_POINTS)
+        if pts is None:
+            return False
+        env_r = dict(pts.block_env)
+        for load in _dst_loads(reader, dst):
+            try:
+                read = [evaluate_points(i, env_r, pts.count) for i in load.indices]
+            except POINT_ERRORS + (KeyError,):
+                return False
+            flat = flat_points(read, doms, pts.count)
+            if flat is None or not written[flat].all():
+                return False
+    return True
