@@ -78,6 +78,8 @@ def _realized_box(realize: BlockRealize, loops) -> "dict | None":
     doms = [(const_of(iv.dom.min), const_of(iv.dom.extent)) for iv in block.iter_vars]
     if any(lo is None or ext is None or ext < 1 for lo, ext in doms) or any(doms[k][0] != 0 for k in free):
         return None
+    if _plainly_whole(realize, loops, free, doms):
+        return None
     used: set = set()
     for e in (realize.predicate, *realize.iter_values):
         collect_vars(e, used)
@@ -113,3 +115,18 @@ def _realized_box(realize: BlockRealize, loops) -> "dict | None":
             pts.count != distinct(outer, spatial_size) * per_point:
         return None
     return {k: e for k, e in extents.items() if e != doms[k][1]}
+
+
+def _plainly_whole(realize: BlockRealize, loops, free, doms) -> bool:
+    """Every variable in ``free`` bound to a loop of its own over exactly its domain, no
+    predicate: the whole domain runs (the common case, decided without enumerating)."""
+    if const_of(realize.predicate) != 1:
+        return False
+    by_var = {lp.loop_var: lp for lp in loops}
+    seen = set()
+    for k in free:
+        lp = by_var.get(realize.iter_values[k])
+        if lp is None or lp.loop_var is not realize.iter_values[k] or lp.loop_var in seen or const_of(lp.min) != 0 or const_of(lp.extent) != doms[k][1]:
+            return False
+        seen.add(lp.loop_var)
+    return True
