@@ -558,7 +558,7 @@ def normalize(func: PrimFunc) -> "PrimFunc | None":
     for _ in range(_MAX_COPY_PASSES):
         dropped = drop_cache_copies(func)
         if dropped is func:
-            dropped = read_through_copies(func)
+            dropped = read_through_copies(func, within_domains=True)
         if dropped is func:
             break
         func = dropped

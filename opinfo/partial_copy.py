@@ -158,7 +158,7 @@ def _has_load(expr) -> bool:
 
 
 def _readable_through(block: Block, form: tuple, blocks: list, params: set, places: dict,
-                      symbols: frozenset) -> bool:
+                      symbols: frozenset, within_domains: bool) -> bool:
     """Whether the readers of the copy ``block`` may load its source instead (module
     docstring)."""
     dst, sources, _, guard = form
@@ -180,15 +180,18 @@ def _readable_through(block: Block, form: tuple, blocks: list, params: set, plac
             readers.append(other)
     if not readers:
         return False
-    return all(_covered(block, realize, loops, readers, places, dst, guard, env)
+    return all(_covered(block, realize, loops, readers, places, dst, guard, env, within_domains)
                for env in shape_envs(set(symbols), SHAPE_VALUES))
 
 
-def read_through_copies(func: PrimFunc, pads_only: bool = False) -> PrimFunc:
+def read_through_copies(func: PrimFunc, pads_only: bool = False, within_domains: bool = False) -> PrimFunc:
     """``func`` with the copies its readers can read through removed (module docstring);
     the same object when there is none. ``pads_only``: only ``pad_einsum``'s pad producers
     (read through before the readers' predicates are dropped, which keep them inside the
-    unpadded part; the cache copies wait until the cache chains are undone)."""
+    unpadded part; the cache copies wait until the cache chains are undone).
+    ``within_domains``: the function's predicates were dropped as implied by the blocks'
+    domains (:func:`.predicates.drop_predicates`), so a reader runs the points of its domain
+    only."""
     blocks = list(func.blocks())
     params = {id(b) for b in func.buffers}
     places = top_positions(func)
@@ -202,7 +205,7 @@ def read_through_copies(func: PrimFunc, pads_only: bool = False) -> PrimFunc:
         touched = {id(form[0])} | {id(b) for b in form[1]}
         if touched & used:
             continue
-        if _readable_through(block, form, blocks, params, places, symbols):
+        if _readable_through(block, form, blocks, params, places, symbols, within_domains):
             chosen[id(block)] = form
             used |= touched
     if not chosen:
@@ -241,7 +244,7 @@ def _reads_after(block: Block, maps: dict) -> tuple:
     return tuple(kept)
 
 
-def _covered(block, realize, loops, readers, places, dst, guard, env) -> bool:
+def _covered(block, realize, loops, readers, places, dst, guard, env, within_domains) -> bool:
     """Whether, shape variables at ``env``, every element the readers load from ``dst``
     lies inside it and is one the copy stores (where ``guard``, when given, holds)."""
     shape = [scalar_int(s, env) for s in dst.shape]
@@ -272,8 +275,10 @@ def _covered(block, realize, loops, readers, places, dst, guard, env) -> bool:
     written[flat] = True
     for reader in readers:
         _, realize_r, loops_r = places[id(reader)]
-        # every iteration the loops run, in the block's domain or not: more is asked than read
-        pts = block_points(realize_r, loops_r, env, MAX_POINTS)
+        # every iteration the loops run (in the block's domain or not: more is asked than
+        # read) -- but once predicates are gone (``within_domains``: dropped only when the
+        # block's domain implies them) the iterations in the domain are those that run
+        pts = block_points(realize_r, loops_r, env, MAX_POINTS, in_domain=within_domains)
         if pts is None:
             return False
         env_r = dict(pts.block_env)

@@ -169,3 +169,17 @@ def test_a_box_run_twice_or_with_holes_is_left_alone():
     func = fixture_func(ARGMAX, lambda t: t.replace("k0_0 * T.int64(3) + k0_1_0 * T.int64(3) + k0_1_1",
                                                     "k0_0 * T.int64(4) + k0_1_0 * T.int64(3) + k0_1_1"))
     assert _domains(shrink_reductions(func))["x_red_temp"] == [8]
+
+
+GATHER_SPLIT = "s16_reindex_cache_avg_pool3d_split"
+
+
+def test_gather_read_by_a_split_reduction_within_its_domain():
+    # the pool's non-divisible split runs past its domain; its predicate, dropped as
+    # implied by the domain, kept it inside what the gather stored
+    assert fixture_ops(GATHER_SPLIT) == [("nn.avg_pool3d", {
+        "pool_size": (1, 3, 3), "strides": (2, 2, 1), "dilation": (1, 2, 1), "padding": (0, 1, 1, 0, 1, 1),
+        "ceil_mode": True, "count_include_pad": True, "layout": "NDHWC", "out_layout": "NDHWC"})]
+    # the gather skips the last kernel column the pool reads: the copy stays, abstain
+    old = 'T.int64(2), T.int64(1), T.int64(3), T.int64(3)):\n            with T.block("pad_temp_shared")'
+    assert fixture_ops(GATHER_SPLIT, old, old.replace("T.int64(3)):", "T.int64(2)):")) == []
