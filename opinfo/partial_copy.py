@@ -98,8 +98,9 @@ _INDEX_BLOCK = re.compile(r"index_\d+$")
 
 
 def _copy_form(block: Block) -> "tuple | None":
-    """(S, the buffers the block loads, index map) for a copy block ``S[...] = P[...]`` or
-    a ``cache_index`` block ``S[v...] = e(v)`` (no loads): the map takes the indices a reader
+    """(S, the buffers the block loads, index map, guard) for a copy block ``S[...] = P[...]``,
+    a ``cache_index`` block ``S[v...] = e(v)`` (no loads) or ``pad_einsum``'s pad producer
+    (``guard``: where it copies; None for the others): the map takes the indices a reader
     loads from ``S`` to the expression to load instead; None for any other block."""
     from .normalize import _folded_op, cache_scope  # normalize imports this module
 
