@@ -29,6 +29,7 @@ from tir.node import Map, Node
 from tir.stmt import Block, BlockRealize, For, IterVar, SeqStmt
 
 from .affine import const_of
+from .realized_domain import shrink_reductions
 
 _SKIPPED = {Block: ("name", "reads", "writes")}
 """Fields the copies may differ in: block names and the regions TVM recomputes per copy."""
@@ -171,7 +172,6 @@ def merge_partitions(func: PrimFunc) -> PrimFunc:
     hit = _RECENT.get(id(func))
     if hit is not None and hit[0] is func:
         return hit[1]
-    from .realized_domain import shrink_reductions  # realized_domain imports coverage, which imports this module
     out = shrink_reductions(_merge_partitions(func))
     if len(_RECENT) >= 16:
         _RECENT.pop(next(iter(_RECENT)))

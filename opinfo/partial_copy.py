@@ -1,30 +1,32 @@
-"""Copies that their readers can read through (``read_at``, ``reindex_cache_read``).
+"""Copies that their readers can read through (``read_at``, ``reindex_cache_read``,
+``cache_index``, ``pad_einsum``).
 
 TVM's ``read_at`` copies, under a loop of the consumer, only the tile of a buffer the
 consumer reads in that iteration: after :mod:`.block_loops` and :mod:`.distribute` the copy
 is a block ``S[i...] = P[i...]`` (one index tuple on both sides, buffers of one shape) over
 a domain that writes only part of ``S`` -- a strided convolution reads every other row, so
 only those are copied. ``reindex_cache_read`` gathers what the consumer reads into a buffer
-indexed by the consumer's variables: ``S[v0, v1, r] = P[v0, v1 * 2 + r]``. Neither is a
-whole-buffer cache copy (:func:`.normalize._copy_pair`), yet every load ``S[e...]`` may read
-``P`` directly -- ``P[e...]`` for the first, ``P[e0, e1 * 2 + e2]`` (the copy's load with its
-variables replaced by the indices read) for the second -- when
+indexed by the consumer's variables: ``S[v0, v1, r] = P[v0, v1 * 2 + r]``. ``cache_index``
+stores an index expression, ``S[v] = 1 <= v and v < 10`` (no loads), in blocks named
+``index_<k>``. ``pad_einsum``'s pad producer ``S[w] = if_then_else(w < 6, P[w], 0)`` copies
+``P[w]`` where its guard holds. None is a whole-buffer cache copy
+(:func:`.normalize._copy_pair`), yet every load ``S[e...]`` may read the source directly --
+``P[e...]``, ``P[e0, e1 * 2 + e2]`` (the copy's load with its variables replaced by the
+indices read), the index expression at ``e`` -- when
 
-``pad_einsum``'s pad producer ``P_pad[w] = if_then_else(w < 6, P[w], 0)`` whose padding no
-reader loads (its loops split by the unpadded extent) is read through the same way: what it
-stores where its guard holds is ``P[w]``.
-
-* the copy is the only block writing ``S`` (an intermediate in a cache scope, the block
-  named after it as the cache primitives name their copies -- an op's block storing a
-  gather into a ``cache_write`` buffer is an op -- or named as ``pad_einsum`` names its
-  buffers), stores a load of ``P`` (same dtype) and sits in a statement of the function's top-level sequence
-  before every statement reading ``S``;
+* the copy is the only block writing ``S`` and sits in a statement of the function's
+  top-level sequence before every statement reading ``S``; a copy of a load is named as
+  the cache primitives name theirs (after its cache buffer, a name ending in a scope
+  suffix or ``_reindex``: an op's block storing a gather into a ``cache_write`` buffer is
+  an op) and stores into a cache scope with the source's dtype, a pad as ``pad_einsum``
+  names its buffers (:func:`.pad_einsum._pad_source`);
 * nothing writes ``P`` in or after the copy's statement (every reader then sees ``P``'s
   final value, which is what the copy stored); and
-* every element a reader loads from ``S`` is one the copy stores: checked by enumerating
-  the copy's iterations (predicate applied, variables in their domains) and every
-  reader's (all iterations its loops run, guards around the loads ignored: more is asked
-  than read) with the function's shape variables at a few values.
+* every element a reader loads from ``S`` is one the copy stores (where a pad's guard
+  holds): checked by enumerating the copy's iterations (predicate applied, variables in
+  their domains) and every reader's (all iterations its loops run, guards around the loads
+  ignored: more is asked than read; within its domain once predicates were dropped as
+  implied by it) with the function's shape variables at a few values.
 
 Anything not enumerable (a loop extent that is not constant, an index that does not
 evaluate, more than :data:`MAX_POINTS` iterations) keeps the copy.
@@ -46,7 +48,7 @@ from tir.stmt import Block, BlockRealize, BufferStore, For, SeqStmt
 from .coverage import same_index_copy
 from .pad_einsum import _pad_source, _undup
 from .probe import POINT_ERRORS, block_points, evaluate_points, flat_points, scalar_int, shape_envs, shape_vars
-from .rewrite import EMPTY, prune
+from .rewrite import EMPTY, prune, stored
 from .realize_check import SHAPE_VALUES
 from .tags import cache_names
 
@@ -83,14 +85,6 @@ def _dst_loads(block: Block, dst) -> list:
         if part is not None:
             post_order_visit(part, lambda n: found.append(n) if isinstance(n, BufferLoad) and n.buffer is dst else None)
     return found
-
-
-def _stores_to(block: Block, buf) -> bool:
-    found = []
-    for part in (block.body, block.init):
-        if part is not None:
-            post_order_visit(part, lambda n: found.append(n) if isinstance(n, BufferStore) and n.buffer is buf else None)
-    return bool(found) or any(w.buffer is buf for w in block.writes)
 
 
 _INDEX_BLOCK = re.compile(r"index_\d+$")
@@ -170,9 +164,10 @@ def _readable_through(block: Block, form: tuple, blocks: list, params: set, plac
     for other in blocks:
         if other is block:
             continue
-        if _stores_to(other, dst):
+        writes = stored(other)
+        if id(dst) in writes:
             return False  # another writer of the copy
-        if any(_stores_to(other, src) for src in sources) and \
+        if any(id(src) in writes for src in sources) and \
                 (id(other) not in places or places[id(other)][0] >= here):
             return False  # a source changes after the copy ran
         if _dst_loads(other, dst) or any(r.buffer is dst for r in other.reads):
@@ -282,10 +277,9 @@ def _covered(block, realize, loops, readers, places, dst, guard, env, within_dom
         pts = block_points(realize_r, loops_r, env, MAX_POINTS, in_domain=within_domains)
         if pts is None:
             return False
-        env_r = dict(pts.block_env)
         for load in _dst_loads(reader, dst):
             try:
-                read = [evaluate_points(i, env_r, pts.count) for i in load.indices]
+                read = [evaluate_points(i, pts.block_env, pts.count) for i in load.indices]
             except POINT_ERRORS + (KeyError,):
                 return False
             flat = flat_points(read, doms, pts.count)

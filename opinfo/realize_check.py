@@ -284,20 +284,23 @@ def _bad_reduction(flat_s, flat_r, red_size: int, has_init: bool) -> bool:
     return bool(np.any(per_run != red_size))  # a run that leaves reduction points out
 
 
-def _plain(realize, loops) -> bool:
+def _plain(realize, loops, positions=None) -> bool:
     """No predicate, and every block variable bound to a loop of its own whose range is the
     variable's domain, every loop bound: the domain is run once, nothing to enumerate (most
-    blocks as TVM lowers them)."""
+    blocks as TVM lowers them). With ``positions``, only the variables at those positions
+    are asked so (other loops may stay unbound): those run their whole domain."""
     if not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1):
         return False
     by_var = {lp.loop_var: lp for lp in loops}
     seen = set()
-    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+    for k, (iv, value) in enumerate(zip(realize.block.iter_vars, realize.iter_values)):
+        if positions is not None and k not in positions:
+            continue
         lp = by_var.get(value) if isinstance(value, Var) else None
         if lp is None or value in seen or not equal_extents(lp.min, iv.dom.min) or not equal_extents(lp.extent, iv.dom.extent):
             return False
         seen.add(value)
-    return len(seen) == len(loops)
+    return positions is not None or len(seen) == len(loops)
 
 
 def _short_reduction(block) -> bool:

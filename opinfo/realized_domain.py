@@ -30,7 +30,8 @@ from tir.stmt import BlockRealize, IterKind
 
 from .affine import const_of
 from .coverage import _realizes
-from .probe import block_points, collect_vars, distinct, flat_points
+from .probe import block_points, distinct, flat_points
+from .realize_check import _free_vars, _plain
 
 MAX_POINTS = 1 << 18
 """Loop iterations of one block above which it is left as it is."""
@@ -78,15 +79,8 @@ def _realized_box(realize: BlockRealize, loops) -> "dict | None":
     doms = [(const_of(iv.dom.min), const_of(iv.dom.extent)) for iv in block.iter_vars]
     if any(lo is None or ext is None or ext < 1 for lo, ext in doms) or any(doms[k][0] != 0 for k in free):
         return None
-    if _plainly_whole(realize, loops, free, doms):
-        return None
-    used: set = set()
-    for e in (realize.predicate, *realize.iter_values):
-        collect_vars(e, used)
-    for lp in loops:
-        collect_vars(lp.min, used)
-        collect_vars(lp.extent, used)
-    if not used <= {lp.loop_var for lp in loops}:
+    # the common case, decided without enumerating: each of them bound to a whole loop
+    if _plain(realize, loops, positions=free) or _free_vars(realize, loops):
         return None
     pts = block_points(realize, loops, {}, MAX_POINTS)
     if pts is None or pts.count == 0:
@@ -116,17 +110,3 @@ def _realized_box(realize: BlockRealize, loops) -> "dict | None":
         return None
     return {k: e for k, e in extents.items() if e != doms[k][1]}
 
-
-def _plainly_whole(realize: BlockRealize, loops, free, doms) -> bool:
-    """Every variable in ``free`` bound to a loop of its own over exactly its domain, no
-    predicate: the whole domain runs (the common case, decided without enumerating)."""
-    if const_of(realize.predicate) != 1:
-        return False
-    by_var = {lp.loop_var: lp for lp in loops}
-    seen = set()
-    for k in free:
-        lp = by_var.get(realize.iter_values[k])
-        if lp is None or lp.loop_var is not realize.iter_values[k] or lp.loop_var in seen or const_of(lp.min) != 0 or const_of(lp.extent) != doms[k][1]:
-            return False
-        seen.add(lp.loop_var)
-    return True
