@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from tir.expr import IntImm, Var
+from tir.expr import BufferLoad, IntImm, Max, Min, Var
 from tir.functor import children, pre_order_visit, substitute
 from tir.stmt import BlockRealize, BufferStore, For, IterKind, Stmt
 
@@ -96,8 +96,19 @@ def init_runs_first(places: dict, init, update, mapping: dict, symbols=frozenset
     verdict = _structure(ri, li, ru, lu, k, init, update, mapping)
     if verdict is False:
         return False
-    timeline = _timeline((ri, li), (ru, lu), k, symbols)
+    timeline = _timeline((ri, li), (ru, lu), k, symbols, _idempotent(update))
     return timeline is True if verdict is None else timeline is not False
+
+
+def _idempotent(update) -> bool:
+    """Whether the update is ``acc = max(acc, e)`` or ``min``: adding a reduction point again
+    leaves the result unchanged (``compute_at`` of a decomposed max under a consumer loop
+    the max does not depend on repeats the whole reduction at each of its iterations)."""
+    store = update.body
+    if not isinstance(store, BufferStore) or not isinstance(store.value, (Max, Min)):
+        return False
+    return any(isinstance(x, BufferLoad) and x.buffer is store.buffer
+               and tuple(x.indices) == tuple(store.indices) for x in (store.value.a, store.value.b))
 
 
 def _structure(ri, li, ru, lu, k: int, init, update, mapping: dict) -> "bool | None":
@@ -150,8 +161,8 @@ def _events(place, k: int, env: dict) -> "tuple | None":
     reduction points); None when not enumerable."""
     realize, loops = place
     block = realize.block
-    store = block.body
-    if not isinstance(store, BufferStore):
+    store = _the_store(block)
+    if store is None:
         return None
     dims = [scalar_int(d, env) for d in store.buffer.shape]
     pts = block_points(realize, loops, env, MAX_ORDER_POINTS, in_domain=True) if None not in dims else None
@@ -173,13 +184,27 @@ def _events(place, k: int, env: dict) -> "tuple | None":
     return outer, flat, red, math.prod(e for _, (_, e) in reduce)
 
 
-def _timeline(init_place, update_place, k: int, symbols) -> "bool | None":
+def _the_store(block) -> "BufferStore | None":
+    """The block's store, or the first of a tuple reduction's stores (argmax's index and
+    value, under ``let`` bindings) when all of them store at one index tuple into buffers
+    of one shape; None else."""
+    found = []
+    pre_order_visit(block.body, lambda n: found.append(n) if isinstance(n, BufferStore) else not isinstance(n, BlockRealize))
+    first = found[0] if found else None
+    if first is None or any(tuple(s.indices) != tuple(first.indices)
+                            or tuple(s.buffer.shape) != tuple(first.buffer.shape) for s in found[1:]):
+        return None
+    return found[0]
+
+
+def _timeline(init_place, update_place, k: int, symbols, idempotent: bool = False) -> "bool | None":
     """Run in order (iterations of the ``k`` shared loops, the init first at each, each
     block's own loops in their order), the two blocks set every element the update touches
     before its first update, from each set of an element to the next the update adds each
     of its reduction points once or none of them, after the last set each once; the init
-    sets nothing the update does not touch. At each of a few values of the shape variables
-    ``symbols``: False when refuted at one, None when not enumerable."""
+    sets nothing the update does not touch. ``idempotent`` (a max or min update): "at least
+    once" instead of "once". At each of a few values of the shape variables ``symbols``:
+    False when refuted at one, None when not enumerable."""
     for env in shape_envs(symbols, SHAPE_VALUES):
         init, update = _events(init_place, k, env), _events(update_place, k, env)
         if init is None or update is None:
@@ -201,7 +226,7 @@ def _timeline(init_place, update_place, k: int, symbols) -> "bool | None":
         run = np.cumsum(kind == 0)  # runs from one set of an element to the next
         updates = kind == 1
         keys, counts = np.unique(run[updates] * red_size + red[updates], return_counts=True)
-        if (counts != 1).any():
+        if (counts != 1).any() and not idempotent:
             return False  # a reduction point added twice in one run
         per_run = np.bincount(keys // red_size, minlength=int(run[-1]) + 1 if run.size else 0)
         last = np.ones(elem.size, dtype=bool)
