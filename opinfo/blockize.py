@@ -14,7 +14,9 @@ goes: the same body runs for the same values, under both predicates. Then
 * a pair ``o`` (extent ``E``), ``i`` (extent ``B``, from 0) of one kind that the block only
   ever uses as ``o * B + i`` becomes one variable of extent ``E * B`` (the bound of a
   predicate conjunct ``o * B + i < c`` when that is smaller: a non-divisible split), bound
-  to the same sum;
+  to the same sum; so does a pair a store indexes with ``o * B + i`` while other indices
+  use ``o`` or ``i`` alone (they read ``f // B`` and ``f % B`` of the fused ``f``: TVM
+  simplifies a blockized reshape's load to ``x[o // 5, o % 5, i]``);
 * an outer variable of extent 1 that the block does not use is dropped (not the block's
   last reduction variable: a reduction over nothing would stop being one).
 
@@ -279,8 +281,17 @@ def _fused_extent(o: IterVar, b: int, value, predicate):
     return extent
 
 
+def _stored_as(block: Block, o: IterVar, i: IterVar) -> bool:
+    """Whether a store of ``block`` has ``o * B + i`` for an index."""
+    stores = []
+    pre_order_visit(block.body, lambda n: stores.append(n) if isinstance(n, BufferStore) else not isinstance(n, Block))
+    return any(_split_of(x, {id(o.var): o}, {id(i.var): i}) is not None for st in stores for x in st.indices)
+
+
 def _fuse_splits(block: Block, values: tuple, predicate, outer: Block, inner: Block) -> tuple:
-    """``block`` with every ``o * B + i`` pair it uses only that way made one variable."""
+    """``block`` with every ``o * B + i`` pair it uses only that way, or that a store uses
+    for an index, made one variable ``f`` (other uses of ``o`` and ``i`` read ``f // B`` and
+    ``f % B``)."""
     for o, i in _candidates(block, outer, inner):
         b = const_of(i.dom.extent)
         fused = Var(o.var.name.removesuffix("_o"), o.var.dtype)
@@ -294,7 +305,12 @@ def _fuse_splits(block: Block, values: tuple, predicate, outer: Block, inner: Bl
         body_part = attrs.evolve(block, iter_vars=())
         rewritten = transform(body_part, post)
         if _var_ids(rewritten) & set(pair):
-            continue  # used otherwise too: keep both
+            if not _stored_as(block, o, i):
+                continue  # used otherwise too: keep both
+            # the buffer written is indexed by the fused value: the other uses read its digits
+            # (a blockized reshape's load ``x[o // 5, o % 5, i]`` beside its store ``y[o * 3 + i]``)
+            width = IntImm(fused.dtype, b)
+            rewritten = substitute(rewritten, {o.var: FloorDiv(fused, width), i.var: FloorMod(fused, width)})
         ivars = list(block.iter_vars)
         k, j = ivars.index(o), ivars.index(i)
         value = Add(Mul(values[k], IntImm(values[k].dtype, b)), values[j])
