@@ -140,11 +140,16 @@ def _structure(ri, li, ru, lu, k: int, init, update, mapping: dict) -> "bool | N
         kind, want = bind_u[id(target)]
         if kind != IterKind.SPATIAL or substitute(v, rename) != want:
             return False
-    # the init's guard must be the update's, which then may not involve the reduction loops
+    # the init's guard must be the update's, which then may not involve the reduction loops;
+    # an unguarded init beside an update guarded on its reduction loops only (a split of
+    # fused reduction loops) is left to the enumeration, which sees each point added once
     if _true(ri.predicate) and _true(ru.predicate):
         return True
     reduce_loops = {id(lp.loop_var) for lp in lu[k:]} - spatial_vars
-    return not (_vars(ru.predicate) & reduce_loops) and substitute(ri.predicate, rename) == ru.predicate
+    guarded = _vars(ru.predicate)
+    if _true(ri.predicate) and guarded <= reduce_loops:
+        return None
+    return not (guarded & reduce_loops) and substitute(ri.predicate, rename) == ru.predicate
 
 
 MAX_ORDER_POINTS = 1 << 20

@@ -8,7 +8,9 @@
   depend on: the whole max runs again at each iteration, which a max (idempotent) does
   not notice, so the init is merged;
 - the same schedule of a sum (std's mean): each run adds every point again, TVM's own
-  wrong output, left alone (abstains).
+  wrong output, left alone (abstains);
+- a layer norm whose decomposed sum runs over fused reduction loops split by 5 with a
+  guard on those loops only: the enumeration shows each point added once.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from tests.fixture_util import fixture_func, fixture_ops
 ARGMAX = "s17_decomposed_argmax_split_init"
 SOFTMAX = "s17_softmax_max_repeated_under_consumer"
 STD = "s17_std_sum_repeated_under_consumer"
+LAYER_NORM = "s17_layer_norm_guarded_fused_reduction"
 
 MAX_UPDATE = "T.max(T_softmax_maxelem[v_i0, v_i1], x[v_i0, v_i1, v_k])"
 
@@ -52,3 +55,11 @@ def test_sum_repeated_under_its_consumer_is_not_merged():
     # the same repetition of a max in softmax's place is no longer idempotent once a sum
     summed = "T_softmax_maxelem[v_i0, v_i1] + x[v_i0, v_i1, v_k]"
     assert fixture_ops(SOFTMAX, MAX_UPDATE, summed) == []
+
+
+def test_update_guarded_on_its_reduction_loops_is_merged():
+    assert fixture_ops(LAYER_NORM) == [("nn.layer_norm", {
+        "axes": (1, 2), "epsilon": 1e-05, "center": True, "scale": True})]
+    # a guard letting the split's fifth step run adds points 4, 8, ... twice
+    guard = "T.where(k1_k2_fused_1_1_0 * T.int64(5) + k1_k2_fused_1_1_1 < T.int64({}))"
+    assert fixture_ops(LAYER_NORM, guard.format(4), guard.format(5)) == []
