@@ -60,7 +60,9 @@ SYMBOLIC = 5
 """The value given to a symbolic extent (``n``) when a function is run."""
 
 
-def random_inputs(func, rng) -> list:
+def random_inputs(func, rng, low: int = 0) -> list:
+    """Random arrays for every buffer of ``func`` (floats around 0, integers from ``low`` to 2:
+    ``low=1`` for a function that divides by an integer input)."""
     shapes = concrete_shapes(func.buffers, SYMBOLIC)
     if shapes is None:  # an extent that is an expression of variables: skipped
         raise ValueError("extents other than constants and variables")
@@ -69,11 +71,11 @@ def random_inputs(func, rng) -> list:
         shape = tuple(shape)
         dtype = np_dtype(buf.dtype)
         if np.issubdtype(dtype, np.floating):
-            arrays.append((rng.standard_normal(shape) * 3).astype(dtype))
+            arrays.append(np.asarray(rng.standard_normal(shape) * 3).astype(dtype))
         elif dtype == np.bool_:
-            arrays.append(rng.integers(0, 2, shape).astype(dtype))
+            arrays.append(np.asarray(rng.integers(0, 2, shape)).astype(dtype))
         else:
-            arrays.append(rng.integers(0, 3, shape).astype(dtype))
+            arrays.append(np.asarray(rng.integers(low, 3, shape)).astype(dtype))
     return arrays
 
 

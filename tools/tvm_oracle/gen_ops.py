@@ -965,6 +965,9 @@ def schedule(mod, rng):
     return changed
 
 
+SAVE_PLAIN = bool(os.environ.get("OPINFO_SAVE_PLAIN"))
+"""With OPINFO_SAVE_PLAIN=1, a scheduled case's function before scheduling is written beside it
+(``CASE.plain``, not a ``.py``: the scorer reads every ``.py``), for tools/schedule_audit.py."""
 EXTENDED = [t for t in os.environ.get("OPINFO_SCHEDULE", "").split(",") if t]
 """Further loop transformations for robustness corpora (not in the sample corpus), chosen with
 the environment variable OPINFO_SCHEDULE, a comma list of: fuse, compute_at, decompose,
@@ -1384,6 +1387,7 @@ def main(out_dir, seed, per_op, only=None):
                     # such as sort, are not single-op cases).
                     print("SKIP", cid, f"{len(kinds)} PrimFuncs", file=sys.stderr)
                     continue
+                plain_text = lmod.script() if SAVE_PLAIN else None
                 if EXTENDED:
                     variant = "scheduled" if schedule_extended(lmod, rng, EXTENDED) else "plain"
                 elif variant == "scheduled" and not schedule(lmod, rng):
@@ -1399,6 +1403,9 @@ def main(out_dir, seed, per_op, only=None):
                 text, dialect = to_old_dialect(text), "tir"
             with open(os.path.join(out_dir, cid + ".py"), "w") as fh:
                 fh.write(text)
+            if plain_text is not None and variant == "scheduled":
+                with open(os.path.join(out_dir, cid + ".plain"), "w") as fh:
+                    fh.write(plain_text)
             cases.append({"id": cid, "op": name, "attrs": attrs,
                           "inputs": [{"shape": [str(x) for x in s], "dtype": d} for s, d in inputs],
                           "tvm_kind": kinds, "n_primfuncs": len(kinds), "variant": variant, "dynamic": dynamic,

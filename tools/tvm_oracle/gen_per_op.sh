@@ -19,7 +19,7 @@ for op in sorted(os.listdir(parts)):
     if not os.path.exists(idx): continue
     d = json.load(open(idx)); meta = d
     for c in d["cases"]:
-        for ext in (".py", ".npz"):
+        for ext in (".py", ".npz", ".plain"):
             src = os.path.join(parts, op, c["id"] + ext)
             if os.path.exists(src): shutil.copy(src, os.path.join(out, c["id"] + ext))
         cases.append(c)
