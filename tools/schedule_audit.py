@@ -6,7 +6,8 @@ does, and what opinfo says of each (a development tool, not a test).
 case ``CASE.py``, the function TVM legalized before scheduling (``CASE.plain``). Some
 schedules (``compute_at`` of a decomposed reduction under a loop it does not depend on,
 ``reverse_compute_at`` of a pad) make TVM's function compute something else. Both are run
-with the project's interpreter on the same random inputs; each case is then one of
+with the project's interpreter on the same random inputs, the storage each allocates
+holding junk; each case is then one of
 
   ok-named     same values, opinfo names the op
   ok-abstain   same values, opinfo abstains (recognition could still improve)
@@ -30,9 +31,22 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import tir  # noqa: E402
-from tir.interp_data import InterpError  # noqa: E402
+from tir import interp_stmt  # noqa: E402
+from tir.interp_data import BufferData, InterpError  # noqa: E402
 from opinfo.api import analyze_module  # noqa: E402
 from tools.fuzz_soundness import _alarm, _differ, _guarded, random_inputs, run  # noqa: E402
+
+
+class _JunkStorage(BufferData):
+    """Storage a function allocates itself, holding junk instead of the interpreter's zeros:
+    a schedule whose reads of an intermediate come before its writes (an init stored into
+    another buffer than the one summed) must not pass for right because memory was zero."""
+
+    @staticmethod
+    def allocate(*args, **kwargs) -> BufferData:
+        data = BufferData.allocate(*args, **kwargs)
+        data.flat[...] = True if data.flat.dtype == np.bool_ else 7
+        return data
 
 
 def _only_func(mod):
@@ -69,6 +83,7 @@ def main() -> None:
     args = ap.parse_args()
     show = set(args.show.split(","))
     signal.signal(signal.SIGALRM, _alarm)
+    interp_stmt.BufferData = _JunkStorage
     tally: Counter = Counter()
     for corpus in args.corpora:
         for fn in sorted(os.listdir(corpus)):
