@@ -80,11 +80,12 @@ def _runs_whole_domain(realize, loops, block) -> bool:
     return True
 
 
-def init_runs_first(places: dict, init, update, mapping: dict, symbols=frozenset()) -> bool:
+def init_runs_first(places: dict, init, update, mapping: dict, symbols=frozenset(), written=None) -> bool:
     """Whether ``init`` (a decomposed init block) sets each element of ``update`` (its
     reduction block) once before the element's updates, which then add each reduction point
     once; ``mapping`` takes the init's block variables to the update's spatial ones (as
-    :func:`.normalize._var_map` found them); ``symbols`` the function's shape variables.
+    :func:`.normalize._var_map` found them); ``symbols`` the function's shape variables;
+    ``written`` the ids of the buffers some block writes (None: any may be).
     Shown by the structure of the two nests (see the module doc) with the enumerated
     :func:`_timeline` not refuting it, or else by that enumeration."""
     if id(init) not in places or id(update) not in places:
@@ -96,19 +97,27 @@ def init_runs_first(places: dict, init, update, mapping: dict, symbols=frozenset
     verdict = _structure(ri, li, ru, lu, k, init, update, mapping)
     if verdict is False:
         return False
-    timeline = _timeline((ri, li), (ru, lu), k, symbols, _idempotent(update))
+    timeline = _timeline((ri, li), (ru, lu), k, symbols, written is not None and _idempotent(update, written))
     return timeline is True if verdict is None else timeline is not False
 
 
-def _idempotent(update) -> bool:
-    """Whether the update is ``acc = max(acc, e)`` or ``min``: adding a reduction point again
-    leaves the result unchanged (``compute_at`` of a decomposed max under a consumer loop
-    the max does not depend on repeats the whole reduction at each of its iterations)."""
+def _idempotent(update, written: set) -> bool:
+    """Whether the update is ``acc = max(acc, e)`` or ``min`` with ``e`` reading only buffers
+    no block writes: adding a reduction point again leaves the result unchanged (``compute_at``
+    of a decomposed max under a consumer loop the max does not depend on repeats the whole
+    reduction at each of its iterations). An ``e`` reading an intermediate could see other
+    values at each repetition (a partial sum), which the maximum would keep."""
     store = update.body
     if not isinstance(store, BufferStore) or not isinstance(store.value, (Max, Min)):
         return False
-    return any(isinstance(x, BufferLoad) and x.buffer is store.buffer
-               and tuple(x.indices) == tuple(store.indices) for x in (store.value.a, store.value.b))
+    acc = [x for x in (store.value.a, store.value.b) if isinstance(x, BufferLoad)
+           and x.buffer is store.buffer and tuple(x.indices) == tuple(store.indices)]
+    if len(acc) != 1:
+        return False
+    other = store.value.b if acc[0] is store.value.a else store.value.a
+    loads = []
+    pre_order_visit(other, lambda n: loads.append(n) if isinstance(n, BufferLoad) else True)
+    return all(id(x.buffer) not in written for x in loads)
 
 
 def _structure(ri, li, ru, lu, k: int, init, update, mapping: dict) -> "bool | None":

@@ -169,6 +169,7 @@ def merge_inits(func: PrimFunc) -> PrimFunc:
     merged = {}
     places = None
     symbols = frozenset(shape_vars(func))
+    written = {key for b in blocks for key in stored(b)}
     for k, block in enumerate(blocks):
         stores = _init_of(block)
         if stores is None or any(_writer_count(blocks, x.buffer) != 2 for x in stores):
@@ -176,7 +177,7 @@ def merge_inits(func: PrimFunc) -> PrimFunc:
         found = _update_for(block, stores, blocks[k + 1:])
         if found is not None:
             places = block_places(func) if places is None else places
-            if not init_runs_first(places, block, *found, symbols=symbols):
+            if not init_runs_first(places, block, *found, symbols=symbols, written=written):
                 continue  # an init that may reset summed elements: left as it is (no reduction)
             merged[id(block)] = None
             merged[id(found[0])] = _merged(block, *found)
