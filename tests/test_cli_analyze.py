@@ -87,6 +87,12 @@ def test_bad_file_in_the_table(folder):
     assert f"{bad}:" in out.stderr and "add_1_1.py" in out.stdout
 
 
+def test_missing_file_in_the_table(folder):
+    out = _analyze(folder / "absent.py", folder / "add_1_1.py")
+    assert out.returncode == 2
+    assert f"{folder / 'absent.py'}: cannot read: " in out.stderr and "add_1_1.py" in out.stdout
+
+
 def test_assumed_attributes_are_starred_in_the_table():
     from opinfo.cli.analyze import table
 

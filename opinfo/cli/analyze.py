@@ -120,7 +120,8 @@ def run(args) -> int:
             failed = failed or "error" in rec
             progress.clear()
             if "error" in rec and not args.json:  # PATH:line:col: message, like every command
-                print(f"{rec['file']}:{rec['error']}", file=sys.stderr, flush=True)
+                sep = ":" if rec["error"][:1].isdigit() else ": "  # PATH: cannot read: ...
+                print(f"{rec['file']}{sep}{rec['error']}", file=sys.stderr, flush=True)
                 continue
             print(json.dumps(rec) if args.json else table(rec), flush=True)
             progress.advance(os.path.basename(rec["file"]))
