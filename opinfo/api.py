@@ -216,7 +216,7 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     moved = unblockize(move_block_loops(merged))
     if _foreign(prim_func) or partial_writes(prim_func) or _misrealized(merged) \
             or (merged is not prim_func and partial_writes(merged)) \
-            or (moved is not merged and (partial_writes(moved) or misrealized(moved))) \
+            or (moved is not merged and (partial_writes(moved) or _misrealized(moved))) \
             or uninitialised_reads(prim_func):
         return FuncInfo(name if name is not None else prim_func.name, kind, ())
     try:

@@ -33,7 +33,7 @@ def report(name: str, func) -> None:
     merged = api.merge_partitions(func)
     moved = api.unblockize(api.move_block_loops(merged))
     print("  gates: partial", partial_writes(func), "misrealized", api._misrealized(merged),
-          "moved", moved is not merged and (partial_writes(moved) or misrealized(moved)),
+          "moved", moved is not merged and (partial_writes(moved) or api._misrealized(moved)),
           "uninitialised", uninitialised_reads(func))
     norm = normalize(func)
     print("  normalize:", "None (a predicate may drop elements)" if norm is None else "ok")
