@@ -9,7 +9,8 @@ intermediates transposed), so the structural decomposition does not explain it. 
 
 - the signature must be q (B, S, H, D), k (B, Skv, H, D), v (B, Skv, H, Dv) -> (B, S, H, Dv);
 - the scaling is read from the IR: exactly one ``x / sqrt(c)`` with c == D (scale None) or
-  one ``x * c`` with a float constant c (scale c);
+  one ``x * c`` with a float constant c (scale c), stored or inside a stored value (the
+  same one repeated where ``compute_inline`` copied it);
 - the function is run by the interpreter on random inputs and compared with attention
   computed by numpy for each causal mask the IR allows: none without a masking Select
   (a full BottomRight mask computes the same numbers, so the Select decides), TopLeft or
@@ -95,26 +96,30 @@ def attention_shapes(func: PrimFunc, n_buffers: int, fits=lambda sh: True,
 
 
 def _scalings(func: PrimFunc) -> tuple:
-    """(('sqrt', c) for every ``x / sqrt(c)`` and ('mul', c) for every ``x * c`` stored,
-    whether any store is a Select: the trilu blocks of a causal mask)."""
+    """(the distinct scalings of stored values: ('sqrt', c) for an ``x / sqrt(c)`` and
+    ('mul', c) for an ``x * c`` of a float constant, whether a stored value holds a Select:
+    the trilu blocks of a causal mask). Both are looked for inside stored values too:
+    ``compute_inline`` of the scaling block moves it into the masked max and subtraction
+    (``max(m, select(k <= i, s / sqrt(4), 0))``), once per consumer."""
     found, selects = [], []
 
     def visit(node):
-        if not isinstance(node, BufferStore):
-            return
-        v = node.value
-        if isinstance(v, Select):
-            selects.append(v)
-        if isinstance(v, Div) and isinstance(v.b, Call) and v.b.op == "sqrt" and len(v.b.args) == 1:
-            c = float_of(v.b.args[0])
-            if c is not None:
+        if isinstance(node, Select):
+            selects.append(node)
+        elif isinstance(node, Div) and isinstance(node.b, Call) and node.b.op == "sqrt" and len(node.b.args) == 1:
+            c = float_of(node.b.args[0])
+            if c is not None and ("sqrt", c) not in found:
                 found.append(("sqrt", c))
-        elif isinstance(v, Mul):
-            for side in (v.a, v.b):
+        elif isinstance(node, Mul) and node.dtype.is_float:
+            for side in (node.a, node.b):
                 c = float_of(side)
-                if c is not None and isinstance(side, (FloatImm, Cast)):
+                if c is not None and isinstance(side, (FloatImm, Cast)) and ("mul", c) not in found:
                     found.append(("mul", c))
-    post_order_visit(func.body, visit)
+
+    def store(node):
+        if isinstance(node, BufferStore):
+            post_order_visit(node.value, visit)
+    post_order_visit(func.body, store)
     return found, bool(selects)
 
 
