@@ -133,8 +133,10 @@ def _named_pad(block: Block, padded, buffer) -> bool:
 
 
 def _undup(name: str) -> str:
-    """A name without the ``_1``, ``_2`` the printer appends to a repeated one."""
-    return re.sub(r"(_\d+)+$", "", name)
+    """A name without the ``_1``, ``_2`` the printer appends to a repeated one, and with the
+    ``.`` it writes as ``_`` in a buffer's identifier (a tuple reduction's ``x_red_temp.v0``
+    is the buffer ``x_red_temp_v0``; block names keep the dot)."""
+    return re.sub(r"(_\d+)+$", "", name.replace(".", "_"))
 
 
 def _same(a, b) -> bool:

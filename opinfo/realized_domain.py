@@ -12,8 +12,9 @@ one value of a larger domain (a copy out of ``pad_einsum``'s scalar accumulator 
 ``T.axis.spatial(8, 0)``). The checks that follow (partial reductions of a buffer's
 axis, ``pad_einsum``'s restoration: :mod:`.pad_einsum`) judge the rewritten block.
 
-Only blocks whose loops, bindings and predicate are constant (no shape variable) and run at
-most :data:`MAX_POINTS` iterations are enumerated; anything else is left as it is.
+Only blocks whose loops, bindings and predicate use no variable but their loops' and shape
+variables (enumerated at a few values of those: the box must be the same at each) and run
+at most :data:`MAX_POINTS` iterations are enumerated; anything else is left as it is.
 """
 from __future__ import annotations
 
@@ -23,15 +24,15 @@ import attrs
 import numpy as np
 
 from tir.buffer import Range
-from tir.expr import IntImm, Var
+from tir.expr import IntImm, SizeVar, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_visit, transform
 from tir.stmt import BlockRealize, IterKind
 
 from .affine import const_of
 from .coverage import _realizes
-from .probe import block_points, distinct, flat_points
-from .realize_check import _free_vars, _plain
+from .probe import block_points, distinct, flat_points, scalar_int, shape_envs
+from .realize_check import SHAPE_VALUES, _free_vars, _plain
 
 MAX_POINTS = 1 << 18
 """Loop iterations of one block above which it is left as it is."""
@@ -63,7 +64,8 @@ def _realized_box(realize: BlockRealize, loops) -> "dict | None":
     """{position of a variable: its realized extent} when, for every spatial point the
     loops run, they run exactly the points of a box ``[0, E'_k)`` of the other variables
     (the reduction ones, and spatial ones the block's body never reads), each once, smaller
-    than the domain on some variable; else None."""
+    than the domain on some variable; else None. With shape variables (a symbolic batch),
+    the box must be the same at each of a few of their values."""
     block = realize.block
     if any(iv.kind not in (IterKind.SPATIAL, IterKind.REDUCE) for iv in block.iter_vars):
         return None
@@ -77,12 +79,32 @@ def _realized_box(realize: BlockRealize, loops) -> "dict | None":
     if not free:
         return None
     doms = [(const_of(iv.dom.min), const_of(iv.dom.extent)) for iv in block.iter_vars]
-    if any(lo is None or ext is None or ext < 1 for lo, ext in doms) or any(doms[k][0] != 0 for k in free):
+    if any(doms[k][0] != 0 or doms[k][1] is None or doms[k][1] < 1 for k in free):
         return None
     # the common case, decided without enumerating: each of them bound to a whole loop
-    if _plain(realize, loops, positions=free) or _free_vars(realize, loops):
+    if _plain(realize, loops, positions=free):
         return None
-    pts = block_points(realize, loops, {}, MAX_POINTS)
+    symbols = _free_vars(realize, loops)
+    if any(not isinstance(v, SizeVar) for v in symbols):
+        return None  # an outer block's or loop's variable: not enumerated here
+    box = None
+    for env in shape_envs(symbols, SHAPE_VALUES) if symbols else [{}]:
+        got = _box_at(realize, loops, env, free)
+        if got is None or box not in (None, got):
+            return None
+        box = got
+    shrunk = {k: e for k, e in box.items() if e != doms[k][1]}
+    return shrunk or None
+
+
+def _box_at(realize: BlockRealize, loops, env: dict, free: list) -> "dict | None":
+    """:func:`_realized_box`'s extents of the ``free`` variables at shape values ``env``
+    (whole domains included), or None when the loops run no such box."""
+    block = realize.block
+    doms = [(scalar_int(iv.dom.min, env), scalar_int(iv.dom.extent, env)) for iv in block.iter_vars]
+    if any(lo is None or ext is None or ext < 1 for lo, ext in doms):
+        return None
+    pts = block_points(realize, loops, env, MAX_POINTS)
     if pts is None or pts.count == 0:
         return None
     values = [np.asarray(pts.block_env[iv.var]).reshape(-1) for iv in block.iter_vars]
@@ -92,8 +114,6 @@ def _realized_box(realize: BlockRealize, loops) -> "dict | None":
         if values[k].min() < 0 or top > doms[k][1]:
             return None
         extents[k] = top
-    if all(extents[k] == doms[k][1] for k in free):
-        return None
     spatial = [k for k in range(len(doms)) if k not in extents]
     outer = flat_points([values[k] for k in spatial], [doms[k] for k in spatial], pts.count)
     if outer is None:
@@ -108,5 +128,4 @@ def _realized_box(realize: BlockRealize, loops) -> "dict | None":
     if flat is None or distinct(flat, size) != pts.count or \
             pts.count != distinct(outer, spatial_size) * per_point:
         return None
-    return {k: e for k, e in extents.items() if e != doms[k][1]}
-
+    return extents

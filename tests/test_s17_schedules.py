@@ -6,7 +6,10 @@
   blockized and bound to threads and whose variance sum was padded by ``pad_einsum`` and
   its loop partitioned (the padded reduction runs only the unpadded part);
 - attention whose scaling ``compute_inline`` moved into the causal mask's Select
-  (:mod:`opinfo.attention`).
+  (:mod:`opinfo.attention`);
+- a ``pad_einsum`` of an argmax with a symbolic batch: the reduction's box is read at a
+  few batch sizes (:mod:`opinfo.realized_domain`), the pad blocks named after the tuple
+  reduction's dotted buffer names (:func:`opinfo.pad_einsum._undup`).
 """
 from __future__ import annotations
 
@@ -38,3 +41,18 @@ def test_attention_whose_scaling_was_inlined_into_the_mask():
         "scale": 0.662, "causal_mask": "BottomRight", "window_size": None})]
     # a second, different scaling: which one is the op's is not read
     assert fixture_ops(ATTENTION, SCALED, SCALED.replace("]", "] * T.float32(0.5)", 1)) == []
+
+
+# ---------------------------------------------------------------- pad_einsum of a symbolic argmax
+
+ARGMAX = "s17_pad_einsum_argmax_symbolic"
+STOP = "T.where((k1_0_0 * T.int64(4) + k1_0_1) * T.int64(2) + k1_1 < T.int64({})"
+
+
+def test_padded_argmax_stopping_at_the_unpadded_extent():
+    # pad_einsum padded the reduction 5 -> 16 with 0.0 and the spatial axis to an even
+    # extent (the pad block named x_red_temp.v0_pad for the buffer x_red_temp_v0); the split
+    # reduction stops at 5 for every batch size, so the argmax runs over [0, 5)
+    assert fixture_ops(ARGMAX) == [("argmax", {"axis": 1, "keepdims": False})]
+    # stopping at 6 reads a padded 0.0, which an all-negative row would pick
+    assert fixture_ops(ARGMAX, STOP.format(5), STOP.format(6)) == []
