@@ -15,7 +15,10 @@ of the block variables ``T.axis.remap`` binds to that loop ((0, 7) and (7, 2))::
 :func:`merge_partitions` checks exactly that -- every other field equal, variables matched
 one to one, ranges and differing domains consecutive constants -- and puts one loop over the
 union back, its blocks' differing domains their union; the wrapper blocks (no iteration
-variables, buffers, annotations or predicate: scopes only) go. Names are never read.
+variables, buffers, annotations or predicate: scopes only) go. Names are never read. Copies
+of a block with an init whose reduction domains differ are not merged: each copy runs the
+init again at the start of its own domain (TVM 0.27 leaves it in every copy), which resets
+the sum the earlier copies made.
 """
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ from tir.expr import IntImm, Var
 from tir.function import PrimFunc
 from tir.functor import node_fields, post_order_visit, transform
 from tir.node import Map, Node
-from tir.stmt import Block, BlockRealize, For, IterVar, SeqStmt
+from tir.stmt import Block, BlockRealize, For, IterKind, IterVar, SeqStmt
 
 from .affine import const_of
 from .realized_domain import shrink_reductions
@@ -136,6 +139,13 @@ def _merged(loops: list) -> "For | None":
         for block, name in m.names:
             renamed.setdefault(id(block), set()).add(_tag(name, other.loop_var))
             renamed[id(block)].add(_tag(block.name, first.loop_var))
+    # a copy of a block with an init runs that init again at its own domain's start: a
+    # reduction variable split between copies resets what the earlier copies summed (TVM
+    # 0.27 keeps the init in every copy), which one loop over the union would not do
+    reset = {id(iv.var) for b in _blocks(first.body) if b.init is not None
+             for iv in b.iter_vars if iv.kind == IterKind.REDUCE}
+    if reset & set(doms):
+        return None
     new_dom, names = {}, {}
     for key, found in doms.items():
         iv = found[0]

@@ -15,6 +15,7 @@ Each is checked against mutants that drop or repeat points: those abstain.
 from __future__ import annotations
 
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -127,13 +128,14 @@ def test_pad_einsum_of_a_matmul_reduction_axis():
                        "T.max(matmul[v_i0, v_i1], x_pad[v_i0, v_k] * y_pad[v_k, v_i1])") == []
 
 
-def test_pad_einsum_of_a_partitioned_batch_matmul_padded_everywhere():
-    # spatial axes padded and cropped, the reduction padded with 0 and partitioned
-    assert fixture_ops(BATCH_MATMUL) == [("matmul", {})]
-    # the data's reduction padding made 2 (y's stays 0): still a zero factor
-    x_pad = "v3 < T.int64(5), x[v0, v1, v2, v3], T.float32(0.0))"
-    assert fixture_ops(BATCH_MATMUL, x_pad, x_pad.replace("0.0", "2.0")) == [("matmul", {})]
-    assert _ops_all(BATCH_MATMUL, "], T.float32(0.0))", "], T.float32(2.0))") == []
+def test_pad_einsum_of_a_partitioned_batch_matmul_resets_its_sum():
+    # spatial axes padded and cropped, the reduction padded with 0 and partitioned at k = 3:
+    # TVM 0.27 keeps the init in both copies, and the second runs it again at k = 3, so
+    # the function sums k = 3, 4 only (TVM's own build computes that too): no matmul
+    assert fixture_ops(BATCH_MATMUL) == []
+    x, y = np.random.default_rng(0).normal(size=(2, 1, 6, 5)), np.random.default_rng(1).normal(size=(3, 5, 4))
+    got = tir.run(fixture_func(BATCH_MATMUL), x.astype("float32"), y.astype("float32"))
+    np.testing.assert_allclose(got, np.matmul(x[..., 3:], y[:, 3:]), rtol=1e-4, atol=1e-5)
 
 
 # ``cache_index`` precomputes index expressions into buffers; once the consumer reads a cache

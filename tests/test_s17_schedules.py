@@ -9,11 +9,17 @@
   (:mod:`opinfo.attention`);
 - a ``pad_einsum`` of an argmax with a symbolic batch: the reduction's box is read at a
   few batch sizes (:mod:`opinfo.realized_domain`), the pad blocks named after the tuple
-  reduction's dotted buffer names (:func:`opinfo.pad_einsum._undup`).
+  reduction's dotted buffer names (:func:`opinfo.pad_einsum._undup`);
+- ``loop_partition`` of a reduction axis whose copies each keep the init: not merged back
+  (:mod:`opinfo.loop_partition`), the function sums less than the op.
 """
 from __future__ import annotations
 
-from tests.fixture_util import fixture_ops
+import numpy as np
+
+import tir
+
+from tests.fixture_util import fixture_func, fixture_ops
 
 NAME = "s17_layer_norm_pad_einsum_blockized"
 
@@ -56,3 +62,18 @@ def test_padded_argmax_stopping_at_the_unpadded_extent():
     assert fixture_ops(ARGMAX) == [("argmax", {"axis": 1, "keepdims": False})]
     # stopping at 6 reads a padded 0.0, which an all-negative row would pick
     assert fixture_ops(ARGMAX, STOP.format(5), STOP.format(6)) == []
+
+
+# ---------------------------------------------------------------- loop_partition of a reduction
+
+RESET = "s17_partitioned_reduction_resets"
+
+
+def test_partitioned_reduction_axis_with_an_init_in_each_copy_abstains():
+    # loop_partition cut the reduction loop k1 into [0, 1) and [1, 5) and TVM 0.27 left the
+    # init in both copies: the second resets the sum at k1 = 1 (x[0, 0, :] is lost, TVM's
+    # own build computes the same), so the copies are not one reduction
+    assert fixture_ops(RESET) == []
+    x = np.random.default_rng(0).normal(size=(3, 5, 7)).astype("float32")
+    lost = x.sum(axis=(0, 1)) - x[0, 0]
+    np.testing.assert_allclose(tir.run(fixture_func(RESET), x), lost, rtol=1e-5, atol=1e-5)
