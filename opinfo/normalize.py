@@ -565,4 +565,4 @@ def normalize(func: PrimFunc) -> "PrimFunc | None":
         func = dropped
     # rfactor's partial block may write a reindex copy of the buffer the final block reads
     # (reindex applied to the partial block): merged once the copy is gone
-    return unit_reductions(merge_rfactor(func))
+    return unit_reductions(merge_rfactor(merge_padding(func)))

@@ -11,7 +11,9 @@
   few batch sizes (:mod:`opinfo.realized_domain`), the pad blocks named after the tuple
   reduction's dotted buffer names (:func:`opinfo.pad_einsum._undup`);
 - ``loop_partition`` of a reduction axis whose copies each keep the init: not merged back
-  (:mod:`opinfo.loop_partition`), the function sums less than the op.
+  (:mod:`opinfo.loop_partition`), the function sums less than the op;
+- ``decompose_padding`` whose fill and interior copy were then reindexed: merged once the
+  reindex copies are read through (:func:`opinfo.normalize.normalize`).
 """
 from __future__ import annotations
 
@@ -77,3 +79,23 @@ def test_partitioned_reduction_axis_with_an_init_in_each_copy_abstains():
     x = np.random.default_rng(0).normal(size=(3, 5, 7)).astype("float32")
     lost = x.sum(axis=(0, 1)) - x[0, 0]
     np.testing.assert_allclose(tir.run(fixture_func(RESET), x), lost, rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------- decompose_padding, then reindex
+
+PADDING = "s17_decompose_padding_reindexed"
+INTERIOR = "pad_temp[v0, v1 + T.int64(2), v2, v3] = pad_temp_reindex_local_1[v0, v1, v2, v3]"
+
+
+def test_decomposed_pad_whose_copies_were_reindexed():
+    # the constant fill and the interior copy each went through a reindex cache: once the
+    # caches are read through, the pair is one pad block again
+    assert fixture_ops(PADDING) == [("nn.conv2d", {
+        "strides": (1, 1), "padding": (2, 0, 1, 0), "dilation": (1, 1), "groups": 1,
+        "data_layout": "NHWC", "kernel_layout": "OHWI", "out_layout": "NHWC"})]
+    # the interior copied one row lower: a pad of 3 rows before, none after
+    assert fixture_ops(PADDING, INTERIOR, INTERIOR.replace("v1 + T.int64(2)", "v1 + T.int64(3)"))[0][1][
+        "padding"] == (3, 0, 0, 0)
+    # the copy into the padded buffer leaving x's last row out: no pad of x
+    grid = "for ax0, ax1, ax2, ax3 in T.grid(T.int64(2), T.int64(9), T.int64(9), T.int64(1)):"
+    assert fixture_ops(PADDING, grid, grid.replace("T.int64(9), T.int64(9)", "T.int64(8), T.int64(9)")) == []
