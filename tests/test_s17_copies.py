@@ -51,3 +51,8 @@ def test_symbolic_reshape_defined_for_even_sizes_only():
     assert fixture_ops(name, "= x[(v_ax0 * (n // T.int64(2)) + v_ax1) // T.int64(3) % n, " + read,
                        "= x[(v_ax0 * (n // T.int64(2)) + v_ax1) // T.int64(3) % n, "
                        + read.replace("% T.int64(3)]", "% T.int64(2)]")) == []
+
+
+def test_symbolic_reshape_defined_for_multiples_of_5_only():
+    # (n, 3, 6, 2) into (5, n * 36 // 5): the counts agree for n = 5, 10, 15, ...
+    assert fixture_ops("s17_symbolic_reshape_multiple_of_5") == [("reshape", {"shape": (5, "n * 36 // 5")})]

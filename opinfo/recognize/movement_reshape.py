@@ -52,10 +52,13 @@ def _reads_in_order(indices, env: dict, ine, size: int, inside: bool = False) ->
     return bool(np.array_equal(lin, np.arange(size, dtype=float)))
 
 
-SIZES = (1, 2, 3, 4, 5, 6, 7, 8, 12)
+SIZES = tuple(range(1, 65))
 """Values given to the shape variables in turn by :func:`_row_major_at_sizes`."""
-MIN_SIZES = 3
-"""Values at which the element counts must agree (and the copy be checked) at the least."""
+MIN_SIZES, MAX_SIZES = 3, 6
+"""Values at which the element counts agree that must be checked, and that are checked at
+the most (the first ones)."""
+MAX_CHECKED = 1 << 20
+"""Output elements above which a size is not checked."""
 
 
 def _row_major_at_sizes(load, space) -> bool:
@@ -63,8 +66,9 @@ def _row_major_at_sizes(load, space) -> bool:
     to another dimension: ``(n, 6, 5, 4)`` into ``(6, n * 20)``): the copy checked in
     row-major order at every point, the shape variables at each of a few values. Values at
     which the element counts differ are left out (``(n, 3)`` into ``(6, n // 2)`` is a
-    reshape only for an even ``n``, as Relax's shape check demands); :data:`MIN_SIZES` of
-    them must be left."""
+    reshape only for an even ``n``, as Relax's shape check demands; ``(n, 3, 6, 2)`` into
+    ``(5, n * 36 // 5)`` for a multiple of 5): the first :data:`MAX_SIZES` values left are
+    checked, :data:`MIN_SIZES` at least."""
     names = symbolic.symbol_vars(list(load.buffer.shape) + list(space.extents))
     if not names:
         return False
@@ -79,6 +83,8 @@ def _row_major_at_sizes(load, space) -> bool:
             return False
         if int(np.prod(ine)) != int(np.prod(oute)):
             continue
+        if int(np.prod(oute)) > MAX_CHECKED:
+            break
         grid = grid_over(space.indices, oute)
         if grid is None:
             return False
@@ -86,6 +92,8 @@ def _row_major_at_sizes(load, space) -> bool:
         if not _reads_in_order(load.indices, grid, ine, int(np.prod(oute)), inside=True):
             return False
         checked += 1
+        if checked == MAX_SIZES:
+            break
     return checked >= MIN_SIZES
 
 
