@@ -17,6 +17,14 @@ path of statement positions and loop iterations from the function's body, compar
 lexicographically; within one store its loads come before its write, a block's init before
 its body). A load of an element whose first store is not earlier refutes.
 
+An intermediate lives as TVM's lowering allocates it: at the lowest common ancestor of its
+accesses (``PlanAndUpdateBufferAllocationLocation``), so fresh at each iteration of the loops
+around all of them -- but for the loops a reduction writing it binds its reduction variables
+to, across which an accumulator lives (:func:`_scopes`). An element counts as written only
+by a store of the same iteration of those loops: a consumer reading what an earlier
+iteration computed (``compute_at`` under splits that do not divide) reads garbage in the
+function TVM builds, even where running the loops as written keeps the value.
+
 Only what is certain counts. A buffer is judged only when every store to it can be
 enumerated (constant loop ranges at the chosen shape-variable values, indices evaluable, none
 past the buffer, no aliasing); an unevaluable guard on a store is dropped (it can only add
@@ -144,6 +152,7 @@ class _Site:
         lows = {lp.loop_var: lo for lp, (lo, _) in zip(loops, ranges)}
         ext_of = {lp.loop_var: ext for lp, (_, ext) in zip(loops, ranges)}
         self.lows = lows
+        self.extents = ext_of
         for entry in chain:
             kind = entry[0]
             if kind == "seq":
@@ -239,6 +248,77 @@ def _weights(sites) -> "list | None":
     return weights[::-1]
 
 
+def _same_entry(a, b) -> bool:
+    """Two chain entries name the same place: the same kind, the same object (loop, block,
+    variable) or position."""
+    if a[0] != b[0] or len(a) != len(b):
+        return False
+    return all(x is y or (isinstance(x, (int, bool)) and x == y) for x, y in zip(a[1:], b[1:]))
+
+
+def _scopes(sites, params: set) -> dict:
+    """id(buffer) -> the loops around every store and load of an intermediate (the common
+    prefix of those sites' chains). TVM's lowering allocates a buffer at the lowest common
+    ancestor of its accesses (``PlanAndUpdateBufferAllocationLocation``): inside these loops,
+    fresh at each of their iterations, so what one iteration stored is gone at the next
+    (a schedule whose consumer reads, one iteration later, what a producer computed at its
+    loop computes garbage once built, whatever running the loops as written gives). A buffer
+    a reduction writes lives across the loops its reduction variables are bound to: the
+    scope stops above the first of them."""
+    chains: dict = {}
+    reducing: dict = {}  # id(buffer) -> ids of the loops feeding a reduction that writes it
+    for store, chain, loads in sites:
+        reducing.setdefault(id(store.buffer), set()).update(_reduction_loops(chain))
+        for key in {id(store.buffer)} | {id(load.buffer) for load, _ in loads}:
+            if key in params:
+                continue
+            prev = chains.get(key)
+            if prev is None:
+                chains[key] = chain
+                continue
+            k = 0
+            while k < min(len(prev), len(chain)) and _same_entry(prev[k], chain[k]):
+                k += 1
+            chains[key] = prev[:k]
+    scopes = {}
+    for key, chain in chains.items():
+        loops = []
+        for entry in chain:
+            if entry[0] != "loop":
+                continue
+            if id(entry[1].loop_var) in reducing.get(key, ()):
+                break  # an accumulator lives across its reduction loops (and what they hold)
+            loops.append(entry[1])
+        scopes[key] = loops
+    return scopes
+
+
+def _reduction_loops(chain) -> set:
+    """Ids of the loop variables the blocks along ``chain`` bind reduction variables to."""
+    found: set = set()
+    for entry in chain:
+        if entry[0] == "bind":
+            for iv, value in zip(entry[1].block.iter_vars, entry[1].iter_values):
+                if iv.kind == IterKind.REDUCE:
+                    post_order_visit(value, lambda n: found.add(id(n)) if isinstance(n, Var) else None)
+    return found
+
+
+def _in_scope(points, dims, site, loops, iterations) -> "np.ndarray | None":
+    """Flat element ``points`` made distinct per iteration of the buffer's scope ``loops``
+    (:func:`_scopes`) at ``iterations`` of ``site``; None when a loop is not the site's."""
+    if not loops:
+        return points
+    scope = np.zeros(iterations.size, dtype=np.int64)
+    for lp in loops:
+        var = lp.loop_var
+        if var not in site.lows:
+            return None
+        values = np.broadcast_to(site.leaves[var], site.mask.shape)[iterations]
+        scope = scope * max(site.extents[var], 1) + (values - site.lows[var]).astype(np.int64)
+    return points + scope * max(math.prod(dims), 1)
+
+
 def _inputs(func, sites) -> set:
     """Ids of the parameters no store writes: the function's inputs, defined on entry. A
     parameter it stores to is an output, undefined until written (destination-passing
@@ -267,6 +347,7 @@ def _refuted(func, sites, env: dict) -> bool:
     first = [id(store.buffer) in wanted or any(id(ld.buffer) in wanted for ld, _ in loads)
              for store, _, loads in sites]
     built: list = [(None, store, loads) for store, _, loads in sites]  # (site or None, store, loads)
+    scopes = _scopes(sites, params)
     unjudged: set = set()  # buffers some store of which is not enumerated exactly
     writes: dict = {}  # buffer id -> [(points, site number, iterations)]
     reads: dict = {}
@@ -284,7 +365,7 @@ def _refuted(func, sites, env: dict) -> bool:
             if total > MAX_TOTAL:
                 return False
             built[k] = (site, store, loads)
-            _accesses(k, site, store, loads, shape, writes, reads, unjudged)
+            _accesses(k, site, store, loads, shape, writes, reads, unjudged, scopes)
         if phase:
             never = _never_written(reads, writes, inputs, unjudged)
     return _live_garbage(built, writes, reads, never, unjudged, params, inputs)
@@ -306,16 +387,19 @@ def _never_written(reads, writes, inputs, unjudged) -> dict:
     return never
 
 
-def _accesses(k, site, store, loads, shape, writes, reads, unjudged) -> None:
-    """The elements store ``k`` writes and its loads read (with the iterations doing so)."""
+def _accesses(k, site, store, loads, shape, writes, reads, unjudged, scopes) -> None:
+    """The elements store ``k`` writes and its loads read (with the iterations doing so),
+    an intermediate's element told apart per iteration of its scope (:func:`_scopes`)."""
     buf = store.buffer
     dims = shape(buf)
     got = None if dims is None or len(dims) != len(store.indices) else \
         site.access(store.indices, dims, site.mask)
-    if got is None or not got[1]:
+    its = np.nonzero(site.mask)[0]
+    points = _in_scope(got[0], dims, site, scopes.get(id(buf), []), its) if got is not None and got[1] else None
+    if points is None:
         unjudged.add(id(buf))
     else:
-        writes.setdefault(id(buf), []).append((got[0], k, np.nonzero(site.mask)[0]))
+        writes.setdefault(id(buf), []).append((points, k, its))
     if site.open:
         return  # a guard not evaluated: the loads are not judged
     for load, guard in loads:
@@ -334,7 +418,10 @@ def _accesses(k, site, store, loads, shape, writes, reads, unjudged) -> None:
         got = site.access(load.indices, dims, mask)
         if got is None or not got[1]:
             continue  # past the buffer: another check's concern
-        reads.setdefault(id(load.buffer), []).append((got[0], k, np.nonzero(mask)[0]))
+        its = np.nonzero(mask)[0]
+        points = _in_scope(got[0], dims, site, scopes.get(id(load.buffer), []), its)
+        if points is not None:
+            reads.setdefault(id(load.buffer), []).append((points, k, its))
 
 
 def _live_garbage(built, writes, reads, never, unjudged, params, inputs) -> bool:

@@ -81,15 +81,25 @@ def test_unread_part_left_unwritten_is_not_refuted():
     # pad_einsum: T_divide reads the whole padded matmul buffer, written only in its
     # unpadded corner; what it computes from the rest is cropped away before the output
     ("h54_pad_einsum_attention_bias", ["nn.attention_bias"]),
-    # reverse_compute_at recomputes the variance's sum per outer iteration, reading rows
-    # written only in later iterations; the last iteration's result is whole
-    ("h54_rca_variance", ["variance"]),
 ])
 def test_real_tvm_output_keeps_its_answer(name, ops):
     text = _text(name)
     for _, f in tir.parse(text).prim_funcs():
         assert not uninitialised_reads(f)
     assert _ops(text) == ops
+
+
+def test_real_tvm_output_reading_rows_of_other_iterations_abstains():
+    """reverse_compute_at recomputes the variance's sum at each iteration of the loop over
+    rows, reading rows of T_multiply that other iterations write. Every access of T_multiply
+    is inside that loop, so TVM's lowering allocates it there, fresh at each iteration: the
+    rows read were never written in it (TVM 0.27's own build of this function returns other
+    numbers than the variance). Run with the buffer kept across iterations, the last
+    iteration's sum is whole, which is not what TVM builds."""
+    text = _text("h54_rca_variance")
+    (_, f), = tir.parse(text).prim_funcs()
+    assert uninitialised_reads(f)
+    assert _ops(text) == []
 
 
 def test_real_tvm_output_reading_an_index_cache_before_it_is_filled_abstains():
