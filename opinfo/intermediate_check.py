@@ -256,6 +256,14 @@ def _same_entry(a, b) -> bool:
     return all(x is y or (isinstance(x, (int, bool)) and x == y) for x, y in zip(a[1:], b[1:]))
 
 
+def _common(a: tuple, b: tuple) -> tuple:
+    """The longest common prefix of two chains: where the two places meet."""
+    k = 0
+    while k < min(len(a), len(b)) and _same_entry(a[k], b[k]):
+        k += 1
+    return a[:k]
+
+
 def _scopes(sites, params: set) -> dict:
     """id(buffer) -> the loops around every store and load of an intermediate (the common
     prefix of those sites' chains). TVM's lowering allocates a buffer at the lowest common
@@ -272,14 +280,7 @@ def _scopes(sites, params: set) -> dict:
         for key in {id(store.buffer)} | {id(load.buffer) for load, _ in loads}:
             if key in params:
                 continue
-            prev = chains.get(key)
-            if prev is None:
-                chains[key] = chain
-                continue
-            k = 0
-            while k < min(len(prev), len(chain)) and _same_entry(prev[k], chain[k]):
-                k += 1
-            chains[key] = prev[:k]
+            chains[key] = _common(chains[key], chain) if key in chains else chain
     scopes = {}
     for key, chain in chains.items():
         loops = []
