@@ -52,8 +52,9 @@ def _reads_in_order(indices, env: dict, ine, size: int, inside: bool = False) ->
     return bool(np.array_equal(lin, np.arange(size, dtype=float)))
 
 
-SIZES = tuple(range(1, 65))
-"""Values given to the shape variables in turn by :func:`_row_major_at_sizes`."""
+SIZES = (1, 2, 3, 5, 7, 12) + tuple(v for v in range(4, 65) if v not in (5, 7, 12))
+"""Values given to the shape variables in turn by :func:`_row_major_at_sizes`: a few small
+and larger ones first (a wrap such as ``% 7`` shows only past 7), then the rest up to 64."""
 MIN_SIZES, MAX_SIZES = 3, 6
 """Values at which the element counts agree that must be checked, and that are checked at
 the most (the first ones)."""
