@@ -39,7 +39,7 @@ from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, IterVar, S
 
 from .affine import affine, const_of
 from .recognize.guard import conjuncts
-from .rewrite import nest_of
+from .rewrite import nest_of, stores_in
 
 KINDS = (IterKind.SPATIAL, IterKind.REDUCE)
 
@@ -283,9 +283,8 @@ def _fused_extent(o: IterVar, b: int, value, predicate):
 
 def _stored_as(block: Block, o: IterVar, i: IterVar) -> bool:
     """Whether a store of ``block`` has ``o * B + i`` for an index."""
-    stores = []
-    pre_order_visit(block.body, lambda n: stores.append(n) if isinstance(n, BufferStore) else not isinstance(n, Block))
-    return any(_split_of(x, {id(o.var): o}, {id(i.var): i}) is not None for st in stores for x in st.indices)
+    return any(_split_of(x, {id(o.var): o}, {id(i.var): i}) is not None
+               for st in stores_in(block.body) for x in st.indices)
 
 
 def _fuse_splits(block: Block, values: tuple, predicate, outer: Block, inner: Block) -> tuple:

@@ -34,6 +34,7 @@ from tir.functor import children, pre_order_visit, substitute
 from tir.stmt import BlockRealize, BufferStore, For, IterKind, Stmt
 
 from .probe import POINT_ERRORS, block_points, evaluate_points, flat_points, scalar_int, shape_envs
+from .rewrite import stores_in, update_term
 
 
 def block_places(func) -> dict:
@@ -110,11 +111,9 @@ def _idempotent(update, written: set) -> bool:
     store = update.body
     if not isinstance(store, BufferStore) or not isinstance(store.value, (Max, Min)):
         return False
-    acc = [x for x in (store.value.a, store.value.b) if isinstance(x, BufferLoad)
-           and x.buffer is store.buffer and tuple(x.indices) == tuple(store.indices)]
-    if len(acc) != 1:
+    other = update_term(store)
+    if other is None:
         return False
-    other = store.value.b if acc[0] is store.value.a else store.value.a
     loads = []
     pre_order_visit(other, lambda n: loads.append(n) if isinstance(n, BufferLoad) else True)
     return all(id(x.buffer) not in written for x in loads)
@@ -202,8 +201,7 @@ def _the_store(block) -> "BufferStore | None":
     """The block's store, or the first of a tuple reduction's stores (argmax's index and
     value, under ``let`` bindings) when all of them store at one index tuple into buffers
     of one shape; None else."""
-    found = []
-    pre_order_visit(block.body, lambda n: found.append(n) if isinstance(n, BufferStore) else not isinstance(n, BlockRealize))
+    found = stores_in(block.body)
     first = found[0] if found else None
     if first is None or any(tuple(s.indices) != tuple(first.indices)
                             or tuple(s.buffer.shape) != tuple(first.buffer.shape) for s in found[1:]):

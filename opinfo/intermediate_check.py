@@ -328,10 +328,11 @@ def _inputs(func, sites) -> set:
     return {id(b) for b in func.buffers if id(b) not in stored}
 
 
-def _refuted(func, sites, env: dict) -> bool:
-    """``sites``: (store, chain, loads) of the whole function. True when some load of an
-    element no store has written yet (of an intermediate or an output) provably feeds the
-    final value of an output element (see :func:`uninitialised_reads`)."""
+def _refuted(func, sites, env: dict, scopes: dict) -> bool:
+    """``sites``: (store, chain, loads) of the whole function, ``scopes`` its buffers' scope
+    loops (:func:`_scopes`). True when some load of an element no store has written yet (of
+    an intermediate or an output) provably feeds the final value of an output element (see
+    :func:`uninitialised_reads`)."""
     params = {id(b) for b in func.buffers}
     inputs = _inputs(func, sites)
     shapes: dict = {}
@@ -348,7 +349,6 @@ def _refuted(func, sites, env: dict) -> bool:
     first = [id(store.buffer) in wanted or any(id(ld.buffer) in wanted for ld, _ in loads)
              for store, _, loads in sites]
     built: list = [(None, store, loads) for store, _, loads in sites]  # (site or None, store, loads)
-    scopes = _scopes(sites, params)
     unjudged: set = set()  # buffers some store of which is not enumerated exactly
     writes: dict = {}  # buffer id -> [(points, site number, iterations)]
     reads: dict = {}
@@ -652,9 +652,10 @@ def uninitialised_reads(func) -> bool:
     if _aliased(func):
         return False
     free = shape_vars(func)
+    scopes = _scopes(sites, {id(b) for b in func.buffers})
     try:
         for env in shape_envs(free, SHAPE_VALUES):
-            if _refuted(func, sites, env):
+            if _refuted(func, sites, env, scopes):
                 return True
     except (_Unjudged, MemoryError):
         return False

@@ -76,7 +76,7 @@ from .loop_partition import merge_partitions
 from .predicates import drop_predicates
 from .probe import NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, scalar_int, shape_envs, shape_vars
 from .realize_check import SHAPE_VALUES, covers_domain
-from .rewrite import EMPTY, loaded, prune, stored
+from .rewrite import EMPTY, loaded, prune, stored, stores_in
 from .rfactor import merge_rfactor
 from .tags import tag
 
@@ -87,12 +87,6 @@ def _touches(block: Block, buf) -> bool:
 def _loads(expr) -> list:
     found = []
     pre_order_visit(expr, lambda n: found.append(n) if isinstance(n, (BufferLoad, Var)) else True)
-    return found
-
-
-def _stores(stmt) -> list:
-    found = []
-    pre_order_visit(stmt, lambda n: found.append(n) if isinstance(n, BufferStore) else not isinstance(n, Block))
     return found
 
 
@@ -149,7 +143,7 @@ def _update_for(init: Block, stores: list, later: list) -> "tuple | None":
     spatial = [iv for iv in block.iter_vars if iv.kind == IterKind.SPATIAL]
     if len(spatial) == len(block.iter_vars):
         return None
-    updates = _stores(block.body)
+    updates = stores_in(block.body)
     target = _common_indices(updates) if updates else None
     mapping = _var_map(init, tuple(stores[0].indices), target, spatial) if target is not None else None
     return (block, mapping) if mapping is not None else None
@@ -456,7 +450,7 @@ def _unit_reduce_vars(block: Block) -> "Block | None":
     if block.init is None:
         return None
     used = set()
-    for store in _stores(block.body) + _stores(block.init):
+    for store in stores_in(block.body) + stores_in(block.init):
         for i in store.indices:
             used.update(id(v) for v in _loads(i) if isinstance(v, Var))
     unit = [k for k, iv in enumerate(block.iter_vars) if iv.kind == IterKind.SPATIAL and id(iv.var) not in used

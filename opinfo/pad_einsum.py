@@ -42,7 +42,7 @@ from .affine import affine, const_of
 from .bounded import bounded_form, interval
 from .probe import NotEvaluable, collect_vars, evaluate
 from .recognize.guard import conjuncts
-from .rewrite import EMPTY, loaded, prune, stored
+from .rewrite import EMPTY, loaded, prune, stored, update_term
 from .rfactor import combiner_identity
 
 
@@ -302,7 +302,7 @@ def _neutral_pad(op: BlockRealize, writers: dict, readers: dict, params: set, lo
     value = store.value
     if not isinstance(value, _COMBINERS):
         return None
-    load = _update_term(store)
+    load = update_term(store)
     if not isinstance(load, BufferLoad) or load.buffer is store.buffer:
         return None
     key = id(load.buffer)
@@ -336,17 +336,6 @@ def _neutral_pad(op: BlockRealize, writers: dict, readers: dict, params: set, lo
         return None
     new = _restored(op, store.buffer, shrink, pads)
     return (new, [(producer, padded)]) if new is not None else None
-
-
-def _update_term(store: BufferStore):
-    """What a reduction's update ``S[i] = S[i] op T`` (or ``T op S[i]``) combines with the
-    accumulator: ``T``, or None when not exactly one operand is the accumulator."""
-    value = store.value
-    acc = [x for x in (value.a, value.b) if isinstance(x, BufferLoad) and x.buffer is store.buffer
-           and tuple(x.indices) == tuple(store.indices)]
-    if len(acc) != 1:
-        return None
-    return value.b if acc[0] is value.a else value.a
 
 
 def _zero_product_pad(op: BlockRealize, writers: dict, readers: dict, params: set) -> "tuple | None":
@@ -412,7 +401,7 @@ def _zero_stops(op: BlockRealize, pads: dict, zero: set) -> "dict | None":
     value = store.value
     if block.init is None or not isinstance(value, Add):
         return {}
-    term = _update_term(store)
+    term = update_term(store)
     if term is None:
         return {}
     ivs = {id(iv.var): iv for iv in block.iter_vars}

@@ -88,7 +88,7 @@ def _realized_box(realize: BlockRealize, loops) -> "dict | None":
     if any(not isinstance(v, SizeVar) for v in symbols):
         return None  # an outer block's or loop's variable: not enumerated here
     box = None
-    for env in shape_envs(symbols, SHAPE_VALUES) if symbols else [{}]:
+    for env in shape_envs(symbols, SHAPE_VALUES):
         got = _box_at(realize, loops, env, free)
         if got is None or box not in (None, got):
             return None

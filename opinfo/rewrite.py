@@ -4,8 +4,8 @@ as well as its declared regions: hand-written TVMScript may omit ``T.reads``/``T
 from __future__ import annotations
 
 from tir.expr import Add, BufferLoad, IntImm, Var
-from tir.functor import post_order_stmts, post_order_visit, transform
-from tir.stmt import BlockRealize, BufferStore, For, ForKind, SeqStmt
+from tir.functor import post_order_stmts, post_order_visit, pre_order_visit, transform
+from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, SeqStmt
 
 from .affine import const_of
 
@@ -25,6 +25,25 @@ def prune(node):
             return EMPTY if not kept else kept[0] if len(kept) == 1 else SeqStmt(kept)
         return None
     return transform(node, post)
+
+
+def stores_in(stmt) -> list:
+    """The BufferStores of ``stmt``, not those of blocks nested in it."""
+    found: list = []
+    if stmt is not None:
+        pre_order_visit(stmt, lambda n: found.append(n) if isinstance(n, BufferStore) else not isinstance(n, Block))
+    return found
+
+
+def update_term(store: BufferStore):
+    """What a reduction's update ``S[i] = S[i] op T`` (or ``T op S[i]``) combines with the
+    accumulator: ``T``, or None when not exactly one operand is the accumulator."""
+    value = store.value
+    acc = [x for x in (value.a, value.b) if isinstance(x, BufferLoad) and x.buffer is store.buffer
+           and tuple(x.indices) == tuple(store.indices)]
+    if len(acc) != 1:
+        return None
+    return value.b if acc[0] is value.a else value.a
 
 
 def stored(block) -> dict:

@@ -21,6 +21,16 @@ def main(x: T.Buffer((T.int64(9),), "float32"), out: T.Buffer((T.int64(9),), "fl
     sub = T.alloc_buffer((T.int64(9),))
     mul = T.alloc_buffer((T.int64(9),))
 '''
+MUL_OUT = '''        for k in range(T.int64(3)):
+            with T.block("mul"):
+                v = T.axis.spatial(T.int64(9), a * T.int64(4) + c + k)
+                T.where(a * T.int64(4) + c + k < T.int64(9))
+                mul[v] = sub[v] * T.float32(2.0)
+    for i in range(T.int64(9)):
+        with T.block("out"):
+            v = T.axis.spatial(T.int64(9), i)
+            out[v] = mul[v]
+'''
 # per iteration (c, a): sub computed at a * 4 + b * 2 + c, mul at a * 4 + c + k, k < 3: at
 # c = 1, mul[a * 4 + 2] reads sub[a * 4 + 2], which the iteration c = 0 computed
 ACROSS = HEAD + '''    for c, a in T.grid(T.int64(2), T.int64(3)):
@@ -29,32 +39,14 @@ ACROSS = HEAD + '''    for c, a in T.grid(T.int64(2), T.int64(3)):
                 v = T.axis.spatial(T.int64(9), a * T.int64(4) + b * T.int64(2) + c)
                 T.where(a * T.int64(4) + b * T.int64(2) + c < T.int64(9))
                 sub[v] = x[v] - T.float32(1.0)
-        for k in range(T.int64(3)):
-            with T.block("mul"):
-                v = T.axis.spatial(T.int64(9), a * T.int64(4) + c + k)
-                T.where(a * T.int64(4) + c + k < T.int64(9))
-                mul[v] = sub[v] * T.float32(2.0)
-    for i in range(T.int64(9)):
-        with T.block("out"):
-            v = T.axis.spatial(T.int64(9), i)
-            out[v] = mul[v]
-'''
+''' + MUL_OUT
 # the same loops with sub computed whole before them: nothing read across iterations
 WHOLE = HEAD + '''    for i in range(T.int64(9)):
         with T.block("sub"):
             v = T.axis.spatial(T.int64(9), i)
             sub[v] = x[v] - T.float32(1.0)
     for c, a in T.grid(T.int64(2), T.int64(3)):
-        for k in range(T.int64(3)):
-            with T.block("mul"):
-                v = T.axis.spatial(T.int64(9), a * T.int64(4) + c + k)
-                T.where(a * T.int64(4) + c + k < T.int64(9))
-                mul[v] = sub[v] * T.float32(2.0)
-    for i in range(T.int64(9)):
-        with T.block("out"):
-            v = T.axis.spatial(T.int64(9), i)
-            out[v] = mul[v]
-'''
+''' + MUL_OUT
 # a sum computed at the consumer's loop: its accumulator is accessed only inside loop i,
 # and lives across the reduction loop k within each iteration
 REDUCTION = '''# from tvm.script import tir as T
