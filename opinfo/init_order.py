@@ -193,7 +193,8 @@ def _events(place, k: int, env: dict) -> "tuple | None":
         return None
     outer = np.zeros(pts.count, dtype=np.int64)
     for lp, (lo, ext) in zip(loops[:k], pts.ranges[:k]):
-        outer = outer * ext + (pts.leaves[lp.loop_var][pts.keep] - lo).astype(np.int64)
+        low = lo[pts.keep] if np.ndim(lo) else lo  # per iteration when the range uses an outer loop
+        outer = outer * max(ext, 1) + (pts.leaves[lp.loop_var][pts.keep] - low).astype(np.int64)
     return outer, flat, red, math.prod(e for _, (_, e) in reduce)
 
 

@@ -46,7 +46,7 @@ from tir.stmt import (AllocateBuffer, AttrStmt, Block, BlockRealize, BufferStore
 from tir.structural import structural_equal
 
 from .affine import const_of
-from .probe import NotEvaluable, evaluate, loop_points, scalar_int, shape_envs, shape_vars
+from .probe import NotEvaluable, evaluate, evaluate_points, loop_points, nest_points, scalar_int, shape_envs, shape_vars
 
 MAX_POINTS = 1 << 19
 """Iterations of the loops around one store above which the buffer is not judged."""
@@ -135,22 +135,28 @@ class _Site:
 
     def __init__(self, chain, env: dict):
         loops = [e[1] for e in chain if e[0] == "loop"]
-        ranges = []
-        for lp in loops:
-            lo, ext = scalar_int(lp.min, env), scalar_int(lp.extent, env)
-            if lo is None or ext is None:
+        ranges = [(scalar_int(lp.min, env), scalar_int(lp.extent, env)) for lp in loops]
+        if all(None not in r for r in ranges):
+            ranges = [(lo, max(ext, 0)) for lo, ext in ranges]
+            if math.prod(e for _, e in ranges) > MAX_POINTS:
+                raise _Unjudged("too many points")
+            leaves, n = loop_points(loops, ranges, env)
+            lows = {lp.loop_var: lo for lp, (lo, _) in zip(loops, ranges)}
+            ext_of = {lp.loop_var: ext for lp, (_, ext) in zip(loops, ranges)}
+        else:  # a range using an outer loop (compute_at of a region TVM could not box)
+            got = nest_points(loops, env, MAX_POINTS)
+            if got is None:
                 raise _Unjudged("loop range")
-            ranges.append((lo, max(ext, 0)))
-        self.size = math.prod(e for _, e in ranges)
-        if self.size > MAX_POINTS:
-            raise _Unjudged("too many points")
-        leaves, n = loop_points(loops, ranges, env)
+            leaves, n = got
+            lows, ext_of = {}, {}
+            for lp in loops:
+                lows[lp.loop_var] = evaluate_points(lp.min, leaves, n)
+                ext_of[lp.loop_var] = int(evaluate_points(lp.extent, leaves, n).max()) if n else 0
+        self.size = n
         self.leaves = leaves
         self.mask = np.ones(n, dtype=bool)
         self.open = False
         columns = []
-        lows = {lp.loop_var: lo for lp, (lo, _) in zip(loops, ranges)}
-        ext_of = {lp.loop_var: ext for lp, (_, ext) in zip(loops, ranges)}
         self.lows = lows
         self.extents = ext_of
         for entry in chain:
@@ -316,7 +322,8 @@ def _in_scope(points, dims, site, loops, iterations) -> "np.ndarray | None":
         if var not in site.lows:
             return None
         values = np.broadcast_to(site.leaves[var], site.mask.shape)[iterations]
-        scope = scope * max(site.extents[var], 1) + (values - site.lows[var]).astype(np.int64)
+        lows = np.broadcast_to(site.lows[var], site.mask.shape)[iterations]
+        scope = scope * max(site.extents[var], 1) + (values - lows).astype(np.int64)
     return points + scope * max(math.prod(dims), 1)
 
 

@@ -131,6 +131,40 @@ def loop_points(loops, ranges, env=None) -> "tuple[dict, int]":
     return leaves, math.prod(ext for _, ext in ranges)
 
 
+def nest_points(loops, env, limit: int) -> "tuple[dict, int] | None":
+    """As :func:`loop_points`, for loops whose ``min`` or ``extent`` may use the loops
+    around them (``compute_at`` under a loop whose region TVM could not make rectangular
+    leaves ``for ax1 in range((f * 2 % 3 + 1) // 3 + 7)``): every iteration in the order
+    the loops run them, with ``env`` added; None when a bound is not a whole number at some
+    iteration or more than ``limit`` iterations run. A loop of no iteration at some point
+    contributes none there."""
+    leaves = dict(env or {})
+    own: list = []
+    size = 1
+    for lp in loops:
+        try:
+            lo = evaluate_points(lp.min, leaves, size)
+            ext = evaluate_points(lp.extent, leaves, size)
+        except POINT_ERRORS + (KeyError,):
+            return None
+        if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(ext))
+                and np.all(lo == np.floor(lo)) and np.all(ext == np.floor(ext))):
+            return None
+        ext = np.maximum(ext, 0).astype(np.int64)
+        total = int(ext.sum())
+        if total > limit:
+            return None
+        outer = np.repeat(np.arange(size), ext)
+        start = np.cumsum(ext) - ext
+        position = np.arange(total) - np.repeat(start, ext)
+        for var in own:
+            leaves[var] = leaves[var][outer]
+        leaves[lp.loop_var] = np.asarray(lo, dtype=float)[outer] + position
+        own.append(lp.loop_var)
+        size = total
+    return leaves, size
+
+
 def evaluate_points(expr, leaves: dict, size: int) -> np.ndarray:
     """``expr`` at each of ``size`` points (a constant is repeated)."""
     return np.broadcast_to(np.asarray(evaluate(expr, leaves)), (size,))
@@ -165,7 +199,8 @@ class BlockPoints:
     """The iterations of a block's loops, enumerated: the loops' ``leaves`` (as from
     :func:`loop_points`), the mask ``keep`` of those the block runs, the block variables'
     values at them (``block_env``, with the shape variables), their ``count`` and the loops'
-    constant ``ranges``."""
+    ``ranges``: ``(min, extent)``, constant, or for a loop whose range uses an outer loop its
+    minimum at each iteration (an array) and its largest extent."""
     leaves: dict
     keep: np.ndarray
     block_env: dict
@@ -176,18 +211,27 @@ class BlockPoints:
 def block_points(realize, loops, env: dict, limit: int, in_domain: bool = False) -> "BlockPoints | None":
     """Every iteration of ``loops`` around ``realize`` where its predicate holds (and, with
     ``in_domain``, every block variable lies inside its domain), shape variables at the
-    values ``env`` gives; None when an extent is not constant there, the loops run more than
-    ``limit`` iterations, or the predicate or a binding does not evaluate."""
+    values ``env`` gives (loop ranges that use outer loops enumerated by :func:`nest_points`);
+    None when a range is not whole numbers there, the loops run more than ``limit``
+    iterations, or the predicate or a binding does not evaluate."""
     ranges = [(scalar_int(lp.min, env), scalar_int(lp.extent, env)) for lp in loops]
-    if any(None in r for r in ranges) or math.prod(max(e, 0) for _, e in ranges) > limit:
-        return None
-    ranges = [(lo, max(e, 0)) for lo, e in ranges]
     block = realize.block
     doms = [(scalar_int(iv.dom.min, env), scalar_int(iv.dom.extent, env)) for iv in block.iter_vars] \
         if in_domain else []
     if any(None in d for d in doms):
         return None
-    leaves, size = loop_points(loops, ranges, env)
+    if all(None not in r for r in ranges):
+        if math.prod(max(e, 0) for _, e in ranges) > limit:
+            return None
+        ranges = [(lo, max(e, 0)) for lo, e in ranges]
+        leaves, size = loop_points(loops, ranges, env)
+    else:  # a range using an outer loop: its minimum per iteration, its largest extent
+        got = nest_points(loops, env, limit)
+        if got is None:
+            return None
+        leaves, size = got
+        ranges = [(evaluate_points(lp.min, leaves, size),
+                   int(evaluate_points(lp.extent, leaves, size).max()) if size else 0) for lp in loops]
     try:
         keep = evaluate_points(realize.predicate, leaves, size).astype(bool)
         values = [evaluate_points(v, leaves, size) for v in realize.iter_values]

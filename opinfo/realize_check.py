@@ -40,7 +40,7 @@ from tir.stmt import BufferStore, IterKind
 from .affine import const_of, equal_extents
 from .coverage import _realizes, copy_order
 from .rewrite import stored
-from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, loop_points,
+from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, loop_points, nest_points,
                     scalar_int, shape_envs, shape_vars)
 
 MAX_POINTS = 1 << 17
@@ -53,6 +53,22 @@ _ERRORS = (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError
 
 
 
+def _loop_env(loops, env: dict) -> "tuple[dict, int] | None":
+    """Every iteration of ``loops`` at these shape-variable values, in the order they run
+    (leaves and count): constant ranges directly, ranges that use an outer loop
+    (:func:`.probe.nest_points`) one loop at a time; None past ``MAX_POINTS`` or when a
+    bound does not evaluate."""
+    ranges = []
+    for lp in loops:
+        lo, ext = scalar_int(lp.min, env), scalar_int(lp.extent, env)
+        if lo is None or ext is None:
+            return nest_points(loops, env, MAX_POINTS)
+        ranges.append((lo, max(ext, 0)))
+    if math.prod(e for _, e in ranges) > MAX_POINTS:
+        return None
+    return loop_points(loops, ranges, env)
+
+
 def _refuted(realize, loops, env: dict, is_param) -> bool:
     """The block's loops provably break the assumption at these shape-variable values."""
     block = realize.block
@@ -62,21 +78,15 @@ def _refuted(realize, loops, env: dict, is_param) -> bool:
         if lo is None or ext is None or ext <= 0:
             return False  # shape values at which the function makes no sense
         doms.append((lo, ext))
-    ranges = []
-    for lp in loops:
-        lo, ext = scalar_int(lp.min, env), scalar_int(lp.extent, env)
-        if lo is None or ext is None:
-            return False
-        if ext <= 0:  # the loops run nothing of a domain that is not empty
-            return any(is_param(b) for b in stored(block).values()) or \
-                any(iv.kind == IterKind.REDUCE for iv in block.iter_vars)
-        ranges.append((lo, ext))
-    size = math.prod(e for _, e in ranges)
-    if size > MAX_POINTS:
-        return False
     if math.prod(e for _, e in doms) > MAX_POINTS:
         return False
-    loop_env, _ = loop_points(loops, ranges, env)
+    got = _loop_env(loops, env)
+    if got is None:
+        return False
+    loop_env, size = got
+    if size == 0:  # the loops run nothing of a domain that is not empty
+        return any(is_param(b) for b in stored(block).values()) or \
+            any(iv.kind == IterKind.REDUCE for iv in block.iter_vars)
     try:
         keep = evaluate_points(realize.predicate, loop_env, size).astype(bool)
         values = [evaluate_points(v, loop_env, size)[keep] for v in realize.iter_values]
@@ -220,12 +230,6 @@ def _covered(realize, loops, env: dict) -> "bool | None":
 
 def _covered_vars(realize, loops, rest: list, env: dict) -> "bool | None":
     """Whether ``loops`` run every point of the domains of block variables ``rest``."""
-    ranges = []
-    for lp in loops:
-        lo, ext = scalar_int(lp.min, env), scalar_int(lp.extent, env)
-        if lo is None or ext is None or ext < 0:
-            return None
-        ranges.append((lo, ext))
     doms = []
     for k in rest:
         iv = realize.block.iter_vars[k]
@@ -233,15 +237,17 @@ def _covered_vars(realize, loops, rest: list, env: dict) -> "bool | None":
         if lo is None or ext is None or ext < 0:
             return None
         doms.append((lo, ext))
-    size = math.prod(e for _, e in ranges)
     want = math.prod(e for _, e in doms)
-    if size > MAX_POINTS or want > MAX_POINTS:
+    if want > MAX_POINTS:
         return None
     if want == 0:
         return True
+    got = _loop_env(loops, env)
+    if got is None:
+        return None
+    loop_env, size = got
     if size == 0:
         return False
-    loop_env, _ = loop_points(loops, ranges, env)
     try:
         keep = evaluate_points(realize.predicate, loop_env, size).astype(bool)
         values = [evaluate_points(realize.iter_values[k], loop_env, size)[keep] for k in rest]
@@ -347,6 +353,18 @@ def _idle_reduction(block) -> bool:
                for iv in block.iter_vars)
 
 
+def _domain_uses_loops(block, loops) -> bool:
+    """A block variable's domain reads a loop around the block (``T.axis.remap`` over a
+    loop of extent ``i + 1``): a block's domain is fixed, what varies from one iteration
+    to the next is its binding; such a block is ill-formed and every check and recognizer
+    would read a domain that is not the one run."""
+    used: set = set()
+    for iv in block.iter_vars:
+        collect_vars(iv.dom.min, used)
+        collect_vars(iv.dom.extent, used)
+    return any(lp.loop_var in used for lp in loops)
+
+
 def misrealized(func) -> bool:
     """True when some block's loops provably do not run its iteration domain as recognizers
     assume (see the module docstring), or some reduction covers only part of a buffer's
@@ -359,6 +377,8 @@ def misrealized(func) -> bool:
         if not realize.block.iter_vars:
             continue
         if _short_reduction(realize.block) or _idle_reduction(realize.block):
+            return True
+        if _domain_uses_loops(realize.block, loops):
             return True
         free = _free_vars(realize, loops)
         if not free <= symbols:
