@@ -35,7 +35,7 @@ from tir.buffer import Range
 from tir.expr import GE, GT, LE, Add, And, BufferLoad, FloorDiv, FloorMod, IntImm, LT, Mul, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_visit, pre_order_visit, substitute, transform
-from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, IterVar, Stmt
+from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, IterVar, SeqStmt, Stmt
 
 from .affine import affine, const_of
 from .recognize.guard import conjuncts
@@ -76,7 +76,8 @@ def _looped_init(init, inner_realize: BlockRealize):
     loop each, and store a constant where the inner block (its spatial variables those
     same domains, the rest reductions, no predicate, no init) stores, position for
     position. Merged, it is the inner block's init over the same elements: the store with
-    the init's variables made the inner ones. None for any other shape."""
+    the init's variables made the inner ones (several stores, in the same order, for a
+    tuple reduction's accumulators). None for any other shape."""
     nest = nest_of(init) if init is not None else None
     if nest is None:
         return None
@@ -86,10 +87,12 @@ def _looped_init(init, inner_realize: BlockRealize):
         return None
     if inner.init is not None or not _is_true(inner_realize.predicate):
         return None
-    if not isinstance(blk.body, BufferStore) or not isinstance(inner.body, BufferStore) or _has_block(blk.body):
+    mines = _init_stores(blk.body)
+    theirs_all = stores_in(inner.body)
+    if mines is None or len(mines) != len(theirs_all) or _has_block(inner.body):
         return None
-    if _var_ids(blk.body.value) & {id(iv.var) for iv in blk.iter_vars} or any(
-            isinstance(n, BufferLoad) for n in _nodes(blk.body.value)):
+    own = {id(iv.var) for iv in blk.iter_vars}
+    if any(_var_ids(m.value) & own or any(isinstance(n, BufferLoad) for n in _nodes(m.value)) for m in mines):
         return None
     loop_ext = {id(lp.loop_var): lp for lp in loops}
     for iv, value in zip(blk.iter_vars, realize.iter_values):
@@ -99,8 +102,8 @@ def _looped_init(init, inner_realize: BlockRealize):
             return None
     if len(loops) != len(blk.iter_vars) or len({id(v) for v in realize.iter_values}) != len(loops):
         return None
-    mine, theirs = blk.body, inner.body
-    if mine.buffer is not theirs.buffer or len(mine.indices) != len(theirs.indices):
+    mine, theirs = mines[0], theirs_all[0]
+    if any(m.buffer is not t.buffer or len(m.indices) != len(t.indices) for m, t in zip(mines, theirs_all)):
         return None
     init_ivs = {id(iv.var): iv for iv in blk.iter_vars}
     inner_ivs = {id(iv.var): iv for iv in inner.iter_vars}
@@ -125,8 +128,17 @@ def _looped_init(init, inner_realize: BlockRealize):
         return None
     if any(iv.kind not in KINDS for iv in inner.iter_vars):
         return None
-    store = substitute(mine, mapping)
-    return store if tuple(store.indices) == tuple(theirs.indices) else None
+    stores = [substitute(m, mapping) for m in mines]
+    if any(tuple(m.indices) != tuple(t.indices) for m, t in zip(stores, theirs_all)):
+        return None
+    return stores[0] if len(stores) == 1 else SeqStmt(stores)
+
+
+def _init_stores(body) -> "list | None":
+    """The stores of an init block's body: one store, or a sequence of them (a tuple
+    reduction's accumulators: a norm's two sums); None for anything else."""
+    parts = body.seq if isinstance(body, SeqStmt) else (body,)
+    return list(parts) if parts and all(isinstance(p, BufferStore) for p in parts) else None
 
 
 def _nodes(expr) -> list:
