@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tir
 from opinfo.intermediate_check import uninitialised_reads
@@ -124,3 +126,51 @@ def test_a_copy_read_before_this_iteration_fills_it_is_refuted():
     func = fixture_func("s18_flatten_dependent_extent")
     assert uninitialised_reads(func)
     assert fixture_ops("s18_flatten_dependent_extent") == []
+
+
+@st.composite
+def _nests(draw):
+    """Up to three loops, each ranging over ``[lo, lo + ext)`` where ``lo`` and ``ext`` are
+    small affine forms of the loops around it."""
+    depth = draw(st.integers(1, 3))
+    forms = []
+    for k in range(depth):
+        lo = (draw(st.integers(-2, 2)), [draw(st.integers(-1, 1)) for _ in range(k)])
+        ext = (draw(st.integers(-1, 4)), [draw(st.integers(-2, 2)) for _ in range(k)])
+        forms.append((lo, ext))
+    return forms
+
+
+def _value(form, outer):
+    c, coefs = form
+    return c + sum(a * v for a, v in zip(coefs, outer))
+
+
+def _expr(form, loop_vars):
+    c, coefs = form
+    e = IntImm(I64, c)
+    for a, v in zip(coefs, loop_vars):
+        e = e + IntImm(I64, a) * v
+    return e
+
+
+@settings(max_examples=80, deadline=None)
+@given(_nests())
+def test_nest_points_matches_running_the_loops(forms):
+    loop_vars = [Var(f"l{k}", I64) for k in range(len(forms))]
+    loops = [For(v, _expr(lo, loop_vars[:k]), _expr(ext, loop_vars[:k]), ForKind.SERIAL, Evaluate(IntImm(dtype("int32"), 0)))
+             for k, (v, (lo, ext)) in enumerate(zip(loop_vars, forms))]
+    want = []
+
+    def walk(k, outer):
+        if k == len(forms):
+            want.append(tuple(outer))
+            return
+        lo, ext = forms[k]
+        start = _value(lo, outer)
+        for x in range(start, start + max(_value(ext, outer), 0)):
+            walk(k + 1, outer + [x])
+    walk(0, [])
+    leaves, size = nest_points(loops, {}, 10_000)
+    got = list(zip(*[leaves[v].astype(int).tolist() for v in loop_vars])) if size else []
+    assert size == len(want) and got == want
