@@ -11,7 +11,7 @@ from tir.stmt import BufferStore
 
 from .block_loops import move_block_loops
 from .blockize import unblockize
-from .coverage import partial_writes, same_index_copy
+from .coverage import out_of_bounds_reads, partial_writes, same_index_copy
 from .intermediate_check import uninitialised_reads
 from .realize_check import misrealized
 from .loop_partition import merge_partitions
@@ -96,7 +96,7 @@ def recognize_ops(func: PrimFunc) -> tuple:
     :mod:`.recognize.split`), or when the ops could not be one fused kernel of TVM (see
     :func:`.op_graph.fusable`). Read after :func:`.normalize.normalize`."""
     original, func = func, normalize(func)
-    if func is None:
+    if func is None or out_of_bounds_reads(func):
         return ()
     sem = Semantics(func)
     if sem.opaque:  # read by running it: the function as written (normalize can drop a T.where)

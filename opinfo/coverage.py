@@ -15,7 +15,7 @@ nested blocks bound to outer block variables, symbolic extents that differ, buff
 several writers (decomposed reductions, scatters) -- is not judged."""
 from __future__ import annotations
 
-from tir.expr import BufferLoad, Var
+from tir.expr import BufferLoad, Call, Select, Var
 from tir.functor import post_order_visit, pre_order_visit
 from tir.stmt import Block, BlockRealize, BufferStore, For, SeqStmt
 
@@ -263,3 +263,51 @@ def out_of_bounds_writes(func) -> bool:
             if past and not (copy_order(store) is not None and all(clippable(i, where) for i in past)):
                 return True
     return False
+
+
+def out_of_bounds_reads(func) -> bool:
+    """True when a block's store provably reads outside a buffer: a load in the stored
+    value, not under a guard (``if_then_else``, ``Select``: a padded read ``x[v - 1]`` sits
+    under its bounds test), whose affine index over the block's domain and inner loops
+    reaches past the buffer's axis. TVM indexes no element there (a mutated ``x[v + 3]``
+    turned ``x[v - 3]`` reads before the buffer, which no strided slice does: a negative
+    ``begin`` counts from the end). A copy whose indices pass the end of an axis, as for
+    :func:`out_of_bounds_writes`, passes. Judged on the function as
+    :func:`.normalize.normalize` leaves it: TVM's cache copies (``cache_index``,
+    ``reindex_cache_read``) copy a padded region unguarded, past the data they cache, into
+    a buffer whose readers never look there; read through, the copy is gone."""
+    for realize, _ in _realizes(func.body):
+        block = realize.block
+        ranges = {}
+        for iv in block.iter_vars:
+            lo, ext = const_of(iv.dom.min), const_of(iv.dom.extent)
+            if lo is not None and ext is not None:
+                ranges[iv.var] = (lo, ext)
+        stores: list = []
+        _inner_stores(block.body, ranges, stores)
+        for store, where in stores:
+            for load in _unguarded_loads(store.value):
+                if len(load.indices) != len(load.buffer.shape):
+                    continue
+                past = [i for i, axis in zip(load.indices, load.buffer.shape) if _past_axis(i, where, axis)]
+                if past and not (copy_order(store) is not None and load is store.value
+                                 and all(clippable(i, where) for i in past)):
+                    return True
+    return False
+
+
+def _unguarded_loads(expr) -> list:
+    """The loads of ``expr`` evaluated whatever the data: not in a branch of an
+    ``if_then_else`` or a ``Select``, nor inside another load's index."""
+    found: list = []
+
+    def visit(n):
+        if isinstance(n, BufferLoad):
+            found.append(n)
+            return False
+        if isinstance(n, Select) or (isinstance(n, Call) and n.op == "if_then_else"):
+            return False
+        return True
+    pre_order_visit(expr, visit)
+    return found
+
