@@ -69,3 +69,11 @@ def f(x: T.Buffer((T.int64(4),), "float32"), i: T.Buffer((T.int64(3),), "int64")
             out[v] = x[i[v]]
 """)
     assert not out_of_bounds_reads(func)
+
+
+def test_a_repeat_made_to_read_past_its_input_is_no_slice():
+    # x (3,) repeated twice; the mutant x[v // 1] reads x[3..5]: it was named a strided
+    # slice x[0:6] of the three-element axis
+    load = "x[v_ax0 // T.int64(2)]"
+    assert fixture_ops("s18_repeat") == [("repeat", {"repeats": 2, "axis": 0})]
+    assert fixture_ops("s18_repeat", "= " + load, "= " + load.replace("2)", "1)")) == []
