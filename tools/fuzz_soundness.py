@@ -9,10 +9,10 @@ block predicate (``T.where``) dropped. When opinfo still gives a PrimFunc exactl
 original and the mutant are run with the project's interpreter on the same random inputs:
 if their outputs differ, the unchanged answer is a confident wrong one (``WRONG`` line).
 An answer that changes is counted (``CHANGED``): abstaining or naming the new meaning are
-both fine. A changed answer naming one op is checked too: the op is lowered afresh with
-``tir.topi`` from its attributes and the mutant's operand shapes and run on the same
-inputs; an output other than the mutant's is a confident wrong new answer (``WRONG-NEW``
-line; ops the lowering library cannot build from the answer alone are not checked).
+both fine. A changed answer naming one op is checked too (:func:`opinfo.verify_op`: the
+op lowered afresh with ``tir.topi`` from the answer and run on the same inputs); an output
+other than the mutant's is a confident wrong new answer (``WRONG-NEW`` line; ops the
+lowering library cannot build from the answer alone are not checked).
 
 Usage (from the project root; a symbolic extent is run at 5):
     .venv/bin/python tools/fuzz_soundness.py [--per-file 12] [--seed 0] FILE_OR_DIR...
@@ -31,9 +31,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import tir  # noqa: E402
 from opinfo.api import analyze_module  # noqa: E402
-from opinfo.recognize.running import concrete_shapes  # noqa: E402
+from opinfo.verify import differ as _differ, random_inputs, verify_op  # noqa: E402
 from tir.interp import interpret  # noqa: E402
-from tir.interp_data import np_dtype  # noqa: E402
 
 TIMEOUT = 30
 INT = re.compile(r"T\.int64\((\d+)\)")
@@ -61,55 +60,6 @@ def answers(text: str, infos: "dict | None" = None):
     return mod, {name: [(op.name, repr(sorted(dict(op.attrs).items())),
                          tuple((o.role, o.buffer) for o in op.operands)) for op in info.ops]
                  for name, info in found.items()}
-
-
-def _plain(value):
-    """An attribute value as ``tir.topi.lower`` takes it (lists, not tuples)."""
-    if isinstance(value, (tuple, list)):
-        return [_plain(v) for v in value]
-    return value
-
-
-def relowered_differs(func, op, rng) -> "bool | None":
-    """Whether ``op`` (one op naming all of ``func``), lowered afresh with ``tir.topi`` and
-    run on random inputs, computes something else than ``func``: None when it cannot be
-    lowered from the answer (a scalar-constant operand, an attribute the library takes
-    otherwise) or either function cannot run."""
-    params = list(func.params)
-    if op.output is None or any(o.param is None for o in op.operands) or op.output.param is None:
-        return None
-    arrays = random_inputs(func, rng)
-    inputs = [(tuple(arrays[o.param].shape), str(func.buffer_map[params[o.param]].dtype)) for o in op.operands]
-    try:
-        fresh = tir.topi.lower(op.name, inputs, **{k: _plain(v) for k, v in dict(op.attrs).items()})
-        mine = run(func, arrays)[op.output.param]
-        theirs = run(fresh, [arrays[o.param] for o in op.operands] + [np.zeros_like(mine)])[-1]
-    except Exception:  # not buildable from the answer, or not runnable on these inputs
-        return None
-    return theirs.shape != mine.shape or _differ(mine, theirs)
-
-
-SYMBOLIC = 5
-"""The value given to a symbolic extent (``n``) when a function is run."""
-
-
-def random_inputs(func, rng, low: int = 0) -> list:
-    """Random arrays for every buffer of ``func`` (floats around 0, integers from ``low`` to 2:
-    ``low=1`` for a function that divides by an integer input)."""
-    shapes = concrete_shapes(func.buffers, SYMBOLIC)
-    if shapes is None:  # an extent that is an expression of variables: skipped
-        raise ValueError("extents other than constants and variables")
-    arrays = []
-    for buf, shape in zip(func.buffers, shapes):
-        shape = tuple(shape)
-        dtype = np_dtype(buf.dtype)
-        if np.issubdtype(dtype, np.floating):
-            arrays.append(np.asarray(rng.standard_normal(shape) * 3).astype(dtype))
-        elif dtype == np.bool_:
-            arrays.append(np.asarray(rng.integers(0, 2, shape)).astype(dtype))
-        else:
-            arrays.append(np.asarray(rng.integers(low, 3, shape)).astype(dtype))
-    return arrays
 
 
 def run(func, arrays) -> list:
@@ -218,16 +168,6 @@ def mutants(text: str, rng, count: int) -> list:
     return out
 
 
-def _differ(a, b) -> bool:
-    if np.array_equal(a, b, equal_nan=True):
-        return False
-    if not np.issubdtype(a.dtype, np.floating):
-        return True
-    # half precision: one rounding of a differently ordered sum is already 1e-3 relative
-    tol = (2e-2, 2e-2) if a.dtype.itemsize <= 2 else (1e-4, 1e-5)
-    return not np.allclose(a, b, rtol=tol[0], atol=tol[1], equal_nan=True)
-
-
 def _guarded(fn, *args):
     signal.alarm(TIMEOUT)
     try:
@@ -260,10 +200,10 @@ def fuzz_file(path: str, per_file: int, rng, stats: dict) -> None:
                 print("CHANGED", path, name, base[name], "->", ops, "|", old, "=>", new, flush=True)
                 if len(infos[name].ops) == 1:
                     try:
-                        bad = _guarded(relowered_differs, dict(mmod.prim_funcs())[name], infos[name].ops[0], rng)
+                        same = _guarded(verify_op, dict(mmod.prim_funcs())[name], infos[name].ops[0], rng)
                     except Exception:
-                        bad = None
-                    if bad:
+                        same = None
+                    if same is False:
                         stats["wrong_new"] += 1
                         print("WRONG-NEW", path, name, ops, "|", old, "=>", new, flush=True)
                 continue

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Confirm opinfo's answers by building them again (a development tool, not a test).
 
-For every PrimFunc of the given TVMScript files that opinfo names as one op, the op is
-lowered afresh with the project's lowering library (``tir.topi.lower``) from the answer
-alone (its name, attributes and the operands' shapes and types) and both functions are run
-by the interpreter on the same random inputs. Each answer is then
+For every PrimFunc of the given TVMScript files that opinfo names as one op,
+:func:`opinfo.verify_op` lowers the op afresh with the project's lowering library
+(``tir.topi.lower``) from the answer alone (its name, attributes and the operands' shapes
+and types) and runs both functions in the interpreter on the same random inputs (as
+``opinfo analyze --verify`` does). Each answer is then
 
   confirmed   the fresh function computes what the PrimFunc computes
   DIFFERS     it computes something else: the answer is wrong (or the lowering library and
@@ -28,11 +29,10 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import tir  # noqa: E402
-from fuzz_soundness import relowered_differs  # noqa: E402
 from opinfo.api import analyze_module  # noqa: E402
+from opinfo.verify import verify_op  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -57,11 +57,9 @@ def main(argv=None) -> int:
             if len(info.ops) != 1 or name not in funcs:
                 continue
             op = info.ops[0]
-            try:
-                bad = relowered_differs(funcs[name], op, rng)
-            except Exception:
-                bad = None
-            verdict = "unchecked" if bad is None else "differs" if bad else "confirmed"
+            same = verify_op(funcs[name], op, rng)
+            bad = same is False
+            verdict = "unchecked" if same is None else "differs" if bad else "confirmed"
             stats[verdict] += 1
             if bad or args.show:
                 print(f"{verdict.upper() if bad else verdict:10} {path} {name} {op.name} {dict(op.attrs)}", flush=True)

@@ -1,4 +1,4 @@
-"""``opinfo analyze PATH... [--json] [--jobs N]``: recovered ops, kinds and attributes."""
+"""``opinfo analyze PATH... [--json] [--jobs N] [--verify]``: recovered ops, kinds and attributes."""
 from __future__ import annotations
 
 import json
@@ -19,6 +19,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="a TVMScript file or a folder of .py files")
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per file")
     p.add_argument("--jobs", type=int, default=1, help="analyse files in N processes")
+    p.add_argument("--verify", action="store_true",
+                   help="confirm each function named as one op by lowering that op afresh and running both on "
+                   "random inputs (slower); an op that computes something else is withdrawn ('refuted' in JSON), "
+                   "each op says 'verified': true, or null where it cannot be checked")
     p.add_argument("--dot", action="store_true",
                    help="print the graph of recovered ops as Graphviz DOT (offloaded regions and "
                    "layout transforms marked); render with: dot -Tsvg -o graph.svg")
@@ -52,8 +56,8 @@ def call_order(mod) -> list:
     return called + [n for n in names if n not in called]
 
 
-def analyze_file(path: str) -> dict:
-    """The JSON record of one file."""
+def analyze_file(path: str, verify: bool = False) -> dict:
+    """The JSON record of one file (``verify``: see :func:`module_record`)."""
     try:
         mod = read_module(path)
     except InputError as err:
@@ -63,17 +67,38 @@ def analyze_file(path: str) -> dict:
     except Exception as err:  # a bug in the reader: report it for this file, go on with the others
         return {"file": path, "error": f"1:1: internal error while reading: {type(err).__name__}: {err}"}
     try:
-        return module_record(as_module(mod, path), path)
+        return module_record(as_module(mod, path), path, verify)
     except Exception as err:  # a bug in an analysis: report it for this file, go on with the others
         return {"file": path, "error": f"1:1: internal error while analysing: {type(err).__name__}: {err}"}
 
 
-def module_record(mod, path: str) -> dict:
-    """The JSON record of a parsed module: its PrimFuncs in call order, analysed."""
+def module_record(mod, path: str, verify: bool = False) -> dict:
+    """The JSON record of a parsed module: its PrimFuncs in call order, analysed. With
+    ``verify`` each op of a function named as one op is checked by :func:`opinfo.verify_op`:
+    ``"verified": true`` (or null: not checkable); one that computes something else than
+    the function is withdrawn and listed under the function's ``"refuted"``."""
     from ..api import analyze_module
 
     infos = analyze_module(mod)
-    return {"file": path, "functions": [infos[name].to_json() for name in call_order(mod)]}
+    funcs = dict(mod.prim_funcs())
+    out = []
+    for name in call_order(mod):
+        rec = infos[name].to_json()
+        if verify:
+            _verified(rec, funcs[name], infos[name])
+        out.append(rec)
+    return {"file": path, "functions": out}
+
+
+def _verified(rec: dict, func, info) -> None:
+    from ..verify import verify
+
+    for op, ok in zip(list(rec["ops"]), verify(func, info)):
+        if ok is False:
+            rec["ops"].remove(op)
+            rec.setdefault("refuted", []).append(op)
+        else:
+            op["verified"] = ok
 
 
 def table(rec: dict) -> str:
@@ -82,6 +107,10 @@ def table(rec: dict) -> str:
     lines = [rec["file"]]
     for fn in rec["functions"]:
         ops = "; ".join(_op_text(o) for o in fn["ops"]) or "(not recognized)"
+        if fn.get("refuted"):
+            ops += " (refuted by re-lowering: " + "; ".join(_op_text(o) for o in fn["refuted"]) + ")"
+        elif fn["ops"] and all(o.get("verified") for o in fn["ops"]):
+            ops += "  [verified]"
         lines.append(f"  {fn['name']:<28} {fn['kind']:<18} {ops}")
     if any(o.get("assumed") for fn in rec["functions"] for o in fn["ops"]):
         lines.append("  * not decided by the loops: the convention of framework importers (inside a network)")
@@ -96,15 +125,16 @@ def _op_text(op: dict) -> str:
     return f"{op['op']}({attrs})" if attrs else op["op"]
 
 
-def _records(files: list, jobs: int):
+def _records(files: list, jobs: int, verify: bool = False):
     if jobs <= 1 or len(files) < 2:
         for f in files:
-            yield analyze_file(f)
+            yield analyze_file(f, verify)
         return
     from concurrent.futures import ProcessPoolExecutor
+    from functools import partial
 
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        yield from pool.map(analyze_file, files, chunksize=4)
+        yield from pool.map(partial(analyze_file, verify=verify), files, chunksize=4)
 
 
 def run(args) -> int:
@@ -116,7 +146,7 @@ def run(args) -> int:
         return _dot(files)
     failed = False
     with Progress(len(files), "analyze") as progress:
-        for rec in _records(files, args.jobs):
+        for rec in _records(files, args.jobs, args.verify):
             failed = failed or "error" in rec
             progress.clear()
             if "error" in rec and not args.json:  # PATH:line:col: message, like every command
