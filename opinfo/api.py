@@ -13,6 +13,7 @@ from .block_loops import move_block_loops
 from .blockize import unblockize
 from .coverage import out_of_bounds_reads, partial_writes, same_index_copy
 from .intermediate_check import uninitialised_reads
+from .verify import cheap_to_verify, verify_op
 from .realize_check import misrealized
 from .loop_partition import merge_partitions
 from .decompose import Decomposer
@@ -219,11 +220,13 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
             or (moved is not merged and (partial_writes(moved) or _misrealized(moved))) \
             or uninitialised_reads(prim_func):
         return FuncInfo(name if name is not None else prim_func.name, kind, ())
+    packed = False
     try:
         # Recognizers probe candidate formulas on sample data; a candidate that takes the square
         # root of a negative number is simply rejected, not worth a RuntimeWarning.
         with np.errstate(all="ignore"):
             ops = recognize_packed(prim_func, recognize_ops)
+            packed = ops is not None
             ops = recognize_ops(prim_func) if ops is None else ops
     except RECOGNIZER_ERRORS:
         ops = ()
@@ -251,6 +254,8 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
         ops = network_conventions.in_network(ops)  # where main shows the importer's network
     if not conventions and any(op.assumed for op in ops):
         ops = ()  # an attribute the loops leave open: abstain (a fused list stays whole or empty)
+    if len(ops) == 1 and cheap_to_verify(prim_func) and verify_op(prim_func, ops[0], packed=packed) is False:
+        ops = ()  # lowered afresh from the answer, the op computes something else
     return FuncInfo(name if name is not None else prim_func.name, kind, ops)
 
 

@@ -7,9 +7,10 @@ same random inputs (symbolic extents bound to a small value) and their outputs a
 compared. It reads what the PrimFunc computes, so it also judges a scheduled function
 whose loops compute something else than the op they came from.
 
-The check costs two runs of the function, so it is opt-in (``opinfo analyze --verify``,
-``verify_op``); functions with more than ``MAX_ELEMENTS`` elements in their buffers are
-not run. An op the library cannot build from the answer (an operand that is a scalar
+The check costs two runs of the function: :func:`opinfo.analyze` makes it on small
+functions (``CHEAP_ELEMENTS``: the answer is withdrawn when the op computes something
+else), ``opinfo analyze --verify`` and :func:`verify_op` on any function up to
+``MAX_ELEMENTS`` elements in its buffers. An op the library cannot build from the answer (an operand that is a scalar
 constant, a multi-op kernel) is left unchecked (None).
 """
 from __future__ import annotations
@@ -24,6 +25,9 @@ from .info import OpInfo
 
 MAX_ELEMENTS = 4_000_000
 """Largest total number of buffer elements a function may have to be run for the check."""
+CHEAP_ELEMENTS = 20_000
+"""Total buffer elements up to which :func:`opinfo.analyze` checks every answer naming one
+op itself (a few milliseconds); ``--verify`` checks larger functions too."""
 SYMBOLIC = 5
 """Value given to symbolic extents for the run."""
 
@@ -78,15 +82,33 @@ def _run(func, arrays) -> list:
     return args
 
 
-def verify_op(func: PrimFunc, op: OpInfo, rng=None) -> "bool | None":
+def cheap_to_verify(func: PrimFunc) -> bool:
+    """Whether ``func``'s buffers hold at most ``CHEAP_ELEMENTS`` elements (symbolic
+    extents at ``SYMBOLIC``)."""
+    from .recognize.running import concrete_shapes
+
+    shapes = concrete_shapes(func.buffers, SYMBOLIC)
+    return shapes is not None and sum(math.prod(s) for s in shapes) <= CHEAP_ELEMENTS
+
+
+def verify_op(func: PrimFunc, op: OpInfo, rng=None, packed: "bool | None" = None) -> "bool | None":
     """True when ``op``, lowered afresh, computes what ``func`` computes on random inputs;
     False when it computes something else; None when it cannot be checked (see the module
-    docstring)."""
+    docstring). ``packed``: whether some buffer of ``func`` holds a packed layout
+    (``NCHW4c``; found out when None). The op is then the logical one, built afresh only
+    when its attributes name the packed layouts (a convolution's ``data_layout``); a
+    softmax or an add over packed buffers is not checked."""
     import tir.topi
 
     rng = np.random.default_rng(0) if rng is None else rng
     params = list(func.params)
     if op.output is None or op.output.param is None or any(o.param is None for o in op.operands):
+        return None
+    if packed is None:
+        from .unpack import unpack_all
+
+        packed = unpack_all(func) is not None
+    if packed and not any(isinstance(v, str) and any(ch.isdigit() for ch in v) for v in dict(op.attrs).values()):
         return None
     try:
         arrays = random_inputs(func, rng)

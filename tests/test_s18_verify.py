@@ -79,3 +79,47 @@ def test_a_fused_kernel_is_left_unchecked():
     info = opinfo.analyze(func)
     two = attrs.evolve(info, ops=info.ops * 2)
     assert verify(func, two) == [None, None]
+
+
+def test_analyze_checks_small_functions_itself(monkeypatch):
+    import opinfo.api as api
+    from opinfo.verify import cheap_to_verify
+
+    func = fixture_func("s18_strided_slice_offset")
+    assert cheap_to_verify(func)
+    assert [o.name for o in opinfo.analyze(func).ops] == ["strided_slice"]
+    monkeypatch.setattr(api, "verify_op", lambda f, op, rng=None, **kw: False)  # as if it computed something else
+    assert opinfo.analyze(func).ops == ()
+    monkeypatch.setattr(api, "verify_op", lambda f, op, rng=None, **kw: None)  # not checkable: the answer stands
+    assert [o.name for o in opinfo.analyze(func).ops] == ["strided_slice"]
+
+
+def test_large_functions_are_left_to_verify():
+    from opinfo.verify import cheap_to_verify
+
+    big = topi.lower("nn.conv2d", [((1, 64, 56, 56), "float32"), ((64, 64, 3, 3), "float32")],
+                     strides=[1, 1], padding=[1, 1, 1, 1], dilation=[1, 1], groups=1)
+    assert not cheap_to_verify(big)
+
+
+def test_an_op_over_packed_buffers_is_checked_only_with_its_layouts():
+    # softmax over NCHW4c buffers is reported with its logical axis: lowered afresh over the
+    # packed shapes it would be another softmax, so it is not checked; a packed convolution
+    # names its layouts and is
+    from layout.index_map import IndexMap
+    from layout.transform import transform_layout
+
+    NCHW4C = IndexMap.from_func(lambda n, c, h, w: [n, c // 4, h, w, c % 4])
+    OIHW4I4O = IndexMap.from_func(lambda o, i, h, w: [o // 4, i // 4, h, w, i % 4, o % 4])
+
+    soft = transform_layout(transform_layout(topi.lower("nn.softmax", [((2, 8, 3, 3), "float32")], axis=1),
+                                             0, NCHW4C, False), 1, NCHW4C, False)
+    (op,) = opinfo.analyze(soft).ops
+    assert (op.name, dict(op.attrs)) == ("nn.softmax", {"axis": 1})
+    assert opinfo.verify_op(soft, op) is None
+    conv = topi.lower("nn.conv2d", [((1, 8, 6, 6), "float32"), ((8, 8, 3, 3), "float32")],
+                      strides=[1, 1], padding=[1, 1, 1, 1], dilation=[1, 1], groups=1)
+    conv = transform_layout(transform_layout(transform_layout(conv, 0, NCHW4C, False), 1, OIHW4I4O, False),
+                            2, NCHW4C, False)
+    (op,) = opinfo.analyze(conv).ops
+    assert op.attrs["data_layout"] == "NCHW4c" and opinfo.verify_op(conv, op) is True
