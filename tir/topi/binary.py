@@ -48,6 +48,9 @@ BINARY = {
     "bitwise_xor": ("T_bitwise_xor", lambda a, c: Call(a.dtype, "bitwise_xor", (a, c)), False),
     "left_shift": ("T_left_shift", lambda a, c: Call(a.dtype, "shift_left", (a, c)), False),
     "right_shift": ("T_right_shift", lambda a, c: Call(a.dtype, "shift_right", (a, c)), False),
+    "logical_xor": ("T_logical_xor", lambda a, c: Call(a.dtype, "bitwise_xor", (a, c)), True),
+    "log_add_exp": ("T_log_add_exp", lambda a, c: Call(a.dtype, "log", (Call(a.dtype, "exp", (a,)) +
+                                                                      Call(a.dtype, "exp", (c,)),)), False),
 }
 INTEGER_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"}
 
@@ -66,6 +69,15 @@ def binary(b: Builder, op: str, x: Buffer, y: Buffer) -> Buffer:
 
     return b.compute(name, shape, body, names=[f"ax{d}" for d in range(len(shape))],
                      dtype=dt.bool_ if is_cmp else x.dtype)
+
+
+def outer(b: Builder, x: Buffer, y: Buffer) -> Buffer:
+    """``outer[i, j] = x[i] * y[j]`` of two vectors."""
+    if x.ndim != 1 or y.ndim != 1:
+        raise OpError("outer", "shape", f"expects two vectors, got ranks {x.ndim} and {y.ndim}")
+    if x.dtype != y.dtype:
+        raise OpError("outer", "dtype", f"operand types differ ({x.dtype} vs {y.dtype})")
+    return b.compute("outer", [x.shape[0], y.shape[0]], lambda i, j: x[i] * y[j], names=["i", "j"])
 
 
 def where(b: Builder, cond: Buffer, x: Buffer, y: Buffer) -> Buffer:

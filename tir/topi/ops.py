@@ -248,6 +248,26 @@ def flip(b: Builder, x, *, axis=0):
     return tf.flip(b, x, axis)
 
 
+def repeat(b: Builder, x, *, repeats=1, axis=None):
+    return tf.repeat(b, x, repeats, axis)
+
+
+def tril(b: Builder, x, *, k=0):
+    return tf.trilu(b, x, k, upper=False)
+
+
+def triu(b: Builder, x, *, k=0):
+    return tf.trilu(b, x, k, upper=True)
+
+
+def outer(b: Builder, x, y):
+    return bin_.outer(b, x, y)
+
+
+def std(b: Builder, x, *, axis=None, keepdims=False):
+    return rd.std(b, x, axis, keepdims)
+
+
 def _image_resize(flavour, default_layout, default_rounding, spatial):
     op = flavour.op
 
@@ -298,7 +318,8 @@ def op_table() -> dict:
         "image.resize2d": _image_resize(rs.RESIZE2D, "NCHW", "round", "height, width"),
         "image.resize3d": _image_resize(rs.RESIZE3D, "NCDHW", "", "depth, height, width"),
         "layout_transform": layout_transform,
-        "broadcast_to": broadcast_to, "tile": tile, "flip": flip,
+        "broadcast_to": broadcast_to, "tile": tile, "flip": flip, "repeat": repeat, "tril": tril, "triu": triu,
+        "outer": outer, "std": std,
         "variance": variance, "argmax": _arg("argmax"), "argmin": _arg("argmin"),
         "quantize": qz.quantize, "dequantize": qz.dequantize,
         "index_tensor": ix.index_tensor,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..buffer import Buffer
 from ..builder import Builder, Reduction, Combiner
 from .. import dtype as dt
-from ..expr import (EQ, GT, LT, And, BufferLoad, Cast, Or, Select, Var, as_int, const, max_value,
+from ..expr import (EQ, GT, LT, And, BufferLoad, Call, Cast, Or, Select, Var, as_int, const, max_value,
                     min_value)
 from ..stmt import BufferStore, LetStmt, seq
 from .broadcast import broadcast_index
@@ -68,6 +68,13 @@ def variance(b: Builder, x: Buffer, axis=None, keepdims=False) -> Buffer:
                      names=names)
     sq = b.compute("T_multiply", x.shape, lambda *i: diff[i] * diff[i], names=names)
     return reduce(b, "mean", sq, axis, keepdims)
+
+
+def std(b: Builder, x: Buffer, axis=None, keepdims=False) -> Buffer:
+    """``sqrt(variance(x))``."""
+    var = variance(b, x, axis, keepdims)
+    return b.compute("compute", var.shape, lambda *i: Call(var.dtype, "sqrt", (var[i],)),
+                     names=[f"i{d}" for d in range(len(var.shape))])
 
 
 def arg_reduce(b: Builder, op: str, x: Buffer, axis=None, keepdims=False) -> Buffer:

@@ -282,3 +282,36 @@ def flip(b: Builder, x: Buffer, axis=0) -> Buffer:
     return b.compute("T_reverse_sequence", x.shape,
                      lambda *i: x[tuple(last - v if d == axis else v for d, v in enumerate(i))],
                      names=_ax(x.ndim))
+
+
+def repeat(b: Builder, x: Buffer, repeats: int, axis=None) -> Buffer:
+    """``T_repeat``: each element ``repeats`` times along ``axis`` (``x[.., v // repeats, ..]``);
+    ``axis=None`` repeats the flattened tensor."""
+    if not isinstance(repeats, int) or repeats < 1:
+        raise OpError("repeat", "repeats", f"must be a positive integer, got {repeats!r}")
+    if axis is None:
+        if x.ndim != 1:
+            raise OpError("repeat", "axis", "None (flatten first) is lowered for vectors only; reshape first")
+        axis = 0
+    axis = normalize_axis(axis, x.ndim, "repeat")
+    shape = [mul(e, repeats) if d == axis else e for d, e in enumerate(x.shape)]
+    return b.compute("T_repeat", shape,
+                     lambda *i: x[tuple(FloorDiv(v, index(repeats)) if d == axis else v for d, v in enumerate(i))],
+                     names=_ax(x.ndim))
+
+
+def trilu(b: Builder, x: Buffer, k: int, upper: bool) -> Buffer:
+    """``trilu``: ``x`` where the element lies on or below (``tril``) / above (``triu``) the
+    ``k``-th diagonal of the last two axes, 0 elsewhere."""
+    op = "triu" if upper else "tril"
+    if x.ndim < 2:
+        raise OpError(op, "shape", f"expects at least 2 dimensions, got {x.ndim}")
+    if not isinstance(k, int):
+        raise OpError(op, "k", f"must be an integer, got {k!r}")
+
+    def body(*i):
+        row, col = i[-2], i[-1]
+        keep = LE(add(row, k), col) if upper else LE(col, add(row, k))
+        return Select(keep, x[i], cast(0, x.dtype))
+
+    return b.compute("trilu", x.shape, body, names=[f"i{d}" for d in range(x.ndim)])
