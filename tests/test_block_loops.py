@@ -246,8 +246,24 @@ def test_distribute_keeps_a_predicate_that_skips_part_of_a_domain():
     """Fuzzer find (s12_misc, seed 121): data_dilate, sharing its batch loop with data_pad,
     guarded to 12 of its 13 columns; distribute gave it loops over all 13 and the predicate
     was lost (data_pad reads column 12: garbage; the function is too large for
-    intermediate_check to enumerate)."""
-    assert [n for n, _ in _ops("s12_conv3d_transpose_computed_at")] == ["nn.conv3d_transpose"]
+    intermediate_check to enumerate).
+
+    Session 18: the unmutated function is no conv3d_transpose either. Once the lowering
+    library built conv3d_transpose, analyze's own check (the op lowered afresh and run
+    against the function) found half the output other than the op's; TVM's build of this
+    fixture differs from TVM's unscheduled conv3d_transpose with the same attributes on 6120
+    of its 12240 elements too. It abstains."""
+    from unittest import mock
+
+    import opinfo.api as api
+    from opinfo.verify import verify_op
+
+    func = fixture_func("s12_conv3d_transpose_computed_at")
+    assert _ops("s12_conv3d_transpose_computed_at") == []
+    # the structural answer, and what running it says
+    with mock.patch.object(api, "verify_op", lambda *a, **k: None):
+        (op,) = opinfo.analyze(func).ops
+    assert op.name == "nn.conv3d_transpose" and verify_op(func, op) is False
     old = "T.where(i4_0 * T.int64(2) + i4_1 < T.int64(13))"
     assert _ops("s12_conv3d_transpose_computed_at", old, old.replace("13", "12")) == []
 

@@ -70,3 +70,14 @@ def test_values():
     a, c = np.array([1.0, 2.0], "float32"), np.array([3.0, 4.0, 5.0], "float32")
     np.testing.assert_array_equal(run(topi.lower("outer", [((2,), "float32"), ((3,), "float32")]), a, c),
                                   np.outer(a, c))
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from([1, 2]), min_size=3, max_size=3), st.lists(st.integers(0, 1), min_size=6, max_size=6),
+       st.lists(st.sampled_from([1, 2]), min_size=3, max_size=3), st.sampled_from([1, 2]))
+def test_conv3d_transpose(strides, padding, dilation, groups):
+    inputs = [((1, 4, 3, 4, 3), "float32"), ((4, 2, 2, 2, 2), "float32")]
+    attrs = dict(strides=strides, padding=padding, dilation=dilation, groups=groups)
+    name, got = _round_trip("nn.conv3d_transpose", inputs, attrs)
+    assert name == "nn.conv3d_transpose"
+    assert {k: got[k] for k in attrs} == attrs and got["output_padding"] == [0, 0, 0]

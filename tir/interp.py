@@ -19,12 +19,13 @@ from .interp_stmt import run_stmt
 __all__ = ["interpret", "InterpError"]
 
 
-def interpret(func: PrimFunc, *args, vectorize: bool = True) -> None:
-    """Run ``func`` on ``args`` (one per parameter, in order); buffers are written in place."""
+def interpret(func: PrimFunc, *args, vectorize: bool = True, scratch_fill: "float | None" = None) -> None:
+    """Run ``func`` on ``args`` (one per parameter, in order); buffers are written in place.
+    ``scratch_fill``: the value storage the function allocates starts with (zeros when None)."""
     name = func.name or "prim_func"
     if len(args) != len(func.params):
         raise InterpError(f"{name}: expects {len(func.params)} arguments ({_param_names(func)}), got {len(args)}")
-    ctx = Ctx(where=f"function {name!r}")
+    ctx = Ctx(where=f"function {name!r}", scratch_fill=scratch_fill)
     arrays = bind_params(func, args, ctx, name)
     with np.errstate(all="ignore"):
         run_stmt(func.body, ctx, None, vectorize)

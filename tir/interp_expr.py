@@ -33,6 +33,10 @@ class Ctx:
     poison: "Poison | None" = None
     """While a stored value is evaluated: the lanes that read out of bounds (else None, and
     an out-of-bounds load is an error at once)."""
+    scratch_fill: "float | None" = None
+    """Value storage the function allocates itself starts with (None: zeros). A check that a
+    function never reads such storage before writing it runs with a value no computation
+    is likely to produce."""
 
     def data(self, buffer):
         try:

@@ -102,12 +102,19 @@ def _while(s, ctx, mask, vec):
 
 
 def allocate(buffer, ctx: Ctx) -> None:
-    """Give ``buffer`` fresh zeroed storage in ``ctx``."""
+    """Give ``buffer`` fresh storage in ``ctx`` (zeros, or ``ctx.scratch_fill``)."""
     shape = [scalar_int(x, ctx, f"extent of {buffer.name!r}") for x in buffer.shape]
     strides = [scalar_int(x, ctx, f"stride of {buffer.name!r}") for x in buffer.strides]
     offset = scalar_int(buffer.elem_offset, ctx, "offset") if buffer.elem_offset is not None else 0
     bf16 = buffer.dtype.code == "bfloat"
     data = BufferData.allocate(buffer.name, shape, np_dtype(buffer.dtype), strides, offset, bf16)
+    if ctx.scratch_fill is not None:
+        fill = ctx.scratch_fill
+        if data.flat.dtype == np.bool_:
+            fill = True
+        elif not np.issubdtype(data.flat.dtype, np.floating) and not np.isfinite(fill):
+            fill = 7  # junk an integer can hold
+        data.flat[...] = fill
     data.scratch = True
     ctx.bufs[buffer] = data
 

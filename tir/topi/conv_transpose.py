@@ -1,4 +1,4 @@
-"""Transposed convolutions (``nn.conv1d_transpose``, ``nn.conv2d_transpose``) as TVM legalizes
+"""Transposed convolutions (``nn.conv{1,2,3}d_transpose``) as TVM legalizes
 them: ``data_dilate`` (zeros between input pixels), ``data_pad``, an optional ``kernel_dilate``,
 the kernel flipped and transposed (``kernel``/``kernel_transform``), then the ``compute`` reduction."""
 from __future__ import annotations
@@ -26,8 +26,8 @@ def dilate(b: Builder, data: Buffer, strides, name: str) -> Buffer:
 def conv_transpose(b: Builder, data: Buffer, kernel: Buffer, *, op: str, nd: int, strides=1, padding_=0,
                    output_padding=0, dilation=1, groups=1, data_layout="NCHW", kernel_layout="IOHW",
                    out_layout=None, out_dtype_=None) -> Buffer:
-    """Transposed convolution over NC(H)W data and an IO(H)W kernel."""
-    spatial = "HW"[2 - nd:] if nd <= 2 else None
+    """Transposed convolution over NC(D)(H)W data and an IO(D)(H)W kernel."""
+    spatial = "DHW"[3 - nd:]
     if data_layout != "NC" + spatial or out_layout not in (None, "", data_layout):
         raise OpError(op, "data_layout", f"only {'NC' + spatial!r} is supported, got {data_layout!r}/{out_layout!r}")
     if kernel_layout != "IO" + spatial:
@@ -55,7 +55,8 @@ def conv_transpose(b: Builder, data: Buffer, kernel: Buffer, *, op: str, nd: int
     kd = dilate(b, kernel, [1, 1] + dilation, "kernel_dilate") if any(d != 1 for d in dilation) else kernel
     cout = cout_g * groups
     ig = cin // groups
-    knames = ["o", "i", "h", "w"][:2] + ["h", "w"][2 - nd:]
+    sp_names = ["d", "h", "w"][3 - nd:]
+    knames = ["o", "i"] + sp_names
 
     def flipped(o, i, *sp):
         src_i = add(mul(FloorDiv(o, index(cout_g)), ig), i) if groups > 1 else i
@@ -64,7 +65,7 @@ def conv_transpose(b: Builder, data: Buffer, kernel: Buffer, *, op: str, nd: int
 
     kt = b.compute("kernel" if nd == 1 else "kernel_transform", [cout, ig] + dk, flipped, names=knames)
     dc = b.reduce_axis(ig, "dc")
-    red = [b.reduce_axis(k, n) for k, n in zip(dk, ["dh", "dw"][2 - nd:])]
+    red = [b.reduce_axis(k, "d" + n) for k, n in zip(dk, sp_names)]
     out_sp = [static(e, op, "data") - k + 1 for e, k in zip(dp.shape[2:], dk)]
 
     def body(bb, c, *sp):
@@ -73,8 +74,7 @@ def conv_transpose(b: Builder, data: Buffer, kernel: Buffer, *, op: str, nd: int
         k = kt[(c, dc.var) + tuple(r.var for r in red)]
         return sum_(cast_to(d, odt) * cast_to(k, odt), [dc] + red)
 
-    return b.compute("compute", [data.shape[0], cout] + out_sp, body, names=["b", "c", "h", "w"][:2] +
-                     ["h", "w"][2 - nd:], dtype=odt)
+    return b.compute("compute", [data.shape[0], cout] + out_sp, body, names=["b", "c"] + sp_names, dtype=odt)
 
 
 

@@ -305,6 +305,7 @@ def op_table() -> dict:
         "nn.conv1d": nn_conv1d, "nn.conv2d": nn_conv2d, "nn.conv3d": nn_conv3d,
         "nn.conv1d_transpose": _conv_transpose(1, "NCW", "IOW"),
         "nn.conv2d_transpose": _conv_transpose(2, "NCHW", "IOHW"),
+        "nn.conv3d_transpose": _conv_transpose(3, "NCDHW", "IODHW"),
         "nn.adaptive_avg_pool2d": nn_adaptive_avg_pool2d,
         "matmul": matmul, "astype": astype,
         "nn.relu": nn_relu, "nn.relu6": nn_relu6, "clip": clip, "nn.leakyrelu": nn_leakyrelu,
