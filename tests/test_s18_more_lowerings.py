@@ -81,3 +81,14 @@ def test_conv3d_transpose(strides, padding, dilation, groups):
     name, got = _round_trip("nn.conv3d_transpose", inputs, attrs)
     assert name == "nn.conv3d_transpose"
     assert {k: got[k] for k in attrs} == attrs and got["output_padding"] == [0, 0, 0]
+
+
+@SETTINGS
+@given(st.sampled_from([((2, 3, 4, 5), 1, [2, 3]), ((2, 4, 5, 3), 3, [1, 2]), ((1, 3, 6), 1, [2]),
+                        ((2, 3, 4, 5, 2), 1, [2, 3, 4])]), st.sampled_from([1e-5, 1e-3]))
+def test_instance_norm(case, epsilon):
+    shape, ca, axes = case
+    c = shape[ca]
+    inputs = [(shape, "float32"), ((c,), "float32"), ((c,), "float32")]
+    assert _round_trip("nn.instance_norm", inputs, dict(channel_axis=ca, axes=axes, epsilon=epsilon)) == \
+        ("nn.instance_norm", {"channel_axis": ca, "axes": axes, "epsilon": epsilon, "center": True, "scale": True})

@@ -28,9 +28,75 @@ def layer_norm(b: Builder, x: Buffer, gamma: Buffer, beta: Buffer, axes=-1, epsi
     """``(x - mean) * rsqrt(var + eps) * gamma + beta`` over ``axes`` (x_sum, x_mean, x_var_sum blocks)."""
     op = "nn.layer_norm"
     red = reduce_axes(op, x.ndim, axes)
-    kept = [d for d in range(x.ndim) if d not in red]
     _check_param(op, "gamma", gamma, [x.shape[d] for d in red])
     _check_param(op, "beta", beta, [x.shape[d] for d in red])
+    return _normalized(b, x, red, gamma, beta, lambda i: tuple(i[d] for d in red), epsilon, center, scale,
+                       "T_layer_norm")
+
+
+def instance_norm(b: Builder, x: Buffer, gamma: Buffer, beta: Buffer, channel_axis=1, axes=None, epsilon=1e-5,
+                  center=True, scale=True) -> Buffer:
+    """Normalized over ``axes`` (the spatial ones by default) per sample and channel, then
+    ``gamma[c]`` and ``beta[c]`` of the channel: one two-value reduction (sum and sum of
+    squares), as TVM legalizes it."""
+    op = "nn.instance_norm"
+    if not isinstance(channel_axis, int) or not -x.ndim <= channel_axis < x.ndim:
+        raise OpError(op, "channel_axis", f"{channel_axis!r} is not an axis of a {x.ndim}-d tensor")
+    ca = channel_axis % x.ndim
+    red = reduce_axes(op, x.ndim, axes if axes is not None else [d for d in range(1, x.ndim) if d != ca])
+    if ca in red or 0 in red:
+        raise OpError(op, "axes", f"{axes!r} must leave the batch axis and the channel axis {ca}")
+    _check_param(op, "gamma", gamma, [x.shape[ca]])
+    _check_param(op, "beta", beta, [x.shape[ca]])
+    s_buf, q_buf, kept, count = _sums_and_squares(b, x, red, op)
+    eps = const(epsilon, x.dtype)
+
+    def out(*i):
+        o = tuple(i[d] for d in kept)
+        mean = s_buf[o] / count
+        v = (x[i] - mean) * Call(x.dtype, "rsqrt", (q_buf[o] / count - mean * (s_buf[o] / count) + eps,))
+        v = v * gamma[(i[ca],)] if scale else v
+        return v + beta[(i[ca],)] if center else v
+
+    return b.compute("T_instance_norm", x.shape, out, names=[f"ax{d}" for d in range(x.ndim)])
+
+
+def _sums_and_squares(b: Builder, x: Buffer, red: list, op: str) -> tuple:
+    """One block reducing ``x`` over the axes ``red`` into two buffers at once, the sum and
+    the sum of squares (``<x>_red_temp``, TVM's tuple reduction): (sums, squares, the kept
+    axes, the element count as a constant)."""
+    from .common import static
+
+    kept = [d for d in range(x.ndim) if d not in red]
+    rk = {d: b.reduce_axis(x.shape[d], f"k{d}") for d in red}
+    names = [f"ax{i}" for i in range(len(kept))]
+    rshape = [x.shape[d] for d in kept]
+    s_buf = b.alloc(f"{x.name}_red_temp_v0", rshape, x.dtype)
+    q_buf = b.alloc(f"{x.name}_red_temp_v1", rshape, x.dtype)
+    ivars = [Var(f"v_{n}", dt.int64) for n in names]
+
+    def make_body():
+        o = tuple(ivars)
+        pos = dict(zip(kept, o))
+        val = x[tuple(rk[d].var if d in rk else pos[d] for d in range(x.ndim))]
+        ns, nq = Var(f"v_{s_buf.name}", x.dtype), Var(f"v_{q_buf.name}", x.dtype)
+        body = LetStmt(ns, BufferLoad(s_buf, o) + val, LetStmt(nq, BufferLoad(q_buf, o) + val * val, seq(
+            BufferStore(s_buf, ns, o), BufferStore(q_buf, nq, o))))
+        zero = const(0.0, x.dtype)
+        return body, seq(BufferStore(s_buf, zero, o), BufferStore(q_buf, zero, o)), (s_buf, q_buf)
+
+    b.emit_block(b.unique(f"{x.name}_red_temp"), list(zip(names, ivars, rshape)), list(rk.values()), make_body)
+    n = 1
+    for d in red:
+        n *= static(x.shape[d], op, "data")
+    return s_buf, q_buf, kept, const(float(n), x.dtype)
+
+
+def _normalized(b: Builder, x: Buffer, red: list, gamma: Buffer, beta: Buffer, param_index, epsilon, center,
+                scale, tag: str) -> Buffer:
+    """``(x - mean) * rsqrt(var + eps)`` over the axes ``red`` (x_sum, x_mean, x_var_sum
+    blocks), times ``gamma`` and plus ``beta`` at ``param_index(output index)``."""
+    kept = [d for d in range(x.ndim) if d not in red]
     names = [f"ax{i}" for i in range(len(kept))]
     rk = [b.reduce_axis(x.shape[d], f"k{d}") for d in red]
     rk2 = [b.reduce_axis(x.shape[d], f"k{d}") for d in red]
@@ -53,12 +119,12 @@ def layer_norm(b: Builder, x: Buffer, gamma: Buffer, beta: Buffer, axes=-1, epsi
 
     def out(*i):
         o = tuple(i[d] for d in kept)
-        r = tuple(i[d] for d in red)
+        r = param_index(i)
         v = (x[i] - mean[o]) * Call(x.dtype, "rsqrt", (var[o] / count + eps,))
         v = v * gamma[r] if scale else v
         return v + beta[r] if center else v
 
-    return b.compute("T_layer_norm", x.shape, out, names=[f"ax{d}" for d in range(x.ndim)])
+    return b.compute(tag, x.shape, out, names=[f"ax{d}" for d in range(x.ndim)])
 
 
 def rms_norm(b: Builder, x: Buffer, weight: Buffer, axes=-1, epsilon=1e-5) -> Buffer:
@@ -111,32 +177,10 @@ def group_norm(b: Builder, x: Buffer, gamma: Buffer, beta: Buffer, num_groups=1,
         [normalize_axis(a, x.ndim, op, "axes") for a in axes]
     # axes of the reshaped tensor reduced: the channel-in-group axis and the given spatial axes
     red = sorted([ca + 1] + [d + 1 if d > ca else d for d in spatial])
-    kept = [d for d in range(len(shape5)) if d not in red]
-    rk = {d: b.reduce_axis(shape5[d], f"k{d}") for d in red}
-    names = [f"ax{i}" for i in range(len(kept))]
-    rshape = [shape5[d] for d in kept]
-    s_buf = b.alloc(f"{x.name}_red_temp_v0", rshape, x.dtype)
-    q_buf = b.alloc(f"{x.name}_red_temp_v1", rshape, x.dtype)
-    ivars = [Var(f"v_{n}", dt.int64) for n in names]
-
-    def make_body():
-        o = tuple(ivars)
-        pos = dict(zip(kept, o))
-        val = xr[tuple(rk[d].var if d in rk else pos[d] for d in range(len(shape5)))]
-        ns, nq = Var(f"v_{s_buf.name}", x.dtype), Var(f"v_{q_buf.name}", x.dtype)
-        body = LetStmt(ns, BufferLoad(s_buf, o) + val, LetStmt(nq, BufferLoad(q_buf, o) + val * val, seq(
-            BufferStore(s_buf, ns, o), BufferStore(q_buf, nq, o))))
-        zero = const(0.0, x.dtype)
-        return body, seq(BufferStore(s_buf, zero, o), BufferStore(q_buf, zero, o)), (s_buf, q_buf)
-
-    b.emit_block(b.unique(f"{x.name}_red_temp"), list(zip(names, ivars, rshape)), list(rk.values()), make_body)
+    s_buf, q_buf, kept, count = _sums_and_squares(b, xr, red, op)
     gshape = [num_groups, channels // num_groups]
     g2 = reshape(b, gamma, gshape)
     b2 = reshape(b, beta, gshape)
-    n = 1
-    for d in red:
-        n *= shape5[d]
-    count = const(float(n), x.dtype)
     eps = const(epsilon, x.dtype)
 
     def out(*i):

@@ -181,6 +181,11 @@ def nn_layer_norm(b: Builder, data, gamma, beta, *, axes=-1, epsilon=1e-5, cente
     return nm.layer_norm(b, data, gamma, beta, axes, epsilon, center, scale)
 
 
+def nn_instance_norm(b: Builder, data, gamma, beta, *, channel_axis=1, axes=None, epsilon=1e-5, center=True,
+                     scale=True):
+    return nm.instance_norm(b, data, gamma, beta, channel_axis, axes, epsilon, center, scale)
+
+
 def nn_rms_norm(b: Builder, data, weight, *, axes=-1, epsilon=1e-5):
     return nm.rms_norm(b, data, weight, axes, epsilon)
 
@@ -313,6 +318,7 @@ def op_table() -> dict:
         "nn.selu": nn_selu, "where": where,
         "nn.softmax": nn_softmax, "nn.log_softmax": nn_log_softmax,
         "nn.layer_norm": nn_layer_norm, "nn.rms_norm": nn_rms_norm, "nn.group_norm": nn_group_norm,
+        "nn.instance_norm": nn_instance_norm,
         "nn.batch_norm": nn_batch_norm,
         "permute_dims": permute_dims, "reshape": reshape, "expand_dims": expand_dims, "squeeze": squeeze,
         "concat": concat, "stack": stack, "strided_slice": strided_slice, "nn.pad": nn_pad, "take": take,
