@@ -30,6 +30,10 @@ CHEAP_ELEMENTS = 20_000
 op itself (a few milliseconds); ``--verify`` checks larger functions too."""
 SYMBOLIC = 5
 """Value given to symbolic extents for the run."""
+DRAWS = 2
+"""Independent random inputs an answer must fail on to be refuted: a norm over three
+elements whose variance happens to be tiny amplifies a difference of summation order past
+any tolerance on one draw, a wrong answer differs on every draw."""
 JUNK = 7.0
 """What storage the function allocates itself holds before the function writes it."""
 
@@ -95,8 +99,8 @@ def cheap_to_verify(func: PrimFunc) -> bool:
 
 def verify_op(func: PrimFunc, op: OpInfo, rng=None, packed: "bool | None" = None) -> "bool | None":
     """True when ``op``, lowered afresh, computes what ``func`` computes on random inputs;
-    False when it computes something else; None when it cannot be checked (see the module
-    docstring). ``packed``: whether some buffer of ``func`` holds a packed layout
+    False when it computes something else on ``DRAWS`` independent draws; None when it
+    cannot be checked (see the module docstring). ``packed``: whether some buffer of ``func`` holds a packed layout
     (``NCHW4c``; found out when None). The op is then the logical one, built afresh only
     when its attributes name the packed layouts (a convolution's ``data_layout``); a
     softmax or an add over packed buffers is not checked."""
@@ -113,22 +117,26 @@ def verify_op(func: PrimFunc, op: OpInfo, rng=None, packed: "bool | None" = None
     if packed and not any(isinstance(v, str) and any(ch.isdigit() for ch in v) for v in dict(op.attrs).values()):
         return None
     try:
-        arrays = random_inputs(func, rng)
-    except ValueError:
-        return None
-    if sum(math.prod(a.shape) for a in arrays) > MAX_ELEMENTS:
-        return None
-    inputs = [(tuple(arrays[o.param].shape), str(func.buffer_map[params[o.param]].dtype)) for o in op.operands]
-    try:
-        fresh = tir.topi.lower(op.name, inputs, **{k: _listed(v) for k, v in dict(op.attrs).items()})
-        # the function's own storage starts as junk (7): an element it reads before writing
-        # shows instead of passing for a zero. Not NaN: TVM's schedules multiply unwritten
-        # storage by a zero of a dilated kernel, finite junk times 0 being the 0 intended
-        mine = _run(func, arrays, scratch_fill=JUNK)[op.output.param]
-        theirs = _run(fresh, [arrays[o.param] for o in op.operands] + [np.zeros_like(mine)])[-1]
+        fresh = None
+        for _ in range(DRAWS):
+            arrays = random_inputs(func, rng)
+            if sum(math.prod(a.shape) for a in arrays) > MAX_ELEMENTS:
+                return None
+            if fresh is None:
+                inputs = [(tuple(arrays[o.param].shape), str(func.buffer_map[params[o.param]].dtype))
+                          for o in op.operands]
+                fresh = tir.topi.lower(op.name, inputs, **{k: _listed(v) for k, v in dict(op.attrs).items()})
+            # the function's own storage starts as junk (7): an element it reads before
+            # writing shows instead of passing for a zero. Not NaN: TVM's schedules multiply
+            # unwritten storage by a zero of a dilated kernel, finite junk times 0 being the 0
+            # intended
+            mine = _run(func, arrays, scratch_fill=JUNK)[op.output.param]
+            theirs = _run(fresh, [arrays[o.param] for o in op.operands] + [np.zeros_like(mine)])[-1]
+            if not differ(mine, theirs):
+                return True
     except Exception:  # not buildable from the answer, or not runnable on these inputs
         return None
-    return not differ(mine, theirs)
+    return False
 
 
 def verify(func: PrimFunc, info, rng=None) -> "list":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..buffer import Buffer
 from ..builder import Builder, sum_
-from ..expr import Call, Var, as_int, const
+from ..expr import Call, Cast, Var, as_int, const
 from ..stmt import BufferStore, LetStmt, seq
 from .. import dtype as dt
 from ..expr import BufferLoad
@@ -48,48 +48,56 @@ def instance_norm(b: Builder, x: Buffer, gamma: Buffer, beta: Buffer, channel_ax
         raise OpError(op, "axes", f"{axes!r} must leave the batch axis and the channel axis {ca}")
     _check_param(op, "gamma", gamma, [x.shape[ca]])
     _check_param(op, "beta", beta, [x.shape[ca]])
-    s_buf, q_buf, kept, count = _sums_and_squares(b, x, red, op)
-    eps = const(epsilon, x.dtype)
+    # half precision is summed in float32 and normalized there, cast back before gamma and beta
+    acc = dt.float32 if x.dtype.is_float and x.dtype.bits < 32 else x.dtype
+    s_buf, q_buf, kept, count = _sums_and_squares(b, x, red, op, acc)
+    eps = const(epsilon, acc)
 
     def out(*i):
         o = tuple(i[d] for d in kept)
         mean = s_buf[o] / count
-        v = (x[i] - mean) * Call(x.dtype, "rsqrt", (q_buf[o] / count - mean * (s_buf[o] / count) + eps,))
+        xi = x[i] if acc == x.dtype else Cast(acc, x[i])
+        v = (xi - mean) * Call(acc, "rsqrt", (q_buf[o] / count - mean * (s_buf[o] / count) + eps,))
+        v = v if acc == x.dtype else Cast(x.dtype, v)
         v = v * gamma[(i[ca],)] if scale else v
         return v + beta[(i[ca],)] if center else v
 
     return b.compute("T_instance_norm", x.shape, out, names=[f"ax{d}" for d in range(x.ndim)])
 
 
-def _sums_and_squares(b: Builder, x: Buffer, red: list, op: str) -> tuple:
+def _sums_and_squares(b: Builder, x: Buffer, red: list, op: str, acc=None) -> tuple:
     """One block reducing ``x`` over the axes ``red`` into two buffers at once, the sum and
-    the sum of squares (``<x>_red_temp``, TVM's tuple reduction): (sums, squares, the kept
-    axes, the element count as a constant)."""
+    the sum of squares (``<x>_red_temp``, TVM's tuple reduction), in type ``acc`` (``x``'s
+    by default; each element cast to it): (sums, squares, the kept axes, the element count
+    as a constant)."""
     from .common import static
+
+    acc = x.dtype if acc is None else acc
 
     kept = [d for d in range(x.ndim) if d not in red]
     rk = {d: b.reduce_axis(x.shape[d], f"k{d}") for d in red}
     names = [f"ax{i}" for i in range(len(kept))]
     rshape = [x.shape[d] for d in kept]
-    s_buf = b.alloc(f"{x.name}_red_temp_v0", rshape, x.dtype)
-    q_buf = b.alloc(f"{x.name}_red_temp_v1", rshape, x.dtype)
+    s_buf = b.alloc(f"{x.name}_red_temp_v0", rshape, acc)
+    q_buf = b.alloc(f"{x.name}_red_temp_v1", rshape, acc)
     ivars = [Var(f"v_{n}", dt.int64) for n in names]
 
     def make_body():
         o = tuple(ivars)
         pos = dict(zip(kept, o))
         val = x[tuple(rk[d].var if d in rk else pos[d] for d in range(x.ndim))]
-        ns, nq = Var(f"v_{s_buf.name}", x.dtype), Var(f"v_{q_buf.name}", x.dtype)
+        val = val if acc == x.dtype else Cast(acc, val)
+        ns, nq = Var(f"v_{s_buf.name}", acc), Var(f"v_{q_buf.name}", acc)
         body = LetStmt(ns, BufferLoad(s_buf, o) + val, LetStmt(nq, BufferLoad(q_buf, o) + val * val, seq(
             BufferStore(s_buf, ns, o), BufferStore(q_buf, nq, o))))
-        zero = const(0.0, x.dtype)
+        zero = const(0.0, acc)
         return body, seq(BufferStore(s_buf, zero, o), BufferStore(q_buf, zero, o)), (s_buf, q_buf)
 
     b.emit_block(b.unique(f"{x.name}_red_temp"), list(zip(names, ivars, rshape)), list(rk.values()), make_body)
     n = 1
     for d in red:
         n *= static(x.shape[d], op, "data")
-    return s_buf, q_buf, kept, const(float(n), x.dtype)
+    return s_buf, q_buf, kept, const(float(n), acc)
 
 
 def _normalized(b: Builder, x: Buffer, red: list, gamma: Buffer, beta: Buffer, param_index, epsilon, center,
