@@ -240,6 +240,22 @@ def clippable(index, ranges: dict) -> bool:
     return form is not None and all(v in ranges and c > 0 for v, c in form.items() if v != ONE)
 
 
+def _block_stores(func) -> list:
+    """(store, {variable: (min, extent)}) for the unguarded stores of every block
+    (:func:`_inner_stores`), the ranges those of the block's variables with constant
+    domains and of the loops inside the block around the store."""
+    out: list = []
+    for realize, _ in _realizes(func.body):
+        block = realize.block
+        ranges = {}
+        for iv in block.iter_vars:
+            lo, ext = const_of(iv.dom.min), const_of(iv.dom.extent)
+            if lo is not None and ext is not None:
+                ranges[iv.var] = (lo, ext)
+        _inner_stores(block.body, ranges, out)
+    return out
+
+
 def out_of_bounds_writes(func) -> bool:
     """True when a block provably stores outside its buffer: a store index, affine in block
     variables (each over its declared domain, which TVM's bindings stay within) and loops
@@ -248,20 +264,11 @@ def out_of_bounds_writes(func) -> bool:
     A copy ``S[i...] = P[i...]`` (the indices maybe permuted: :func:`copy_order`) whose
     indices pass the end of an axis (``read_at``/``write_at`` copy whole tiles) changes nothing inside either buffer
     there: :mod:`.block_loops` restricts it to the elements inside, and it passes here."""
-    for realize, _ in _realizes(func.body):
-        block = realize.block
-        ranges = {}
-        for iv in block.iter_vars:
-            lo, ext = const_of(iv.dom.min), const_of(iv.dom.extent)
-            if lo is not None and ext is not None:
-                ranges[iv.var] = (lo, ext)
-        stores: list = []
-        _inner_stores(block.body, ranges, stores)
-        for store, where in stores:
-            past = [i for i, axis in zip(store.indices, store.buffer.shape) if _past_axis(i, where, axis)] \
-                if len(store.indices) == len(store.buffer.shape) else []
-            if past and not (copy_order(store) is not None and all(clippable(i, where) for i in past)):
-                return True
+    for store, where in _block_stores(func):
+        past = [i for i, axis in zip(store.indices, store.buffer.shape) if _past_axis(i, where, axis)] \
+            if len(store.indices) == len(store.buffer.shape) else []
+        if past and not (copy_order(store) is not None and all(clippable(i, where) for i in past)):
+            return True
     return False
 
 
@@ -276,23 +283,14 @@ def out_of_bounds_reads(func) -> bool:
     :func:`.normalize.normalize` leaves it: TVM's cache copies (``cache_index``,
     ``reindex_cache_read``) copy a padded region unguarded, past the data they cache, into
     a buffer whose readers never look there; read through, the copy is gone."""
-    for realize, _ in _realizes(func.body):
-        block = realize.block
-        ranges = {}
-        for iv in block.iter_vars:
-            lo, ext = const_of(iv.dom.min), const_of(iv.dom.extent)
-            if lo is not None and ext is not None:
-                ranges[iv.var] = (lo, ext)
-        stores: list = []
-        _inner_stores(block.body, ranges, stores)
-        for store, where in stores:
-            for load in _unguarded_loads(store.value):
-                if len(load.indices) != len(load.buffer.shape):
-                    continue
-                past = [i for i, axis in zip(load.indices, load.buffer.shape) if _past_axis(i, where, axis)]
-                if past and not (copy_order(store) is not None and load is store.value
-                                 and all(clippable(i, where) for i in past)):
-                    return True
+    for store, where in _block_stores(func):
+        for load in _unguarded_loads(store.value):
+            if len(load.indices) != len(load.buffer.shape):
+                continue
+            past = [i for i, axis in zip(load.indices, load.buffer.shape) if _past_axis(i, where, axis)]
+            if past and not (copy_order(store) is not None and load is store.value
+                             and all(clippable(i, where) for i in past)):
+                return True
     return False
 
 

@@ -46,7 +46,7 @@ from tir.stmt import (AllocateBuffer, AttrStmt, Block, BlockRealize, BufferStore
 from tir.structural import structural_equal
 
 from .affine import const_of
-from .probe import NotEvaluable, evaluate, evaluate_points, loop_points, nest_points, scalar_int, shape_envs, shape_vars
+from .probe import NotEvaluable, evaluate, loops_points, scalar_int, shape_envs, shape_vars
 
 MAX_POINTS = 1 << 19
 """Iterations of the loops around one store above which the buffer is not judged."""
@@ -135,23 +135,14 @@ class _Site:
 
     def __init__(self, chain, env: dict):
         loops = [e[1] for e in chain if e[0] == "loop"]
-        ranges = [(scalar_int(lp.min, env), scalar_int(lp.extent, env)) for lp in loops]
-        if all(None not in r for r in ranges):
-            ranges = [(lo, max(ext, 0)) for lo, ext in ranges]
-            if math.prod(e for _, e in ranges) > MAX_POINTS:
-                raise _Unjudged("too many points")
-            leaves, n = loop_points(loops, ranges, env)
-            lows = {lp.loop_var: lo for lp, (lo, _) in zip(loops, ranges)}
-            ext_of = {lp.loop_var: ext for lp, (_, ext) in zip(loops, ranges)}
-        else:  # a range using an outer loop (compute_at of a region TVM could not box)
-            got = nest_points(loops, env, MAX_POINTS)
-            if got is None:
-                raise _Unjudged("loop range")
-            leaves, n = got
-            lows, ext_of = {}, {}
-            for lp in loops:
-                lows[lp.loop_var] = evaluate_points(lp.min, leaves, n)
-                ext_of[lp.loop_var] = int(evaluate_points(lp.extent, leaves, n).max()) if n else 0
+        # a range may use an outer loop (compute_at of a region TVM could not box): its
+        # minimum is then one per iteration, its extent the largest
+        got = loops_points(loops, env, MAX_POINTS)
+        if got is None:
+            raise _Unjudged("loop range, or too many points")
+        leaves, n, ranges = got
+        lows = {lp.loop_var: lo for lp, (lo, _) in zip(loops, ranges)}
+        ext_of = {lp.loop_var: ext for lp, (_, ext) in zip(loops, ranges)}
         self.size = n
         self.leaves = leaves
         self.mask = np.ones(n, dtype=bool)

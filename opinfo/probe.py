@@ -165,6 +165,29 @@ def nest_points(loops, env, limit: int) -> "tuple[dict, int] | None":
     return leaves, size
 
 
+def loops_points(loops, env, limit: int) -> "tuple[dict, int, list] | None":
+    """Every iteration of ``loops`` at the shape-variable values ``env``, in the order they
+    run: (leaves, count, ranges), by :func:`loop_points` when every range is constant there,
+    else by :func:`nest_points`; ``ranges`` holds ``(min, extent)`` per loop, constant, or
+    for a range that uses an outer loop its minimum at each iteration (an array) and its
+    largest extent. None past ``limit`` iterations or when a range does not evaluate to
+    whole numbers."""
+    ranges = [(scalar_int(lp.min, env), scalar_int(lp.extent, env)) for lp in loops]
+    if all(None not in r for r in ranges):
+        ranges = [(lo, max(e, 0)) for lo, e in ranges]
+        if math.prod(e for _, e in ranges) > limit:
+            return None
+        leaves, size = loop_points(loops, ranges, env)
+        return leaves, size, ranges
+    got = nest_points(loops, env, limit)
+    if got is None:
+        return None
+    leaves, size = got
+    ranges = [(evaluate_points(lp.min, leaves, size),
+               int(evaluate_points(lp.extent, leaves, size).max()) if size else 0) for lp in loops]
+    return leaves, size, ranges
+
+
 def evaluate_points(expr, leaves: dict, size: int) -> np.ndarray:
     """``expr`` at each of ``size`` points (a constant is repeated)."""
     return np.broadcast_to(np.asarray(evaluate(expr, leaves)), (size,))
@@ -214,24 +237,15 @@ def block_points(realize, loops, env: dict, limit: int, in_domain: bool = False)
     values ``env`` gives (loop ranges that use outer loops enumerated by :func:`nest_points`);
     None when a range is not whole numbers there, the loops run more than ``limit``
     iterations, or the predicate or a binding does not evaluate."""
-    ranges = [(scalar_int(lp.min, env), scalar_int(lp.extent, env)) for lp in loops]
     block = realize.block
     doms = [(scalar_int(iv.dom.min, env), scalar_int(iv.dom.extent, env)) for iv in block.iter_vars] \
         if in_domain else []
     if any(None in d for d in doms):
         return None
-    if all(None not in r for r in ranges):
-        if math.prod(max(e, 0) for _, e in ranges) > limit:
-            return None
-        ranges = [(lo, max(e, 0)) for lo, e in ranges]
-        leaves, size = loop_points(loops, ranges, env)
-    else:  # a range using an outer loop: its minimum per iteration, its largest extent
-        got = nest_points(loops, env, limit)
-        if got is None:
-            return None
-        leaves, size = got
-        ranges = [(evaluate_points(lp.min, leaves, size),
-                   int(evaluate_points(lp.extent, leaves, size).max()) if size else 0) for lp in loops]
+    got = loops_points(loops, env, limit)
+    if got is None:
+        return None
+    leaves, size, ranges = got
     try:
         keep = evaluate_points(realize.predicate, leaves, size).astype(bool)
         values = [evaluate_points(v, leaves, size) for v in realize.iter_values]

@@ -40,8 +40,8 @@ from tir.stmt import BufferStore, IterKind
 from .affine import const_of, equal_extents
 from .coverage import _realizes, copy_order
 from .rewrite import stored
-from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, loop_points, nest_points,
-                    scalar_int, shape_envs, shape_vars)
+from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, loops_points, scalar_int,
+                    shape_envs, shape_vars)
 
 MAX_POINTS = 1 << 17
 """Loop iterations of one block above which it is not enumerated."""
@@ -51,22 +51,6 @@ SHAPE_VALUES = (7, 12, 5, 29)
 
 _ERRORS = (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError, KeyError)
 
-
-
-def _loop_env(loops, env: dict) -> "tuple[dict, int] | None":
-    """Every iteration of ``loops`` at these shape-variable values, in the order they run
-    (leaves and count): constant ranges directly, ranges that use an outer loop
-    (:func:`.probe.nest_points`) one loop at a time; None past ``MAX_POINTS`` or when a
-    bound does not evaluate."""
-    ranges = []
-    for lp in loops:
-        lo, ext = scalar_int(lp.min, env), scalar_int(lp.extent, env)
-        if lo is None or ext is None:
-            return nest_points(loops, env, MAX_POINTS)
-        ranges.append((lo, max(ext, 0)))
-    if math.prod(e for _, e in ranges) > MAX_POINTS:
-        return None
-    return loop_points(loops, ranges, env)
 
 
 def _refuted(realize, loops, env: dict, is_param) -> bool:
@@ -80,10 +64,10 @@ def _refuted(realize, loops, env: dict, is_param) -> bool:
         doms.append((lo, ext))
     if math.prod(e for _, e in doms) > MAX_POINTS:
         return False
-    got = _loop_env(loops, env)
+    got = loops_points(loops, env, MAX_POINTS)
     if got is None:
         return False
-    loop_env, size = got
+    loop_env, size, _ = got
     if size == 0:  # the loops run nothing of a domain that is not empty
         return any(is_param(b) for b in stored(block).values()) or \
             any(iv.kind == IterKind.REDUCE for iv in block.iter_vars)
@@ -242,10 +226,10 @@ def _covered_vars(realize, loops, rest: list, env: dict) -> "bool | None":
         return None
     if want == 0:
         return True
-    got = _loop_env(loops, env)
+    got = loops_points(loops, env, MAX_POINTS)
     if got is None:
         return None
-    loop_env, size = got
+    loop_env, size, _ = got
     if size == 0:
         return False
     try:

@@ -79,7 +79,9 @@ def _listed(value):
     return [_listed(v) for v in value] if isinstance(value, (tuple, list)) else value
 
 
-def _run(func, arrays, scratch_fill=None) -> list:
+def run_copies(func, arrays, scratch_fill=None) -> list:
+    """Every array after running ``func`` on copies of ``arrays`` (outputs included), the
+    function's own storage starting as ``scratch_fill`` (zeros when None)."""
     from tir.interp import interpret
 
     args = [a.copy() for a in arrays]
@@ -130,8 +132,8 @@ def verify_op(func: PrimFunc, op: OpInfo, rng=None, packed: "bool | None" = None
             # writing shows instead of passing for a zero. Not NaN: TVM's schedules multiply
             # unwritten storage by a zero of a dilated kernel, finite junk times 0 being the 0
             # intended
-            mine = _run(func, arrays, scratch_fill=JUNK)[op.output.param]
-            theirs = _run(fresh, [arrays[o.param] for o in op.operands] + [np.zeros_like(mine)])[-1]
+            mine = run_copies(func, arrays, scratch_fill=JUNK)[op.output.param]
+            theirs = run_copies(fresh, [arrays[o.param] for o in op.operands] + [np.zeros_like(mine)])[-1]
             if not differ(mine, theirs):
                 return True
     except Exception:  # not buildable from the answer, or not runnable on these inputs

@@ -31,8 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import tir  # noqa: E402
 from opinfo.api import analyze_module  # noqa: E402
-from opinfo.verify import differ as _differ, random_inputs, verify_op  # noqa: E402
-from tir.interp import interpret  # noqa: E402
+from opinfo.verify import differ as _differ, random_inputs, run_copies as run, verify_op  # noqa: E402
 
 TIMEOUT = 30
 INT = re.compile(r"T\.int64\((\d+)\)")
@@ -60,13 +59,6 @@ def answers(text: str, infos: "dict | None" = None):
     return mod, {name: [(op.name, repr(sorted(dict(op.attrs).items())),
                          tuple((o.role, o.buffer) for o in op.operands)) for op in info.ops]
                  for name, info in found.items()}
-
-
-def run(func, arrays) -> list:
-    args = [a.copy() for a in arrays]
-    with np.errstate(all="ignore"):
-        interpret(func, *args)
-    return args
 
 
 def _statement_lines(lines) -> list:

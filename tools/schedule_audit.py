@@ -31,22 +31,18 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import tir  # noqa: E402
-from tir import interp_stmt  # noqa: E402
-from tir.interp_data import BufferData, InterpError  # noqa: E402
+from tir.interp_data import InterpError  # noqa: E402
 from opinfo.api import analyze_module  # noqa: E402
-from tools.fuzz_soundness import _alarm, _differ, _guarded, random_inputs, run  # noqa: E402
+from opinfo.verify import JUNK, run_copies  # noqa: E402
+from tools.fuzz_soundness import _alarm, _differ, _guarded, random_inputs  # noqa: E402
 
 
-class _JunkStorage(BufferData):
-    """Storage a function allocates itself, holding junk instead of the interpreter's zeros:
-    a schedule whose reads of an intermediate come before its writes (an init stored into
-    another buffer than the one summed) must not pass for right because memory was zero."""
-
-    @staticmethod
-    def allocate(*args, **kwargs) -> BufferData:
-        data = BufferData.allocate(*args, **kwargs)
-        data.flat[...] = True if data.flat.dtype == np.bool_ else 7
-        return data
+def _run(func, arrays) -> list:
+    """Every array after a run in which storage the function allocates itself holds junk
+    (7) instead of the interpreter's zeros: a schedule whose reads of an intermediate come
+    before its writes (an init stored into another buffer than the one summed) must not pass
+    for right because memory was zero."""
+    return run_copies(func, arrays, scratch_fill=JUNK)
 
 
 def _only_func(mod):
@@ -65,11 +61,11 @@ def audit_case(path: str) -> "tuple[str, str]":
     inputs = len(reference.buffers) - 1
     try:
         arrays = random_inputs(reference, np.random.default_rng(0))
-        want = _guarded(run, reference, arrays)[inputs:]
+        want = _guarded(_run, reference, arrays)[inputs:]
     except InterpError:  # an integer division by an input that drew 0
         arrays = random_inputs(reference, np.random.default_rng(0), low=1)
-        want = _guarded(run, reference, arrays)[inputs:]
-    got = _guarded(run, func, arrays)[inputs:]
+        want = _guarded(_run, reference, arrays)[inputs:]
+    got = _guarded(_run, func, arrays)[inputs:]
     same = not any(_differ(a, b) for a, b in zip(want, got))
     ops = [op.name for op in analyze_module(scheduled)[name].ops]
     verdict = ("ok-" if same else "bad-") + ("named" if same and ops else "NAMED" if ops else "abstain")
@@ -83,7 +79,6 @@ def main() -> None:
     args = ap.parse_args()
     show = set(args.show.split(","))
     signal.signal(signal.SIGALRM, _alarm)
-    interp_stmt.BufferData = _JunkStorage
     tally: Counter = Counter()
     for corpus in args.corpora:
         for fn in sorted(os.listdir(corpus)):

@@ -28,10 +28,37 @@ def layer_norm(b: Builder, x: Buffer, gamma: Buffer, beta: Buffer, axes=-1, epsi
     """``(x - mean) * rsqrt(var + eps) * gamma + beta`` over ``axes`` (x_sum, x_mean, x_var_sum blocks)."""
     op = "nn.layer_norm"
     red = reduce_axes(op, x.ndim, axes)
+    kept = [d for d in range(x.ndim) if d not in red]
     _check_param(op, "gamma", gamma, [x.shape[d] for d in red])
     _check_param(op, "beta", beta, [x.shape[d] for d in red])
-    return _normalized(b, x, red, gamma, beta, lambda i: tuple(i[d] for d in red), epsilon, center, scale,
-                       "T_layer_norm")
+    names = [f"ax{i}" for i in range(len(kept))]
+    rk = [b.reduce_axis(x.shape[d], f"k{d}") for d in red]
+    rk2 = [b.reduce_axis(x.shape[d], f"k{d}") for d in red]
+
+    def src(o, ks):
+        pos = {**dict(zip(kept, o)), **dict(zip(red, ks))}
+        return tuple(pos[d] for d in range(x.ndim))
+
+    rshape = [x.shape[d] for d in kept]
+    count = _count(x, red)
+    total = b.compute(f"{x.name}_sum", rshape, lambda *o: sum_(x[src(o, [k.var for k in rk])], rk), names=names)
+    mean = b.compute(f"{x.name}_mean", rshape, lambda *o: total[o] / count, names=names)
+
+    def var_body(*o):
+        d = x[src(o, [k.var for k in rk2])] - mean[o]
+        return sum_(d * d, rk2)
+
+    var = b.compute(f"{x.name}_var_sum", rshape, var_body, names=names)
+    eps = const(epsilon, x.dtype)
+
+    def out(*i):
+        o = tuple(i[d] for d in kept)
+        r = tuple(i[d] for d in red)
+        v = (x[i] - mean[o]) * Call(x.dtype, "rsqrt", (var[o] / count + eps,))
+        v = v * gamma[r] if scale else v
+        return v + beta[r] if center else v
+
+    return b.compute("T_layer_norm", x.shape, out, names=[f"ax{d}" for d in range(x.ndim)])
 
 
 def instance_norm(b: Builder, x: Buffer, gamma: Buffer, beta: Buffer, channel_axis=1, axes=None, epsilon=1e-5,
@@ -73,7 +100,6 @@ def _sums_and_squares(b: Builder, x: Buffer, red: list, op: str, acc=None) -> tu
     from .common import static
 
     acc = x.dtype if acc is None else acc
-
     kept = [d for d in range(x.ndim) if d not in red]
     rk = {d: b.reduce_axis(x.shape[d], f"k{d}") for d in red}
     names = [f"ax{i}" for i in range(len(kept))]
@@ -98,41 +124,6 @@ def _sums_and_squares(b: Builder, x: Buffer, red: list, op: str, acc=None) -> tu
     for d in red:
         n *= static(x.shape[d], op, "data")
     return s_buf, q_buf, kept, const(float(n), acc)
-
-
-def _normalized(b: Builder, x: Buffer, red: list, gamma: Buffer, beta: Buffer, param_index, epsilon, center,
-                scale, tag: str) -> Buffer:
-    """``(x - mean) * rsqrt(var + eps)`` over the axes ``red`` (x_sum, x_mean, x_var_sum
-    blocks), times ``gamma`` and plus ``beta`` at ``param_index(output index)``."""
-    kept = [d for d in range(x.ndim) if d not in red]
-    names = [f"ax{i}" for i in range(len(kept))]
-    rk = [b.reduce_axis(x.shape[d], f"k{d}") for d in red]
-    rk2 = [b.reduce_axis(x.shape[d], f"k{d}") for d in red]
-
-    def src(o, ks):
-        pos = {**dict(zip(kept, o)), **dict(zip(red, ks))}
-        return tuple(pos[d] for d in range(x.ndim))
-
-    rshape = [x.shape[d] for d in kept]
-    count = _count(x, red)
-    total = b.compute(f"{x.name}_sum", rshape, lambda *o: sum_(x[src(o, [k.var for k in rk])], rk), names=names)
-    mean = b.compute(f"{x.name}_mean", rshape, lambda *o: total[o] / count, names=names)
-
-    def var_body(*o):
-        d = x[src(o, [k.var for k in rk2])] - mean[o]
-        return sum_(d * d, rk2)
-
-    var = b.compute(f"{x.name}_var_sum", rshape, var_body, names=names)
-    eps = const(epsilon, x.dtype)
-
-    def out(*i):
-        o = tuple(i[d] for d in kept)
-        r = param_index(i)
-        v = (x[i] - mean[o]) * Call(x.dtype, "rsqrt", (var[o] / count + eps,))
-        v = v * gamma[r] if scale else v
-        return v + beta[r] if center else v
-
-    return b.compute(tag, x.shape, out, names=[f"ax{d}" for d in range(x.ndim)])
 
 
 def rms_norm(b: Builder, x: Buffer, weight: Buffer, axes=-1, epsilon=1e-5) -> Buffer:
