@@ -19,6 +19,7 @@ from . import transform as tf
 from . import quantize as qz
 from . import indexing as ix
 from . import affine_grid as ag, hamming as hw, loss as ls
+from . import gather as gt, nn_extra as nx
 
 
 # ---------------------------------------------------------------- convolution
@@ -343,4 +344,6 @@ def op_table() -> dict:
         table[name] = _binary(name)
     for name in ("sum", "mean", "max", "min", "prod"):
         table[name] = _reduce(name)
+    table.update(gt.OPS)
+    table.update(nx.OPS)
     return table
