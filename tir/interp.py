@@ -12,20 +12,23 @@ import numpy as np
 
 from . import expr as E
 from .function import PrimFunc
-from .interp_data import BufferData, InterpError, compact_strides, np_dtype
+from .interp_data import BufferData, InterpError, StepLimit, compact_strides, np_dtype
 from .interp_expr import Ctx, evaluate
 from .interp_stmt import run_stmt
 
-__all__ = ["interpret", "InterpError"]
+__all__ = ["interpret", "InterpError", "StepLimit"]
 
 
-def interpret(func: PrimFunc, *args, vectorize: bool = True, scratch_fill: "float | None" = None) -> None:
+def interpret(func: PrimFunc, *args, vectorize: bool = True, scratch_fill: "float | None" = None,
+              max_steps: "int | None" = None) -> None:
     """Run ``func`` on ``args`` (one per parameter, in order); buffers are written in place.
-    ``scratch_fill``: the value storage the function allocates starts with (zeros when None)."""
+    ``scratch_fill``: the value storage the function allocates starts with (zeros when None).
+    ``max_steps``: how many loop iterations the run may walk one at a time (the nests it
+    cannot vectorise) before it stops with :class:`StepLimit` (None: no limit)."""
     name = func.name or "prim_func"
     if len(args) != len(func.params):
         raise InterpError(f"{name}: expects {len(func.params)} arguments ({_param_names(func)}), got {len(args)}")
-    ctx = Ctx(where=f"function {name!r}", scratch_fill=scratch_fill)
+    ctx = Ctx(where=f"function {name!r}", scratch_fill=scratch_fill, steps_left=max_steps)
     arrays = bind_params(func, args, ctx, name)
     with np.errstate(all="ignore"):
         run_stmt(func.body, ctx, None, vectorize)

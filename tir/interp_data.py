@@ -11,6 +11,11 @@ class InterpError(RuntimeError):
     """A run-time error of the interpreter (out-of-bounds access, bad argument, ...)."""
 
 
+class StepLimit(InterpError):
+    """A run stopped after the number of loop iterations it was allowed to walk one by one
+    (``interpret(..., max_steps=N)``)."""
+
+
 _NP_DTYPES: dict = {}
 """DataType -> numpy dtype, asked for by every arithmetic node the interpreter evaluates."""
 

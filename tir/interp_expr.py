@@ -37,6 +37,9 @@ class Ctx:
     """Value storage the function allocates itself starts with (None: zeros). A check that a
     function never reads such storage before writing it runs with a value no computation
     is likely to produce."""
+    steps_left: "int | None" = None
+    """Loop iterations the run may still walk one at a time (None: no limit); a vectorised
+    nest counts as one."""
 
     def data(self, buffer):
         try:

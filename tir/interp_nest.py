@@ -25,7 +25,7 @@ from . import expr as E
 from . import stmt as S
 from .interp_expr import Ctx, evaluate
 from .interp_reduce import plan_combine, reduce_stores
-from .interp_stmt import at_init_point, run_stmt, scalar_int
+from .interp_stmt import at_init_point, run_stmt, scalar_int, take_steps
 from .loop_nest import Nest, collect_nest, reads_only_own_elements, stores_and_loads
 
 
@@ -211,6 +211,7 @@ def _run_ordered(nest: Nest, ctx: Ctx):
     for axis in nest.reduce_axes:
         lo = scalar_int(nest.loops[axis].min, ctx, "loop start")
         ranges.append(range(lo, lo + shape[axis]))
+    take_steps(ctx, int(np.prod([len(r) for r in ranges])))
     for point in itertools.product(*ranges):
         for axis, value in zip(nest.reduce_axes, point):
             var = nest.loops[axis].loop_var

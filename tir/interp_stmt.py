@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import stmt as S
-from .interp_data import BufferData, InterpError, np_dtype
+from .interp_data import BufferData, InterpError, StepLimit, np_dtype
 from .interp_expr import Ctx, Poison, and_mask, evaluate
 
 
@@ -74,13 +74,15 @@ def _for(s, ctx, mask, vec):
     if mask is not None:
         raise InterpError(f"{ctx.where}: a loop cannot run under a lane mask")
     if vec:
+        from .interp_distribute import run_distributed
         from .interp_nest import run_nest
 
-        if run_nest(s, ctx):
+        if run_nest(s, ctx) or run_distributed(s, ctx):
             return
     lo = scalar_int(s.min, ctx, "loop start")
     extent = scalar_int(s.extent, ctx, "loop extent")
     vtype = np_dtype(s.loop_var.dtype).type
+    take_steps(ctx, extent)
     try:
         for i in range(lo, lo + extent):
             ctx.vars[s.loop_var] = vtype(i)
@@ -98,7 +100,16 @@ def _while(s, ctx, mask, vec):
             raise InterpError(f"{ctx.where}: a while condition varies across lanes")
         if not c:
             return
+        take_steps(ctx, 1)
         run_stmt(s.body, ctx, None, vec)
+
+
+def take_steps(ctx: Ctx, count: int) -> None:
+    """Count ``count`` iterations walked one at a time against the run's limit."""
+    if ctx.steps_left is not None:
+        ctx.steps_left -= max(count, 0)
+        if ctx.steps_left < 0:
+            raise StepLimit(f"{ctx.where}: more loop iterations to walk than the run allows")
 
 
 def allocate(buffer, ctx: Ctx) -> None:
