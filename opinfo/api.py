@@ -13,7 +13,7 @@ from .block_loops import move_block_loops
 from .blockize import unblockize
 from .coverage import out_of_bounds_reads, partial_writes, same_index_copy
 from .intermediate_check import uninitialised_reads
-from .verify import cheap_to_verify, verify_op
+from .verify import CHEAP_STEPS, cheap_binding, verify_op
 from .realize_check import misrealized
 from .loop_partition import merge_partitions
 from .decompose import Decomposer
@@ -254,7 +254,9 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
         ops = network_conventions.in_network(ops)  # where main shows the importer's network
     if not conventions and any(op.assumed for op in ops):
         ops = ()  # an attribute the loops leave open: abstain (a fused list stays whole or empty)
-    if len(ops) == 1 and cheap_to_verify(prim_func) and verify_op(prim_func, ops[0], packed=packed) is False:
+    symbolic = cheap_binding(prim_func) if len(ops) == 1 else None
+    if symbolic is not None and verify_op(prim_func, ops[0], packed=packed, symbolic=symbolic,
+                                           max_steps=CHEAP_STEPS) is False:
         ops = ()  # lowered afresh from the answer, the op computes something else
     return FuncInfo(name if name is not None else prim_func.name, kind, ops)
 

@@ -28,6 +28,10 @@ MAX_ELEMENTS = 4_000_000
 CHEAP_ELEMENTS = 20_000
 """Total buffer elements up to which :func:`opinfo.analyze` checks every answer naming one
 op itself (a few milliseconds); ``--verify`` checks larger functions too."""
+CHEAP_STEPS = 2_000
+"""Loop iterations :func:`opinfo.analyze`'s own check lets a run walk one at a time (loops
+the interpreter cannot vectorise: a compute_at schedule's sibling blocks): past it, the
+answer is left unchecked rather than the analysis taking minutes."""
 SYMBOLIC = 5
 """Value given to symbolic extents for the run."""
 DRAWS = 2
@@ -38,15 +42,15 @@ JUNK = 7.0
 """What storage the function allocates itself holds before the function writes it."""
 
 
-def random_inputs(func: PrimFunc, rng, low: int = 0) -> list:
+def random_inputs(func: PrimFunc, rng, low: int = 0, symbolic: int = SYMBOLIC) -> list:
     """Random arrays for every buffer of ``func``, in parameter order (floats around 0,
-    integers from ``low`` to 2, booleans); symbolic extents are ``SYMBOLIC``. Raises
+    integers from ``low`` to 2, booleans); symbolic extents are ``symbolic``. Raises
     ValueError for an extent that is an expression of variables."""
     from tir.interp_data import np_dtype
 
     from .recognize.running import concrete_shapes
 
-    shapes = concrete_shapes(func.buffers, SYMBOLIC)
+    shapes = concrete_shapes(func.buffers, symbolic)
     if shapes is None:
         raise ValueError("extents other than constants and variables")
     arrays = []
@@ -79,62 +83,105 @@ def _listed(value):
     return [_listed(v) for v in value] if isinstance(value, (tuple, list)) else value
 
 
-def run_copies(func, arrays, scratch_fill=None) -> list:
+def run_copies(func, arrays, scratch_fill=None, max_steps=None) -> list:
     """Every array after running ``func`` on copies of ``arrays`` (outputs included), the
-    function's own storage starting as ``scratch_fill`` (zeros when None)."""
+    function's own storage starting as ``scratch_fill`` (zeros when None); ``max_steps``
+    as for ``tir.interpret``."""
     from tir.interp import interpret
 
     args = [a.copy() for a in arrays]
     with np.errstate(all="ignore"):
-        interpret(func, *args, scratch_fill=scratch_fill)
+        interpret(func, *args, scratch_fill=scratch_fill, max_steps=max_steps)
     return args
 
 
-def cheap_to_verify(func: PrimFunc) -> bool:
-    """Whether ``func``'s buffers hold at most ``CHEAP_ELEMENTS`` elements (symbolic
-    extents at ``SYMBOLIC``)."""
+def _elements(func: PrimFunc, symbolic: int) -> "int | None":
     from .recognize.running import concrete_shapes
 
-    shapes = concrete_shapes(func.buffers, SYMBOLIC)
-    return shapes is not None and sum(math.prod(s) for s in shapes) <= CHEAP_ELEMENTS
+    shapes = concrete_shapes(func.buffers, symbolic)
+    return None if shapes is None else sum(math.prod(s) for s in shapes)
 
 
-def verify_op(func: PrimFunc, op: OpInfo, rng=None, packed: "bool | None" = None) -> "bool | None":
+def cheap_binding(func: PrimFunc) -> "int | None":
+    """The value symbolic extents take for :func:`opinfo.analyze`'s own check of ``func``:
+    ``SYMBOLIC`` when its buffers then hold at most ``CHEAP_ELEMENTS`` elements, else 1
+    when the function has symbolic extents and is small enough with them at 1 (a right
+    answer computes the function at every binding, so one binding refutes); None when the
+    function is too large to check cheaply."""
+    from .recognize.running import symbols
+
+    for value in (SYMBOLIC, 1) if symbols(func.buffers) else (SYMBOLIC,):
+        count = _elements(func, value)
+        if count is not None and count <= CHEAP_ELEMENTS:
+            return value
+    return None
+
+
+def cheap_to_verify(func: PrimFunc) -> bool:
+    """Whether :func:`opinfo.analyze` checks answers of ``func`` itself (see
+    :func:`cheap_binding`)."""
+    return cheap_binding(func) is not None
+
+
+def verify_op(func: PrimFunc, op: OpInfo, rng=None, packed: "bool | None" = None,
+              symbolic: int = SYMBOLIC, max_steps: "int | None" = None) -> "bool | None":
     """True when ``op``, lowered afresh, computes what ``func`` computes on random inputs;
     False when it computes something else on ``DRAWS`` independent draws; None when it
-    cannot be checked (see the module docstring). ``packed``: whether some buffer of ``func`` holds a packed layout
-    (``NCHW4c``; found out when None). The op is then the logical one, built afresh only
-    when its attributes name the packed layouts (a convolution's ``data_layout``); a
-    softmax or an add over packed buffers is not checked."""
-    import tir.topi
+    cannot be checked (see the module docstring). An op with several outputs (``split``)
+    names its first; the others are the parameters after it.
 
+    ``packed``: whether some buffer of ``func`` holds a packed layout (``NCHW4c``; found
+    out when None). An op whose attributes name the packed layouts (a convolution's
+    ``data_layout``) is built packed; any other (an add, a softmax over packed buffers) is
+    checked on the packed buffers and on the function's logical readings
+    (``unpack.unpack_all``, where its answer was read unless it is a shape op): confirmed
+    by one, refuted when every one refutes it.
+    ``symbolic``: the value of every symbolic extent for the runs; ``max_steps``: see
+    ``tir.interpret`` (a run past it leaves the answer unchecked)."""
     rng = np.random.default_rng(0) if rng is None else rng
-    params = list(func.params)
     if op.output is None or op.output.param is None or any(o.param is None for o in op.operands):
         return None
-    if packed is None:
+    readings = None
+    if packed is None or packed:
         from .unpack import unpack_all
 
-        packed = unpack_all(func) is not None
-    if packed and not any(isinstance(v, str) and any(ch.isdigit() for ch in v) for v in dict(op.attrs).values()):
-        return None
+        readings = unpack_all(func)
+    verdict = _verify_plain(func, op, rng, symbolic, max_steps)
+    if verdict is True or readings is None or any(isinstance(v, str) and any(ch.isdigit() for ch in v)
+                                                  for v in dict(op.attrs).values()):
+        return verdict
+    # a shape op (a reshape of the 6-D tensor) may have been read on the packed buffers
+    # themselves, any other on the logical ones: refuted only when no reading computes it
+    verdicts = [verdict] + [_verify_plain(logical, op, rng, symbolic, max_steps) for logical, _, _ in readings]
+    return True if True in verdicts else False if all(v is False for v in verdicts) else None
+
+
+def _verify_plain(func: PrimFunc, op: OpInfo, rng, symbolic: int, max_steps) -> "bool | None":
+    import tir.topi
+
+    params = list(func.params)
     try:
         fresh = None
         for _ in range(DRAWS):
-            arrays = random_inputs(func, rng)
+            arrays = random_inputs(func, rng, symbolic=symbolic)
             if sum(math.prod(a.shape) for a in arrays) > MAX_ELEMENTS:
                 return None
             if fresh is None:
                 inputs = [(tuple(arrays[o.param].shape), str(func.buffer_map[params[o.param]].dtype))
                           for o in op.operands]
                 fresh = tir.topi.lower(op.name, inputs, **{k: _listed(v) for k, v in dict(op.attrs).items()})
+                outs = range(op.output.param, op.output.param + len(fresh.params) - len(op.operands))
+                if outs.stop > len(arrays) or len(outs) < 1:
+                    return None
             # the function's own storage starts as junk (7): an element it reads before
             # writing shows instead of passing for a zero. Not NaN: TVM's schedules multiply
             # unwritten storage by a zero of a dilated kernel, finite junk times 0 being the 0
             # intended
-            mine = run_copies(func, arrays, scratch_fill=JUNK)[op.output.param]
-            theirs = run_copies(fresh, [arrays[o.param] for o in op.operands] + [np.zeros_like(mine)])[-1]
-            if not differ(mine, theirs):
+            mine = run_copies(func, arrays, scratch_fill=JUNK, max_steps=max_steps)
+            blank = [arrays[k] for k in outs]  # same start: an element neither writes agrees
+            theirs = run_copies(fresh, [arrays[o.param] for o in op.operands] + blank, max_steps=max_steps)
+            theirs = theirs[len(op.operands):]
+            if not any(differ(mine[k], t) for k, t in zip(outs, theirs)):
                 return True
     except Exception:  # not buildable from the answer, or not runnable on these inputs
         return None

@@ -102,10 +102,10 @@ def test_large_functions_are_left_to_verify():
     assert not cheap_to_verify(big)
 
 
-def test_an_op_over_packed_buffers_is_checked_only_with_its_layouts():
-    # softmax over NCHW4c buffers is reported with its logical axis: lowered afresh over the
-    # packed shapes it would be another softmax, so it is not checked; a packed convolution
-    # names its layouts and is
+def test_an_op_over_packed_buffers_is_checked_on_its_logical_reading():
+    # softmax over NCHW4c buffers is reported with its logical axis: it is checked on the
+    # function read on logical buffers (a wrong axis is refuted there); a packed convolution
+    # names its layouts and is built packed
     from layout.index_map import IndexMap
     from layout.transform import transform_layout
 
@@ -116,7 +116,8 @@ def test_an_op_over_packed_buffers_is_checked_only_with_its_layouts():
                                              0, NCHW4C, False), 1, NCHW4C, False)
     (op,) = opinfo.analyze(soft).ops
     assert (op.name, dict(op.attrs)) == ("nn.softmax", {"axis": 1})
-    assert opinfo.verify_op(soft, op) is None
+    assert opinfo.verify_op(soft, op) is True
+    assert opinfo.verify_op(soft, attrs.evolve(op, attrs={"axis": 2})) is False
     conv = topi.lower("nn.conv2d", [((1, 8, 6, 6), "float32"), ((8, 8, 3, 3), "float32")],
                       strides=[1, 1], padding=[1, 1, 1, 1], dilation=[1, 1], groups=1)
     conv = transform_layout(transform_layout(transform_layout(conv, 0, NCHW4C, False), 1, OIHW4I4O, False),
