@@ -19,7 +19,7 @@ from . import transform as tf
 from . import quantize as qz
 from . import indexing as ix
 from . import affine_grid as ag, hamming as hw, loss as ls
-from . import gather as gt, nn_extra as nx
+from . import attention as at, gather as gt, nn_extra as nx, vision as vs
 
 
 # ---------------------------------------------------------------- convolution
@@ -346,4 +346,6 @@ def op_table() -> dict:
         table[name] = _reduce(name)
     table.update(gt.OPS)
     table.update(nx.OPS)
+    table.update(at.OPS)
+    table.update(vs.OPS)
     return table
