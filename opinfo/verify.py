@@ -42,10 +42,11 @@ JUNK = 7.0
 """What storage the function allocates itself holds before the function writes it."""
 
 
-def random_inputs(func: PrimFunc, rng, low: int = 0, symbolic: int = SYMBOLIC) -> list:
+def random_inputs(func: PrimFunc, rng, low: int = 0, symbolic: int = SYMBOLIC, gentle: bool = False) -> list:
     """Random arrays for every buffer of ``func``, in parameter order (floats around 0,
-    integers from ``low`` to 2, booleans); symbolic extents are ``symbolic``. Raises
-    ValueError for an extent that is an expression of variables."""
+    from 0 to 1 when ``gentle``; integers from ``low`` to 2, from 1 when ``gentle``;
+    booleans); symbolic extents are ``symbolic``. Raises ValueError for an extent that is
+    an expression of variables."""
     from tir.interp_data import np_dtype
 
     from .recognize.running import concrete_shapes
@@ -57,11 +58,12 @@ def random_inputs(func: PrimFunc, rng, low: int = 0, symbolic: int = SYMBOLIC) -
     for buf, shape in zip(func.buffers, shapes):
         dtype = np_dtype(buf.dtype)
         if np.issubdtype(dtype, np.floating):
-            arrays.append(np.asarray(rng.standard_normal(shape) * 3).astype(dtype))
+            values = rng.random(shape) if gentle else rng.standard_normal(shape) * 3
+            arrays.append(np.asarray(values).astype(dtype))
         elif dtype == np.bool_:
             arrays.append(np.asarray(rng.integers(0, 2, shape)).astype(dtype))
         else:
-            arrays.append(np.asarray(rng.integers(low, 3, shape)).astype(dtype))
+            arrays.append(np.asarray(rng.integers(max(low, 1) if gentle else low, 3, shape)).astype(dtype))
     return arrays
 
 
@@ -157,35 +159,73 @@ def verify_op(func: PrimFunc, op: OpInfo, rng=None, packed: "bool | None" = None
 
 
 def _verify_plain(func: PrimFunc, op: OpInfo, rng, symbolic: int, max_steps) -> "bool | None":
-    import tir.topi
+    from tir.interp import InterpError, StepLimit
 
-    params = list(func.params)
     try:
-        fresh = None
-        for _ in range(DRAWS):
-            arrays = random_inputs(func, rng, symbolic=symbolic)
-            if sum(math.prod(a.shape) for a in arrays) > MAX_ELEMENTS:
-                return None
-            if fresh is None:
-                inputs = [(tuple(arrays[o.param].shape), str(func.buffer_map[params[o.param]].dtype))
-                          for o in op.operands]
-                fresh = tir.topi.lower(op.name, inputs, **{k: _listed(v) for k, v in dict(op.attrs).items()})
-                outs = range(op.output.param, op.output.param + len(fresh.params) - len(op.operands))
-                if outs.stop > len(arrays) or len(outs) < 1:
-                    return None
+        built = _fresh(func, op, rng, symbolic)
+        if built is None:
+            return None
+        fresh, symbolic, arrays = built
+        outs = range(op.output.param, op.output.param + len(fresh.params) - len(op.operands))
+        if outs.stop > len(arrays) or len(outs) < 1:
+            return None
+        draws, gentle = 0, False
+        while draws < DRAWS:
+            if arrays is None:
+                arrays = random_inputs(func, rng, symbolic=symbolic, gentle=gentle)
             # the function's own storage starts as junk (7): an element it reads before
             # writing shows instead of passing for a zero. Not NaN: TVM's schedules multiply
             # unwritten storage by a zero of a dilated kernel, finite junk times 0 being the 0
             # intended
-            mine = run_copies(func, arrays, scratch_fill=JUNK, max_steps=max_steps)
+            try:
+                mine = run_copies(func, arrays, scratch_fill=JUNK, max_steps=max_steps)
+            except StepLimit:
+                return None
+            except InterpError:
+                if gentle:
+                    return None
+                # floats that index (a region's batch and corners) out of range, an integer
+                # divisor 0: small positive values instead
+                arrays, gentle = None, True
+                continue
             blank = [arrays[k] for k in outs]  # same start: an element neither writes agrees
             theirs = run_copies(fresh, [arrays[o.param] for o in op.operands] + blank, max_steps=max_steps)
             theirs = theirs[len(op.operands):]
             if not any(differ(mine[k], t) for k, t in zip(outs, theirs)):
                 return True
+            draws, arrays = draws + 1, None
     except Exception:  # not buildable from the answer, or not runnable on these inputs
         return None
     return False
+
+
+def _fresh(func: PrimFunc, op: OpInfo, rng, symbolic: int) -> "tuple | None":
+    """(the op lowered from the answer, the binding of symbolic extents, inputs drawn at
+    it), None when too large. A function whose symbolic extent fits one value only (a
+    reshape of ``(n, 3)`` to 12 elements) is built at a smaller binding the op accepts."""
+    import tir.topi
+
+    from .recognize.running import symbols
+
+    params = list(func.params)
+    values = [symbolic] + (list(range(1, symbolic)) if symbols(func.buffers) else [])
+    for k, value in enumerate(values):
+        arrays = random_inputs(func, rng, symbolic=value)
+        if sum(math.prod(a.shape) for a in arrays) > MAX_ELEMENTS:
+            return None
+        inputs = [(tuple(arrays[o.param].shape), str(func.buffer_map[params[o.param]].dtype))
+                  for o in op.operands]
+        given = {k: _listed(v) for k, v in dict(op.attrs).items()}
+        if "out_dtype" not in given and "out_dtype" in tir.topi.accepted_attrs(op.name):
+            given["out_dtype"] = str(func.buffer_map[params[op.output.param]].dtype)  # the output's type
+        try:
+            fresh = tir.topi.lower(op.name, inputs, **given)
+        except ValueError:
+            if k + 1 == len(values):
+                raise
+            continue
+        return fresh, value, arrays
+    return None
 
 
 def verify(func: PrimFunc, info, rng=None) -> "list":

@@ -14,6 +14,8 @@ from opinfo.info import OpInfo, Operand
 from tir import topi
 from tir.interp import StepLimit, interpret
 
+from tests.fixture_util import fixture_func
+
 
 def test_batch_norm_checks_all_three_outputs():
     func = topi.lower("nn.batch_norm", [((2, 3, 4), "float32"), ((3,), "float32"), ((3,), "float32"),
@@ -73,3 +75,42 @@ def test_step_limit_stops_a_long_walk_and_verify_leaves_the_answer_unchecked():
     op = OpInfo("nn.relu", {}, (Operand("data", "x", 0),), Operand("output", "out", 1))
     assert opinfo.verify_op(func, op) is True
     assert opinfo.verify_op(func, op, max_steps=10) is None
+
+
+RESHAPE_ONE_N = """
+@T.prim_func
+def f(var_x: T.handle, y: T.Buffer((T.int64(12),), "float32")):
+    n = T.int64()
+    x = T.match_buffer(var_x, (n, T.int64(3)))
+    for i in range(T.int64(12)):
+        with T.block("T_reshape"):
+            v = T.axis.remap("S", [i])
+            y[v] = x[v // T.int64(3), v % T.int64(3)]
+"""
+
+
+def test_a_symbolic_extent_consistent_for_one_value_is_bound_to_it():
+    # (n, 3) -> 12 elements holds at n = 4 only: the op cannot be built at 5
+    func = tir.parse(RESHAPE_ONE_N)
+    op = OpInfo("reshape", {"shape": (12,)}, (Operand("data", "x", 0),), Operand("output", "y", 1))
+    assert opinfo.verify_op(func, op) is True
+    assert opinfo.verify_op(func, attrs.evolve(op, name="flip", attrs={"axis": 0})) is None
+
+
+def test_out_dtype_comes_from_the_output_buffer():
+    func = topi.lower("matmul", [((3, 4), "float16"), ((4, 2), "float16")], out_dtype="float32")
+    (op,) = opinfo.analyze(func).ops
+    assert op.name == "matmul" and opinfo.verify_op(func, attrs.evolve(op, attrs={})) is True
+
+
+def test_regions_out_of_range_on_signed_draws_are_retried_with_small_positive_ones():
+    # TVM's roi_pool (real output) reads the batch a region's first column names: signed
+    # random regions index past the batch, the check draws small positive ones instead (weak
+    # on scales: regions within one pixel)
+    from opinfo.verify import random_inputs
+
+    func = fixture_func("s19_roi_pool_plain")
+    with pytest.raises(tir.interp.InterpError):
+        interpret(func, *random_inputs(func, np.random.default_rng(0)))
+    (op,) = opinfo.analyze(func).ops
+    assert op.name == "vision.roi_pool" and opinfo.verify_op(func, op) is True
