@@ -88,8 +88,19 @@ def _statement(ctx, s, attrs, blocks, loose):
     if _is_module_alias(ctx, s):
         ctx.define(s.targets[0].id, MODULE)
         return None
+    if _is_symbolic_declaration(s):
+        name = s.targets[0].id
+        ctx.define(name, Var(name, dt.dtype(dotted(s.value.func)[2:])))
+        return None
     loose.append(binding(ctx, s))
     return None
+
+
+def _is_symbolic_declaration(s) -> bool:
+    """``s = T.int64()``: a shape variable a later ``R.match_cast`` binds."""
+    return (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+            and isinstance(s.value, ast.Call) and not s.value.args and not s.value.keywords
+            and dotted(s.value.func) in ("T.int64", "T.int32"))
 
 
 def _is_module_alias(ctx, s) -> bool:
