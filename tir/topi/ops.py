@@ -19,7 +19,7 @@ from . import transform as tf
 from . import quantize as qz
 from . import indexing as ix
 from . import affine_grid as ag, hamming as hw, loss as ls
-from . import attention as at, gather as gt, nn_extra as nx, vision as vs
+from . import attention as at, gather as gt, grad as gd, nn_extra as nx, vision as vs
 
 
 # ---------------------------------------------------------------- convolution
@@ -348,4 +348,5 @@ def op_table() -> dict:
     table.update(nx.OPS)
     table.update(at.OPS)
     table.update(vs.OPS)
+    table.update(gd.OPS)
     return table
