@@ -77,9 +77,41 @@ class GraphExecutor:
         if isinstance(e, R.Call):
             args = [self.eval(a, env, sym) for a in e.args]
             return self.run(*args, name=e.func.name)
+        if isinstance(e, R.OpCall) and e.op in _SHAPE_OPS:
+            return getattr(self, "_" + e.op)(e, env, sym)
         if isinstance(e, R.OpCall):
             raise InterpError(f"{sym.where}: R.{e.op} is not lowered to TIR; cannot execute")
         raise InterpError(f"{sym.where}: cannot execute {type(e).__name__}")
+
+    # a data-dependent output shape, as TVM prints it: ``lv1 = R.tensor_to_shape(lv)``,
+    # ``lv2 = R.match_cast(lv1, R.Shape([s, s_1]))`` binds s, s_1 for the calls after it
+    def _tensor_to_shape(self, e: R.OpCall, env, sym):
+        (arg,) = e.args
+        value = self.eval(arg, env, sym)
+        if not isinstance(value, np.ndarray) or value.ndim != 1 or not np.issubdtype(value.dtype, np.integer):
+            raise InterpError(f"{sym.where}: R.tensor_to_shape takes a 1-D integer tensor")
+        return ShapeValue(int(v) for v in value)
+
+    def _shape_of(self, e: R.OpCall, env, sym):
+        (arg,) = e.args
+        value = self.eval(arg, env, sym)
+        if not isinstance(value, np.ndarray):
+            raise InterpError(f"{sym.where}: R.shape_of takes a tensor")
+        return ShapeValue(value.shape)
+
+    def _match_cast(self, e: R.OpCall, env, sym):
+        value, target = self.eval(e.args[0], env, sym), e.args[1]
+        if not (isinstance(target, R.OpCall) and target.op == "Shape" and len(target.args) == 1):
+            raise InterpError(f"{sym.where}: R.match_cast is executed to a shape R.Shape([...]) only")
+        dims = target.args[0]
+        if not isinstance(value, ShapeValue) or len(value) != len(dims):
+            raise InterpError(f"{sym.where}: R.match_cast: {value!r} is not a shape of {len(dims)} dimensions")
+        for d, actual in zip(dims, value):
+            if isinstance(d, E.Var) and d not in sym.vars:
+                sym.vars[d] = np_dtype(d.dtype).type(actual)
+            elif _dim_value(d, sym) != actual:
+                raise InterpError(f"{sym.where}: R.match_cast: shape {tuple(value)} does not match {dims}")
+        return value
 
     def _runner(self, name: str, func: PrimFunc):
         runner = self._runners.get(name)
@@ -111,6 +143,14 @@ class GraphExecutor:
             outs = list(returned) if isinstance(returned, (tuple, list)) else [returned]
             outs = [np.asarray(o) for o in outs]
         return outs[0] if not isinstance(e.out_type, R.TupleType) else tuple(outs)
+
+
+_SHAPE_OPS = ("tensor_to_shape", "shape_of", "match_cast")
+"""Graph-level ops on shapes the executor runs itself."""
+
+
+class ShapeValue(tuple):
+    """A shape as a graph-level value (``R.Shape``): a tuple of ints."""
 
 
 def _dim_value(d, sym: Ctx):
