@@ -130,7 +130,8 @@ def verify_op(func: PrimFunc, op: OpInfo, rng=None, packed: "bool | None" = None
     """True when ``op``, lowered afresh, computes what ``func`` computes on random inputs;
     False when it computes something else on ``DRAWS`` independent draws; None when it
     cannot be checked (see the module docstring). An op with several outputs (``split``)
-    names its first; the others are the parameters after it.
+    names one of them: the others are the parameters after it, or the function's last
+    parameters when fewer follow it (``get_valid_counts`` names its second).
 
     ``packed``: whether some buffer of ``func`` holds a packed layout (``NCHW4c``; found
     out when None). An op whose attributes name the packed layouts (a convolution's
@@ -184,8 +185,10 @@ def _verify_plain(func: PrimFunc, op: OpInfo, rng, symbolic: int, max_steps) -> 
         if built is None:
             return None
         fresh, symbolic, arrays = built
-        outs = range(op.output.param, op.output.param + len(fresh.params) - len(op.operands))
-        if outs.stop > len(arrays) or len(outs) < 1:
+        count = len(fresh.params) - len(op.operands)
+        start = op.output.param if op.output.param + count <= len(arrays) else len(arrays) - count
+        outs = range(start, start + count)  # the op's outputs: from the one named, or the last ones
+        if count < 1 or not start <= op.output.param < outs.stop:
             return None
         draws, gentle = 0, False
         while draws < DRAWS:

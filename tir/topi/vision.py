@@ -1,15 +1,18 @@
-"""``image.grid_sample``, ``vision.roi_align`` and ``vision.roi_pool`` as TVM 0.27's
-legalization writes them (its coordinate arithmetic, sampling grids and casts)."""
+"""``image.grid_sample``, ``vision.roi_align``, ``vision.roi_pool``,
+``vision.multibox_transform_loc`` and ``vision.get_valid_counts`` as TVM 0.27's legalization
+writes them (its coordinate arithmetic, sampling grids and casts)."""
 from __future__ import annotations
 
 from .. import dtype as dt
 from ..buffer import Buffer, Range
 from ..builder import Builder, access_regions, index, max_, store_regions, sum_
-from ..expr import (EQ, LE, LT, BufferLoad, Cast, FloatImm, Max, Min, PrimExpr, Var, as_int, const,
-    if_then_else, logical_and, logical_or, min_value, truncdiv, truncmod)
-from ..stmt import Block, BlockRealize, BufferStore, For, ForKind, IterKind, IterVar
-from .common import TRUE, OpError, ints, static
+from ..expr import (EQ, GE, GT, LE, LT, BufferLoad, Cast, FloatImm, Max, Min, PrimExpr, Select, Var, as_int,
+    const, if_then_else, logical_and, logical_or, min_value, truncdiv, truncmod)
+from ..stmt import Block, BlockRealize, BufferStore, For, ForKind, IfThenElse, IterKind, IterVar, seq
+from .common import TRUE, OpError, add, ints, mul, static
+from .gather import _loop
 from .nn_extra import _call, _f
+from .softmax import softmax
 
 OPS: dict = {}
 """Op name -> lowering function, merged into ``ops.op_table``."""
@@ -304,3 +307,120 @@ def roi_pool(b: Builder, data: Buffer, rois: Buffer, *, pooled_size=(1, 1), spat
 
 
 OPS["vision.roi_pool"] = roi_pool
+
+
+# ---------------------------------------------------------------- vision.multibox_transform_loc
+def _decoded(loc, anchor, b, a, k: int, variances, clip: bool) -> PrimExpr:
+    """Box coordinate ``k`` (ymin, xmin, ymax, xmax) of anchor ``a``: the encoding
+    ``(x, y, w, h)`` scaled by the variances around the anchor's centre (TVM's order of
+    operations; a variance of 1 is folded away), clamped to [0, 1] with ``clip``."""
+    f = loc.dtype
+    lo, hi = (1, 3) if k in (0, 2) else (0, 2)  # anchor (left, top, right, bottom): y from top/bottom
+    center_var, size_var = (variances[1], variances[3]) if k in (0, 2) else (variances[0], variances[2])
+
+    def scaled(v, s):
+        return v if s == 1.0 else v * _f(s, f)
+
+    def corner(j):
+        return anchor[index(0), a, index(j)]
+
+    span = corner(hi) - corner(lo)
+    center = scaled(loc[b, a, index(lo)], center_var) * span + (corner(lo) + corner(hi)) * _f(0.5, f)
+    half = _f(0.5, f) * _call("exp", scaled(loc[b, a, index(hi)], size_var)) * span
+    value = center - half if k < 2 else center + half
+    return Max(_f(0.0, f), Min(_f(1.0, f), value)) if clip else value
+
+
+def multibox_transform_loc(b: Builder, cls_pred: Buffer, loc_pred: Buffer, anchor: Buffer, *, clip=False,
+                           threshold=0.0, variances=(0.1, 0.1, 0.2, 0.2), keep_background=True,
+                           apply_softmax=True) -> tuple:
+    """``vision.multibox_transform_loc`` (topi): ``loc_pred`` (B, 4N) reshaped to (B, N, 4)
+    and decoded against ``anchor`` (1, N, 4) into ``multibox_boxes``; the scores
+    ``cls_pred`` (B, C, N) (after a softmax over C) times ``score >= threshold``, class 0
+    zeroed unless ``keep_background``. Returns (boxes, scores)."""
+    op = "vision.multibox_transform_loc"
+    if cls_pred.ndim != 3 or loc_pred.ndim != 2 or anchor.ndim != 3 or as_int(anchor.shape[2]) != 4:
+        raise OpError(op, "anchor", "needs cls_pred (B, C, N), loc_pred (B, 4N) and anchor (1, N, 4)")
+    n = static(cls_pred.shape[2], op, "cls_pred")
+    rows = static(loc_pred.shape[0], op, "loc_pred")
+    batch = as_int(cls_pred.shape[0])
+    if as_int(loc_pred.shape[1]) != 4 * n or as_int(anchor.shape[1]) != n or (batch is not None and batch != rows):
+        raise OpError(op, "loc_pred", f"needs loc_pred ({batch}, {4 * n}) and anchor (1, {n}, 4)")
+    if len(variances) != 4 or not all(isinstance(v, (int, float)) for v in variances):
+        raise OpError(op, "variances", f"expected 4 numbers, got {variances!r}")
+    variances = [float(v) for v in variances]
+    f = cls_pred.dtype
+
+    def reshaped(i, a, k):
+        pos = add(mul(a, 4), k)
+        first = index(0) if rows == 1 else (pos // index(4 * n) + i) % index(rows)
+        return loc_pred[first, pos % index(4 * n)]
+
+    loc = b.compute("T_reshape", [cls_pred.shape[0], n, 4], reshaped, names=["ax0", "ax1", "ax2"])
+
+    def box(i, a, k):
+        coords = [_decoded(loc, anchor, i, a, j, variances, clip) for j in range(4)]
+        return Select(EQ(k, index(0)), coords[0], Select(EQ(k, index(1)), coords[1],
+                                                         Select(EQ(k, index(2)), coords[2], coords[3])))
+
+    boxes = b.compute("multibox_boxes", [cls_pred.shape[0], n, 4], box, names=["b", "a", "k"])
+    scores = softmax(b, cls_pred, 1) if apply_softmax else cls_pred
+    names = ["ax0", "ax1", "ax2"]
+    above = b.compute("T_greater_equal", cls_pred.shape, lambda *i: LE(_f(threshold, f), scores[i]), names=names)
+    mask = b.compute("compute", cls_pred.shape, lambda *i: Cast(f, above[i]), names=["i0", "i1", "i2"])
+    kept = b.compute("T_multiply", cls_pred.shape, lambda *i: scores[i] * mask[i], names=names)
+    if keep_background:
+        return boxes, kept
+    return boxes, b.compute("multibox_scores_bg", cls_pred.shape,
+                            lambda i, c, a: if_then_else(EQ(c, index(0)), _f(0.0, f), kept[i, c, a]),
+                            names=["b", "c", "n"])
+
+
+OPS["vision.multibox_transform_loc"] = multibox_transform_loc
+
+
+# ---------------------------------------------------------------- vision.get_valid_counts
+def get_valid_counts(b: Builder, data: Buffer, *, score_threshold=0.0, id_index=0, score_index=1) -> tuple:
+    """``vision.get_valid_counts`` (topi's ir_builder, one opaque block): per batch, boxes
+    with ``score > score_threshold`` and ``id >= 0`` (no id test when ``id_index < 0``)
+    copied in order to the top of ``out_tensor`` (their index to ``out_indices``), the rest
+    -1. Returns (valid_count, out_tensor, out_indices)."""
+    op = "vision.get_valid_counts"
+    if data.ndim != 3 or not data.dtype.is_float:
+        raise OpError(op, "data", f"must be a float (batch, boxes, elements) tensor, got rank {data.ndim}")
+    width = static(data.shape[2], op, "data")
+    if not isinstance(score_index, int) or not 0 <= score_index < width:
+        raise OpError(op, "score_index", f"must index the {width} elements of a box, got {score_index!r}")
+    if not isinstance(id_index, int) or id_index >= width:
+        raise OpError(op, "id_index", f"must be below {width} (negative: no class test), got {id_index!r}")
+    f, i32 = data.dtype, dt.int32
+    count = b.alloc("valid_count", [data.shape[0]], i32)
+    out = b.alloc("out_tensor", data.shape, f)
+    indices = b.alloc("out_indices", data.shape[:2], i32)
+
+    def per_batch(v):
+        here = count[(v,)]
+
+        def keep(j):
+            cond = GT(data[v, j, index(score_index)], _f(score_threshold, f))
+            if id_index >= 0:
+                cond = logical_and(cond, GE(data[v, j, index(id_index)], _f(0.0, f)))
+            return IfThenElse(cond, seq(
+                _loop("v_2", width, lambda k: BufferStore(out, data[v, j, k], (v, here, k))),
+                BufferStore(indices, Cast(i32, j), (v, here)),
+                BufferStore(count, here + const(1, i32), (v,))))
+
+        def fill(j):
+            return IfThenElse(GE(j, Cast(dt.int64, here)), seq(
+                _loop("v_2", width, lambda k: BufferStore(out, _f(-1.0, f), (v, j, k))),
+                BufferStore(indices, const(-1, i32), (v, j))))
+
+        return seq(BufferStore(count, const(0, i32), (v,)), _loop("v_1", data.shape[1], keep),
+                   _loop("v_1", data.shape[1], fill))
+
+    block = Block(b.unique("get_valid_counts"), (), (), (), _loop("v", data.shape[0], per_batch, parallel=True))
+    b.stmts.append(BlockRealize((), TRUE, block))
+    return count, out, indices
+
+
+OPS["vision.get_valid_counts"] = get_valid_counts
