@@ -28,6 +28,8 @@ def f(x: T.Buffer(({I}, {K}), "float32"), out: T.Buffer(({I}, {J}), "float32")):
 """
 
 PRODUCERS = {
+    # the value reads the common loop i itself, not through a block variable
+    "loop_var": "va = T.axis.spatial({K}, a)\n                    p[va] = x[0, va] + T.Cast(\"float32\", i)",
     # pure: the value depends on the element written only
     "pure": "va = T.axis.spatial({K}, a)\n                    p[va] = x[0, va] * T.float32(2)",
     # the value depends on the common loop i: each iteration overwrites with another value
@@ -101,3 +103,8 @@ def test_reads_before_writes_and_per_iteration_values_keep_the_walk(monkeypatch)
     vec, walk = _runs(_program(3, 2, 4, 4, 0, 4, "per_iteration", "copy"), x)
     np.testing.assert_array_equal(vec, walk)
     assert used and not any(used)
+    used.clear()
+    vec, walk = _runs(_program(3, 2, 4, 4, 0, 4, "loop_var", "copy"), x)
+    np.testing.assert_array_equal(vec, walk)
+    # not over i, whose value the producer reads; over j (i fixed) it is pure
+    assert used[0] is False and all(used[1:4])

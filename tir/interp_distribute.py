@@ -58,12 +58,13 @@ class _Item:
             self.loads += ld
         self.writes = {st.buffer for st in self.stores}
         self.reads = {ld.buffer for ld in self.loads}
-        self.pure = _pure(block, self.stores)
+        self.pure = _pure(block, self.stores, {l.loop_var for l in nest.loops})
 
 
-def _pure(block: S.Block, stores: list) -> bool:
+def _pure(block: S.Block, stores: list, loop_vars: set) -> bool:
     """One unconditional store at the block's spatial variables, each once, no init, no
-    reduction variable, no read of the written buffer."""
+    reduction variable, no read of the written buffer, a value using no loop variable (the
+    element written decides the value)."""
     if block.init is not None or any(iv.kind != S.IterKind.SPATIAL for iv in block.iter_vars):
         return False
     if not isinstance(block.body, S.BufferStore) or len(stores) != 1:
@@ -76,7 +77,7 @@ def _pure(block: S.Block, stores: list) -> bool:
         return False
     own = []
     post_order_visit(st.value, lambda n: own.append(n) if isinstance(n, E.BufferLoad) and n.buffer is st.buffer else None)
-    return not own
+    return not own and not free_vars(st.value) & loop_vars
 
 
 def _has_load(nodes) -> bool:
