@@ -8,10 +8,12 @@ compared. It reads what the PrimFunc computes, so it also judges a scheduled fun
 whose loops compute something else than the op they came from.
 
 The check costs two runs of the function: :func:`opinfo.analyze` makes it on small
-functions (``CHEAP_ELEMENTS``: the answer is withdrawn when the op computes something
-else), ``opinfo analyze --verify`` and :func:`verify_op` on any function up to
-``MAX_ELEMENTS`` elements in its buffers. An op the library cannot build from the answer (an operand that is a scalar
-constant, a multi-op kernel) is left unchecked (None).
+functions (``CHEAP_ELEMENTS``, symbolic extents at 1 when that makes a function small;
+runs that walk more than ``CHEAP_STEPS`` loop iterations one at a time are stopped: the
+answer is withdrawn when the op computes something else), ``opinfo analyze --verify`` and
+:func:`verify_op` on any function up to ``MAX_ELEMENTS`` elements in its buffers. An op the
+library cannot build from the answer (an operand that is a scalar constant or comes from
+``main``, a multi-op kernel) is left unchecked (None).
 """
 from __future__ import annotations
 
