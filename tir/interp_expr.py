@@ -175,6 +175,23 @@ _ARITH = {
 _DIVISION = {E.Div: _true_div, E.Mod: np.fmod, E.FloorDiv: _floor_div, E.FloorMod: _floor_mod}
 
 
+def _logical(e, ctx, mask):
+    """``a and b`` / ``a or b``: ``b`` is read only on the lanes ``a`` leaves open, as C's
+    ``&&`` and ``||`` (the C engine) do: TVM guards a load with the conjunction
+    (``0 <= i and argmax[i] == k``), whose value on the other lanes cannot matter."""
+    a = evaluate(e.a, ctx, mask)
+    is_and = isinstance(e, E.And)
+    if np.ndim(a) == 0:
+        if bool(a) != is_and:
+            return np.bool_(a)
+        return np.logical_and(a, evaluate(e.b, ctx, mask)) if is_and else np.logical_or(a, evaluate(e.b, ctx, mask))
+    open_lanes = a if is_and else np.logical_not(a)
+    if not np.any(open_lanes if mask is None else np.logical_and(open_lanes, mask)):
+        return np.asarray(a, dtype=bool)
+    b = evaluate(e.b, ctx, and_mask(mask, open_lanes))
+    return np.logical_and(a, b) if is_and else np.logical_or(a, b)
+
+
 def _binary(e, ctx, mask):
     a = evaluate(e.a, ctx, mask)
     b = evaluate(e.b, ctx, mask)
@@ -293,5 +310,6 @@ _HANDLERS = {
     E.Call: _call,
     E.BufferLoad: _load,
     E.Let: _let,
-    **{cls: _binary for cls in (*E.ARITH_OPS, *E.CMP_OPS, *E.LOGIC_OPS)},
+    **{cls: _binary for cls in (*E.ARITH_OPS, *E.CMP_OPS)},
+    **{cls: _logical for cls in E.LOGIC_OPS},
 }
