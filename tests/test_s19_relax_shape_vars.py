@@ -20,6 +20,14 @@ def test_shape_variables_declared_in_main_parse():
     assert len(mod.main.bindings) == 4
 
 
+def test_shape_variables_declared_in_a_dataflow_block_parse():
+    text = (FIXTURES / "s19_dynamic_strided_slice.py").read_text()
+    moved = text.replace("        s = T.int64()\n        s_1 = T.int64()\n        with R.dataflow():\n",
+                         "        with R.dataflow():\n            s = T.int64()\n            s_1 = T.int64()\n")
+    assert moved != text
+    assert len(tir.parse(moved).main.bindings) == 4
+
+
 def test_a_call_with_arguments_is_still_an_error():
     text = (FIXTURES / "s19_dynamic_strided_slice.py").read_text().replace("s = T.int64()", "s = T.int64(3, 4)")
     with pytest.raises(ParseError, match="T.int64"):

@@ -89,8 +89,7 @@ def _statement(ctx, s, attrs, blocks, loose):
         ctx.define(s.targets[0].id, MODULE)
         return None
     if _is_symbolic_declaration(s):
-        name = s.targets[0].id
-        ctx.define(name, Var(name, dt.dtype(dotted(s.value.func)[2:])))
+        _declare(ctx, s)
         return None
     loose.append(binding(ctx, s))
     return None
@@ -101,6 +100,11 @@ def _is_symbolic_declaration(s) -> bool:
     return (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
             and isinstance(s.value, ast.Call) and not s.value.args and not s.value.keywords
             and dotted(s.value.func) in ("T.int64", "T.int32"))
+
+
+def _declare(ctx, s) -> None:
+    name = s.targets[0].id
+    ctx.define(name, Var(name, dt.dtype(dotted(s.value.func)[2:])))
 
 
 def _is_module_alias(ctx, s) -> bool:
@@ -117,6 +121,9 @@ def _dataflow(ctx, node: ast.With) -> rx.DataflowBlock:
             raise error(s, "statement after R.output(...) in a dataflow block")
         if isinstance(s, ast.Expr) and dotted(getattr(s.value, "func", None)) == "R.output":
             outputs = tuple(_output(ctx, a) for a in positional(s.value, 0, len(s.value.args)))
+            continue
+        if _is_symbolic_declaration(s):
+            _declare(ctx, s)
             continue
         bindings.append(_guard(s, binding, ctx, s))
     return rx.DataflowBlock(tuple(bindings), outputs or ())
