@@ -174,14 +174,14 @@ def _reads_follow_writes(depth: int, items: list, ctx: Ctx) -> bool:
             for ld in checked:
                 first = stamps[ld.buffer]
                 flat = g.flat(ld.buffer, ld.indices)
-                if flat.size and np.any(first[flat] > g.lin_on_lanes(flat.shape)):
+                if flat.size and np.any(first[flat] > g.lin_on_lanes()):
                     return False
             if item.pure:
                 (st,) = item.stores
                 data = ctx.data(st.buffer)
                 first = np.full(data.flat.size, np.iinfo(np.int64).max, dtype=np.int64)
                 flat = g.flat(st.buffer, st.indices)
-                np.minimum.at(first, flat, g.lin_on_lanes(flat.shape))
+                np.minimum.at(first, flat, g.lin_on_lanes())
                 stamps[st.buffer] = first
     return True
 
@@ -220,7 +220,7 @@ class _Grid:
         flat = np.broadcast_to(ctx.data(buffer).flat_index(idx, self.mask, ctx.where), self.shape)
         return flat[self.mask] if self.mask is not None else flat.reshape(-1)
 
-    def lin_on_lanes(self, shape) -> np.ndarray:
+    def lin_on_lanes(self) -> np.ndarray:
         return self.lin[self.mask] if self.mask is not None else self.lin.reshape(-1)
 
     def __exit__(self, *exc):
