@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 
-from tir.expr import BufferLoad, Div, Mul, Sub, Var, max_value
+from tir.expr import BufferLoad, Div, Mul, Sub, Var, max_value, min_value
 
 from ..affine import affine, const_of, equal_extents, float_of
 from ..probe import collect_vars
@@ -57,8 +57,9 @@ def _init_ok(comb, init, dtype) -> bool:
         return False
     if comb in _INIT:
         return v == _INIT[comb]
-    big = float_of(max_value(dtype)) if dtype.is_float else 2.0 ** (dtype.bits - 1) - 1  # float16: 65504
-    return (v <= -big) if comb == "max" else (v >= big)
+    # the lowest (max) or highest (min) value of the type, or beyond: nothing can beat it
+    # (uint8's max starts at 0; an int8 max starting at -127 would miss an input of -128)
+    return v <= float_of(min_value(dtype)) if comb == "max" else v >= float_of(max_value(dtype))
 
 
 def _reduction(e, space: Space) -> "tuple | None":
