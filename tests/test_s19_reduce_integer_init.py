@@ -23,3 +23,12 @@ def test_an_init_one_above_the_lowest_value_is_not_a_max():
     assert _ops(fixture_func("s19_uint8_max", lambda t: as_int8(t, "T.int8(-128)"))) == \
         [("max", {"axis": (1,), "keepdims": False})]
     assert _ops(fixture_func("s19_uint8_max", lambda t: as_int8(t, "T.int8(-127)"))) == []
+
+
+def test_a_max_pool_init_that_is_not_a_constant_is_not_the_lowest():
+    # an unknown init used to read as 0.0: the lowest uint8
+    from opinfo.recognize.pool import _is_lowest
+    from tir import dtype as dt
+
+    assert _is_lowest(0.0, dt.dtype("uint8")) and not _is_lowest(None, dt.dtype("uint8"))
+    assert _is_lowest(-128.0, dt.dtype("int8")) and not _is_lowest(-127.0, dt.dtype("int8"))

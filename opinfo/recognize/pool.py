@@ -89,14 +89,14 @@ def _attrs(axes, reading, layout, include=False) -> dict:
             "out_layout": layout}
 
 
-def _is_lowest(v: float, dtype) -> bool:
+def _is_lowest(v: "float | None", dtype) -> bool:
     low = float_of(min_value(dtype))
-    return low is not None and v <= low
+    return low is not None and v is not None and v <= low
 
 
 def match_max_pool(expr, space: Space, ctx) -> "Match | None":
     e = strip(expr)
-    if not isinstance(e, Reduce) or e.combiner != "max" or not _is_lowest(float_of(e.init) or 0.0, e.dtype):
+    if not isinstance(e, Reduce) or e.combiner != "max" or not _is_lowest(float_of(e.init), e.dtype):
         return None
     w = window(e, space, ctx, _is_lowest)
     if not _trusted(w, ctx, MAX_TAGS):
