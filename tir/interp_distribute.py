@@ -13,9 +13,9 @@ of C's) lets each nest run as one vectorised grid. It computes the same thing wh
 * the nests write distinct buffers, and no nest writes a buffer an earlier one reads or
   writes (no dependence runs backwards in the sequence);
 * a nest whose buffer a later nest reads is a pure producer: one store ``P[v...] = f`` at
-  exactly its own spatial iteration variables, ``f`` reading only buffers nothing in the
-  sequence writes or earlier pure producers' buffers. Every write of an element then
-  stores the same value;
+  exactly its own spatial iteration variables, ``f`` using no loop variable of its nest
+  and reading only buffers nothing in the sequence writes or earlier pure producers'
+  buffers. Every write of an element then stores the same value;
 * every read of a producer's element happens, in the original order, after some write of
   it: checked on the actual indices. Each element gets the earliest common-loop iteration
   that writes it; each read of it must come at that iteration or later. A read of an
