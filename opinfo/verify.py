@@ -146,11 +146,14 @@ def verify_op(func: PrimFunc, op: OpInfo, rng=None, packed: "bool | None" = None
     if op.output is None or op.output.param is None or any(o.param is None for o in op.operands):
         return None
     key = (id(func), op.name, op.attrs, op.operands, op.output)
-    hit = _CONFIRMED.get(key)
+    try:
+        hit = _CONFIRMED.get(key)
+    except TypeError:  # an attribute value that cannot be hashed: no memo
+        hit, key = None, None
     if hit is not None and hit is func:
         return True  # confirmed already (analyze's own check, then --verify)
     verdict = _verify_op(func, op, np.random.default_rng(0) if rng is None else rng, packed, symbolic, max_steps)
-    if verdict is True:
+    if verdict is True and key is not None:
         if len(_CONFIRMED) >= 1024:
             _CONFIRMED.clear()
         _CONFIRMED[key] = func
