@@ -1,21 +1,16 @@
-"""More ``nn`` ops (``nn.prelu``, adaptive average pools of every rank, ``median``) as
-TVM's topi writes them.
+"""``nn.prelu`` and ``median`` as TVM's topi writes them.
 
 Each lowering follows the computation of TVM 0.27's legalization (topi), the order of its
-sums and its float32/int casts, so that the interpreter gives TVM's numbers; where TVM
-only copies data (the transposes and reshapes around attention's matmuls) the copy is
-folded into the reads.
+sums and its float32/int casts, so that the interpreter gives TVM's numbers.
 """
 from __future__ import annotations
 
 from .. import dtype as dt
 from ..buffer import Buffer
-from ..builder import Builder, index, sum_
-from ..expr import (LT, BufferLoad, Call, Cast, IntImm, PrimExpr, Select, StringImm, as_int, const,
-    if_then_else, logical_and)
+from ..builder import Builder, index
+from ..expr import LT, BufferLoad, Call, IntImm, PrimExpr, Select, StringImm, as_int, const
 from ..stmt import Block, BlockRealize, Evaluate
-from . import pool as pl
-from .common import TRUE, OpError, add, ints, mul, normalize_axis, static
+from .common import TRUE, OpError, mul, normalize_axis
 
 OPS: dict = {}
 """Op name -> lowering function (``fn(b, *inputs, **attrs)``), merged into ``ops.op_table``."""
@@ -49,83 +44,6 @@ def nn_prelu(b: Builder, data: Buffer, alpha: Buffer, *, axis=1) -> Buffer:
 
 
 OPS["nn.prelu"] = nn_prelu
-
-
-# ---------------------------------------------------------------- adaptive average pooling
-def _adaptive_axis(size: int, osize: int):
-    """(whether every window has ``size // osize`` rows, the largest window)."""
-    even = size % osize == 0
-    return even, max(-(-(j + 1) * size // osize) - j * size // osize for j in range(osize))
-
-
-def adaptive_avg_pool(b: Builder, data: Buffer, *, op: str, nd: int, output_size=None, layout="NCHW",
-                      out_layout=None) -> Buffer:
-    """Adaptive average pooling over the D/H/W axes of ``layout``: output cell ``o`` of an axis
-    averages rows ``[o*S//O, ceil((o+1)*S/O))``. An axis whose windows are all equal reads
-    ``o*k + r``; an uneven one reduces over its largest window with the rows past its own
-    masked (TVM loops over each window's own extent: the same sum, in the same order). The
-    divisor is the product of the window extents, in the data type (TVM's form)."""
-    if out_layout not in (None, "", layout):
-        raise OpError(op, "out_layout", f"must equal layout {layout!r}, got {out_layout!r}")
-    axes = pl._spatial_axes(layout, nd, op)
-    if data.ndim != len(layout):
-        raise OpError(op, "data", f"rank {data.ndim} does not match layout {layout!r}")
-    sizes = [static(data.shape[ax], op, "data") for ax in axes]
-    osize = sizes if output_size is None else ints(output_size, nd, op, "output_size")
-    if any(o < 1 for o in osize):
-        raise OpError(op, "output_size", f"must be positive, got {output_size!r}")
-    shapes = [_adaptive_axis(s, o) for s, o in zip(sizes, osize)]
-    rv = [b.reduce_axis(k, f"rv{i}") for i, (_, k) in enumerate(shapes)]
-    names = [f"ax{d}" for d in range(data.ndim)]
-    out_shape = list(data.shape)
-    for i, ax in enumerate(axes):
-        out_shape[ax] = osize[i]
-
-    def start(o, i):
-        return mul(o, sizes[i] // osize[i]) if shapes[i][0] else (o * index(sizes[i])) // index(osize[i])
-
-    def extent(o, i):
-        return ((o + 1) * index(sizes[i]) + index(osize[i] - 1)) // index(osize[i]) - start(o, i)
-
-    def body(*o):
-        idx = list(o)
-        for i, ax in enumerate(axes):
-            idx[ax] = add(start(o[ax], i), rv[i].var)
-        masks = [LT(rv[i].var, extent(o[ax], i)) for i, ax in enumerate(axes) if not shapes[i][0]]
-        load = data[tuple(idx)]
-        return sum_(if_then_else(logical_and(*masks), load, _f(0.0, data.dtype)) if masks else load, rv)
-
-    total = b.compute("adaptive_pool_sum", out_shape, body, names=names)
-
-    def average(*o):
-        even = 1
-        for i, (is_even, k) in enumerate(shapes):
-            even *= k if is_even else 1
-        num = None if even == 1 and not all(s[0] for s in shapes) else _f(even, data.dtype)
-        for i, ax in enumerate(axes):
-            if not shapes[i][0]:
-                factor = Cast(data.dtype, extent(o[ax], i))
-                num = factor if num is None else num * factor
-        return total[o] / num
-
-    return b.compute("adaptive_pool_avg", out_shape, average, names=names,
-                     annotations={"schedule_rule": "meta_schedule.adaptive_pool_avg"})
-
-
-def _adaptive(nd: int, default_layout: str):
-    op = f"nn.adaptive_avg_pool{nd}d"
-
-    def lower_adaptive_avg_pool(b: Builder, data, *, output_size=None, layout=default_layout, out_layout=None):
-        return adaptive_avg_pool(b, data, op=op, nd=nd, output_size=output_size, layout=layout,
-                                 out_layout=out_layout)
-
-    lower_adaptive_avg_pool.__name__ = op.replace(".", "_")
-    lower_adaptive_avg_pool.__doc__ = f"``{op}``"
-    return lower_adaptive_avg_pool
-
-
-OPS["nn.adaptive_avg_pool1d"] = _adaptive(1, "NCW")
-OPS["nn.adaptive_avg_pool3d"] = _adaptive(3, "NCDHW")
 
 
 # ---------------------------------------------------------------- median

@@ -74,9 +74,16 @@ def _pool(nd, kind, default_layout):
     return lower_pool
 
 
-def nn_adaptive_avg_pool2d(b: Builder, data, *, output_size=None, layout="NCHW", out_layout=None):
-    return pl.adaptive_avg_pool2d(b, data, op="nn.adaptive_avg_pool2d", output_size=output_size, layout=layout,
-                                  out_layout=out_layout)
+def _adaptive(nd, default_layout):
+    op = f"nn.adaptive_avg_pool{nd}d"
+
+    def lower_adaptive_avg_pool(b: Builder, data, *, output_size=None, layout=default_layout, out_layout=None):
+        return pl.adaptive_avg_pool(b, data, op=op, nd=nd, output_size=output_size, layout=layout,
+                                    out_layout=out_layout)
+
+    lower_adaptive_avg_pool.__name__ = op.replace(".", "_")
+    lower_adaptive_avg_pool.__doc__ = f"``{op}``"
+    return lower_adaptive_avg_pool
 
 
 # ---------------------------------------------------------------- linear algebra, casts
@@ -312,7 +319,6 @@ def op_table() -> dict:
         "nn.conv1d_transpose": _conv_transpose(1, "NCW", "IOW"),
         "nn.conv2d_transpose": _conv_transpose(2, "NCHW", "IOHW"),
         "nn.conv3d_transpose": _conv_transpose(3, "NCDHW", "IODHW"),
-        "nn.adaptive_avg_pool2d": nn_adaptive_avg_pool2d,
         "matmul": matmul, "astype": astype,
         "nn.relu": nn_relu, "nn.relu6": nn_relu6, "clip": clip, "nn.leakyrelu": nn_leakyrelu,
         "nn.softplus": nn_softplus, "nn.gelu": nn_gelu, "nn.gelu_tanh": nn_gelu_tanh, "nn.silu": nn_silu,
@@ -338,6 +344,7 @@ def op_table() -> dict:
     for nd, layout in ((1, "NCW"), (2, "NCHW"), (3, "NCDHW")):
         for kind in ("max", "avg"):
             table[f"nn.{kind}_pool{nd}d"] = _pool(nd, kind, layout)
+        table[f"nn.adaptive_avg_pool{nd}d"] = _adaptive(nd, layout)
     for name in list(ew.INTRINSICS) + ["negative", "square", "sign", "isinf", "isfinite", "logical_not"]:
         table[name] = _unary(name)
     for name in bin_.BINARY:

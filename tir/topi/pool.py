@@ -1,10 +1,11 @@
 """Pooling in the loop forms of TVM's topi: an optional ``pad_temp`` stage (only padded sides
-tested), then ``pool_max``, or ``pool_sum`` and ``pool_avg`` (divide by the window count)."""
+tested), then ``pool_max``, or ``pool_sum`` and ``pool_avg`` (divide by the window count);
+adaptive average pooling of every rank (``adaptive_pool_sum``, ``adaptive_pool_avg``)."""
 from __future__ import annotations
 
 from ..buffer import Buffer
 from ..builder import Builder, max_, sum_
-from ..expr import Cast, Div, Max, Min, PrimExpr, const, min_value
+from ..expr import LT, Cast, Div, Max, Min, PrimExpr, const, if_then_else, logical_and, min_value
 from .common import OpError, add, index, ints, mul, pad, padding, static, sub, window
 from .layouts import parse_layout
 
@@ -98,48 +99,61 @@ def _count(o, size, i, ks, st, dl, head, tail, include_pad) -> PrimExpr:
     return add(span if dl[i] == 1 else Div(span, index(dl[i])), 1)
 
 
-def adaptive_avg_pool2d(b: Builder, data: Buffer, *, op: str, output_size=None, layout="NCHW",
-                        out_layout=None) -> Buffer:
-    """Adaptive average pooling: output cell ``i`` averages input rows ``[i*H//O, ceil((i+1)*H/O))``."""
+def _adaptive_axis(size: int, osize: int):
+    """(whether every window has ``size // osize`` rows, the largest window)."""
+    even = size % osize == 0
+    return even, max(-(-(j + 1) * size // osize) - j * size // osize for j in range(osize))
+
+
+def adaptive_avg_pool(b: Builder, data: Buffer, *, op: str, nd: int, output_size=None, layout="NCHW",
+                      out_layout=None) -> Buffer:
+    """Adaptive average pooling over the D/H/W axes of ``layout``: output cell ``o`` of an axis
+    averages rows ``[o*S//O, ceil((o+1)*S/O))``. An axis whose windows are all equal reads
+    ``o*k + r``; an uneven one reduces over its largest window with the rows past its own
+    masked (TVM loops over each window's own extent: the same sum, in the same order). The
+    divisor is the product of the window extents, in the data type (TVM's form)."""
     if out_layout not in (None, "", layout):
         raise OpError(op, "out_layout", f"must equal layout {layout!r}, got {out_layout!r}")
-    axes = _spatial_axes(layout, 2, op)
+    axes = _spatial_axes(layout, nd, op)
+    if data.ndim != len(parse_layout(layout, op)):
+        raise OpError(op, "data", f"rank {data.ndim} does not match layout {layout!r}")
     sizes = [static(data.shape[ax], op, "data") for ax in axes]
-    osize = sizes if output_size is None else ints(output_size, 2, op, "output_size")
+    osize = sizes if output_size is None else ints(output_size, nd, op, "output_size")
     if any(o < 1 for o in osize):
         raise OpError(op, "output_size", f"must be positive, got {output_size!r}")
+    shapes = [_adaptive_axis(s, o) for s, o in zip(sizes, osize)]
+    rv = [b.reduce_axis(k, f"rv{i}") for i, (_, k) in enumerate(shapes)]
     names = [f"ax{d}" for d in range(data.ndim)]
-    even = all(s % o == 0 for s, o in zip(sizes, osize))
-    kmax = [max(-(-(j + 1) * s // o) - j * s // o for j in range(o)) for s, o in zip(sizes, osize)]
-    rv = [b.reduce_axis(k, f"rv{i}") for i, k in enumerate(kmax)]
     out_shape = list(data.shape)
     for i, ax in enumerate(axes):
         out_shape[ax] = osize[i]
 
     def start(o, i):
-        return mul(o, sizes[i] // osize[i]) if even else (o * index(sizes[i])) // index(osize[i])
+        return mul(o, sizes[i] // osize[i]) if shapes[i][0] else (o * index(sizes[i])) // index(osize[i])
 
     def extent(o, i):
-        return sub((o + 1) * index(sizes[i]) + index(osize[i] - 1), 0) // index(osize[i]) - start(o, i)
+        return ((o + 1) * index(sizes[i]) + index(osize[i] - 1)) // index(osize[i]) - start(o, i)
 
     def body(*o):
         idx = list(o)
         for i, ax in enumerate(axes):
             idx[ax] = add(start(o[ax], i), rv[i].var)
+        masks = [LT(rv[i].var, extent(o[ax], i)) for i, ax in enumerate(axes) if not shapes[i][0]]
         load = data[tuple(idx)]
-        if not even:
-            from ..expr import if_then_else, logical_and
-            load = if_then_else(logical_and(*[rv[i].var < extent(o[ax], i) for i, ax in enumerate(axes)]),
-                                load, const(0.0, data.dtype))
-        return sum_(load, rv)
+        return sum_(if_then_else(logical_and(*masks), load, const(0.0, data.dtype)) if masks else load, rv)
 
     total = b.compute("adaptive_pool_sum", out_shape, body, names=names)
 
     def average(*o):
-        if even:
-            return total[o] / const(float(kmax[0] * kmax[1]), data.dtype)
-        num = extent(o[axes[0]], 0) * extent(o[axes[1]], 1)
-        return total[o] / Cast(data.dtype, num)
+        even = 1
+        for i, (is_even, k) in enumerate(shapes):
+            even *= k if is_even else 1
+        num = None if even == 1 and not all(s[0] for s in shapes) else const(float(even), data.dtype)
+        for i, ax in enumerate(axes):
+            if not shapes[i][0]:
+                factor = Cast(data.dtype, extent(o[ax], i))
+                num = factor if num is None else num * factor
+        return total[o] / num
 
     return b.compute("adaptive_pool_avg", out_shape, average, names=names,
                      annotations={"schedule_rule": "meta_schedule.adaptive_pool_avg"})
