@@ -167,14 +167,14 @@ Bounded; the function is kept to check the id."""
 
 
 def _verify_op(func, op, rng, packed, symbolic, max_steps) -> "bool | None":
-    readings = None
-    if packed is None or packed:
-        from .unpack import unpack_all
-
-        readings = unpack_all(func)
     verdict = _verify_plain(func, op, rng, symbolic, max_steps)
-    if verdict is True or readings is None or any(isinstance(v, str) and any(ch.isdigit() for ch in v)
-                                                  for v in dict(op.attrs).values()):
+    if verdict is True or packed is False or any(isinstance(v, str) and any(ch.isdigit() for ch in v)
+                                                 for v in dict(op.attrs).values()):
+        return verdict
+    from .unpack import unpack_all
+
+    readings = unpack_all(func)
+    if readings is None:
         return verdict
     # a shape op (a reshape of the 6-D tensor) may have been read on the packed buffers
     # themselves, any other on the logical ones: refuted only when no reading computes it
@@ -234,16 +234,16 @@ def _fresh(func: PrimFunc, op: OpInfo, rng, symbolic: int) -> "tuple | None":
     from .recognize.running import symbols
 
     params = list(func.params)
+    given = {name: _listed(v) for name, v in dict(op.attrs).items()}
+    if "out_dtype" not in given and "out_dtype" in tir.topi.accepted_attrs(op.name):
+        given["out_dtype"] = str(func.buffer_map[params[op.output.param]].dtype)  # the output's type
     values = [symbolic] + (list(range(1, symbolic)) if symbols(func.buffers) else [])
     for k, value in enumerate(values):
         arrays = random_inputs(func, rng, symbolic=value)
-        if sum(math.prod(a.shape) for a in arrays) > MAX_ELEMENTS:
+        if sum(a.size for a in arrays) > MAX_ELEMENTS:
             return None
         inputs = [(tuple(arrays[o.param].shape), str(func.buffer_map[params[o.param]].dtype))
                   for o in op.operands]
-        given = {k: _listed(v) for k, v in dict(op.attrs).items()}
-        if "out_dtype" not in given and "out_dtype" in tir.topi.accepted_attrs(op.name):
-            given["out_dtype"] = str(func.buffer_map[params[op.output.param]].dtype)  # the output's type
         try:
             fresh = tir.topi.lower(op.name, inputs, **given)
         except ValueError:

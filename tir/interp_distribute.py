@@ -31,11 +31,10 @@ import numpy as np
 
 from . import expr as E
 from . import stmt as S
-from .functor import post_order_visit
 from .interp_data import InterpError
 from .interp_expr import Ctx, evaluate
 from .interp_nest import bind_grid, bind_iter_vars, predicate_mask
-from .loop_nest import collect_nest, free_vars, stores_and_loads
+from .loop_nest import block_accesses, collect_nest, free_vars, stores_and_loads
 
 _PLANS: dict = {}
 """``id(loop) -> (loop, plan)``: the distribution of a loop entered once per outer iteration
@@ -50,12 +49,7 @@ class _Item:
         self.wrapped = wrapped
         self.nest = nest
         block = nest.realize.block
-        parts = [block.body] + ([block.init] if block.init is not None else [])
-        self.stores, self.loads = [], []
-        for p in parts:
-            st, ld = stores_and_loads(p)
-            self.stores += st
-            self.loads += ld
+        self.stores, self.loads = block_accesses(block)
         self.writes = {st.buffer for st in self.stores}
         self.reads = {ld.buffer for ld in self.loads}
         self.pure = _pure(block, self.stores, {l.loop_var for l in nest.loops})
@@ -75,16 +69,12 @@ def _pure(block: S.Block, stores: list, loop_vars: set) -> bool:
         return False
     if {id(i) for i in st.indices} != {id(v) for v in ivs}:
         return False
-    own = []
-    post_order_visit(st.value, lambda n: own.append(n) if isinstance(n, E.BufferLoad) and n.buffer is st.buffer else None)
+    own = any(ld.buffer is st.buffer for ld in stores_and_loads(st.value)[1])
     return not own and not free_vars(st.value) & loop_vars
 
 
 def _has_load(nodes) -> bool:
-    found = []
-    for n in nodes:
-        post_order_visit(n, lambda m: found.append(m) if isinstance(m, E.BufferLoad) else None)
-    return bool(found)
+    return any(stores_and_loads(n)[1] for n in nodes)
 
 
 def _plan(loop: S.For) -> "list | None":

@@ -181,15 +181,13 @@ def _logical(e, ctx, mask):
     (``0 <= i and argmax[i] == k``), whose value on the other lanes cannot matter."""
     a = evaluate(e.a, ctx, mask)
     is_and = isinstance(e, E.And)
+    combine = np.logical_and if is_and else np.logical_or
     if np.ndim(a) == 0:
-        if bool(a) != is_and:
-            return np.bool_(a)
-        return np.logical_and(a, evaluate(e.b, ctx, mask)) if is_and else np.logical_or(a, evaluate(e.b, ctx, mask))
+        return combine(a, evaluate(e.b, ctx, mask)) if bool(a) == is_and else np.bool_(a)
     open_lanes = a if is_and else np.logical_not(a)
-    if not np.any(open_lanes if mask is None else np.logical_and(open_lanes, mask)):
+    if not np.any(and_mask(mask, open_lanes)):
         return np.asarray(a, dtype=bool)
-    b = evaluate(e.b, ctx, and_mask(mask, open_lanes))
-    return np.logical_and(a, b) if is_and else np.logical_or(a, b)
+    return combine(a, evaluate(e.b, ctx, and_mask(mask, open_lanes)))
 
 
 def _binary(e, ctx, mask):

@@ -88,14 +88,18 @@ def stores_and_loads(stmt):
     return stores, loads
 
 
+def block_accesses(block) -> tuple:
+    """(stores, loads) of the block's body and init."""
+    stores, loads = stores_and_loads(block.body)
+    if block.init is not None:
+        st, ld = stores_and_loads(block.init)
+        stores, loads = stores + st, loads + ld
+    return stores, loads
+
+
 def reads_only_own_elements(block) -> bool:
     """Every read of a buffer the block writes is at an index tuple the block stores to."""
-    parts = [block.body] + ([block.init] if block.init is not None else [])
-    stores, loads = [], []
-    for p in parts:
-        st, ld = stores_and_loads(p)
-        stores += st
-        loads += ld
+    stores, loads = block_accesses(block)
     written = {}
     for st in stores:
         written.setdefault(st.buffer, []).append(st.indices)

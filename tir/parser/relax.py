@@ -11,6 +11,7 @@ from .context import describe, dotted, error
 from .expr import dim_text, expr
 from .literals import literal_dict
 from .tir_calls import dtype_arg, keyword, positional
+from .tir_stmt import _SYMBOLIC, symbolic_var
 
 
 class ModuleRef:
@@ -97,14 +98,13 @@ def _statement(ctx, s, attrs, blocks, loose):
 
 def _is_symbolic_declaration(s) -> bool:
     """``s = T.int64()``: a shape variable a later ``R.match_cast`` binds."""
-    return (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
-            and isinstance(s.value, ast.Call) and not s.value.args and not s.value.keywords
-            and dotted(s.value.func) in ("T.int64", "T.int32"))
+    return (isinstance(s, ast.Assign) and isinstance(s.value, ast.Call) and not s.value.args
+            and dotted(s.value.func) in _SYMBOLIC)
 
 
 def _declare(ctx, s) -> None:
-    name = s.targets[0].id
-    ctx.define(name, Var(name, dt.dtype(dotted(s.value.func)[2:])))
+    var = symbolic_var(ctx, s, s.value, dotted(s.value.func))  # as a prim_func declares one
+    ctx.define(var.name, var)
 
 
 def _is_module_alias(ctx, s) -> bool:

@@ -15,10 +15,7 @@ from ..expr import (EQ, LE, LT, Cast, Max, Min, Or, Select, Var, as_int, call, c
                     logical_and)
 from ..stmt import AllocateBuffer, AttrStmt, Block, BlockRealize, BufferStore, For, ForKind, IfThenElse, While, seq
 from .common import OpError, add, mul, normalize_axis, static, sub
-from .transform import permute_dims
-
-def _ax(n: int) -> list:
-    return [f"ax{d}" for d in range(n)]
+from .transform import _ax, permute_dims
 
 
 def _prod(extents):

@@ -20,15 +20,13 @@ from ..expr import (EQ, GT, LE, LT, And, Cast, Div, Max, Min, Or, Select, Var, a
 from ..stmt import BufferStore, LetStmt, seq
 from .common import OpError, add, ints, mul, pad, padding, static, sub, window
 from .gather import _extern, _flat_load, _loop, _prod, _unravel
+from .transform import _ax
 from .layouts import parse_layout
 from .pool import _spatial_axes
 
 OPS: dict = {}
 """Op name -> lowering function (``fn(b, *inputs, **attrs)``), merged into ``ops.op_table``."""
 
-
-def _ax(n: int) -> list:
-    return [f"ax{d}" for d in range(n)]
 
 
 # ---------------------------------------------------------------- pool gradients
