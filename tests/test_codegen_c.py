@@ -70,6 +70,21 @@ def test_float16_and_int_casts():
 
 
 @needs_gcc
+def test_float16_arithmetic_rounds_to_float16_where_computed():
+    """``floor(x / y)`` in float16 floors the float16 quotient (TVM's build, numpy): a quotient
+    just below an integer in float rounds up to it in float16. gcc computes ``_Float16`` in
+    float; the C engine casts each result back, as the interpreter rounds each operation."""
+    f = tir.topi.lower("floor_divide", [((4096,), "float16"), ((4096,), "float16")])
+    rng = np.random.default_rng(3)
+    x, y = (rng.standard_normal(4096).astype("float16") for _ in range(2))
+    got_i, got_c = both(f, x, y)
+    want = np.floor(x / y)
+    assert want.dtype == np.float16
+    np.testing.assert_array_equal(got_i, want)
+    np.testing.assert_array_equal(got_c, want)
+
+
+@needs_gcc
 def test_hostile_names_become_safe_identifiers(tmp_path):
     evil = 'x; system("touch ' + str(tmp_path / "pwned") + '"); //'
     a = tir.decl_buffer((4,), "float32", evil)

@@ -22,7 +22,7 @@ from .interp import bind_params
 from .interp_data import InterpError
 from .interp_expr import Ctx
 
-CFLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-fwrapv", "-fno-math-errno", "-std=gnu99")
+CFLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-fwrapv", "-fno-math-errno", "-std=gnu99", "-fexcess-precision=standard")
 _LOADED: dict = {}
 
 

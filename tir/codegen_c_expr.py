@@ -102,6 +102,13 @@ _MATH = {
 }
 
 
+def _half(text: str, d: DataType) -> str:
+    """A float16 result rounded to float16 where it is computed: gcc evaluates ``_Float16``
+    arithmetic in float and, with ``-fexcess-precision=standard``, rounds only at casts and
+    assignments; ``floor(x / y)`` must floor the float16 quotient, as TVM's build does."""
+    return f"((_Float16){text})" if d.is_float and d.bits == 16 else text
+
+
 def suffix_of(d: DataType) -> str:
     """Suffix of the helper functions for dtype ``d`` (``i64``, ``f32``...)."""
     return {"int": "i", "uint": "u", "float": "f", "bool": "b"}[d.code] + (str(d.bits) if not d.is_bool else "")
@@ -140,10 +147,10 @@ class ExprPrinter:
         a, b, d = self(e.a), self(e.b), e.a.dtype
         op = _OPS.get(type(e))
         if op is not None:
-            return f"({a} {op} {b})"
+            return _half(f"({a} {op} {b})", e.dtype)
         name = type(e).__name__.lower()
         if d.is_float and type(e) in (E.Div,):
-            return f"({a} / {b})"
+            return _half(f"({a} / {b})", e.dtype)
         return f"tir_{name}_{suffix_of(d)}({a}, {b})"
 
     def _not(self, e):
