@@ -154,3 +154,28 @@ def test_c_function_checks_arguments():
     fn(np.zeros(3, np.float32), out)
     interpret(f, np.zeros(3, np.float32), out)
     assert out.tolist() == [1, 1, 1]
+
+
+SCATTER = """# from tvm.script import tirx as T
+
+@T.prim_func
+def f(idx: T.Buffer((64,), "int64"), out: T.Buffer((4,), "float32")):
+    with T.sblock("scatter"):
+        for v in T.parallel(64):
+            out[idx[v]] = T.Cast("float32", v)
+"""
+
+
+@needs_gcc
+def test_a_parallel_loop_storing_at_loaded_indices_runs_in_order():
+    """TVM's index_put and scatter write ``out[idx[v]]`` in a ``T.parallel`` loop: with repeated
+    indices the last iteration writing an element wins (the interpreter; TVM's build on
+    index_put). The C engine runs such a loop serially instead of with OpenMP."""
+    func = tir.parse(SCATTER)
+    assert "omp" not in emit_c(func)
+    idx = np.array([v % 4 for v in range(64)], "int64")
+    got_i, got_c = both(func, idx)
+    np.testing.assert_array_equal(got_c, got_i)
+    np.testing.assert_array_equal(got_c, [60, 61, 62, 63])
+    plain = tir.parse(SCATTER.replace("out[idx[v]]", "out[v % 4]"))
+    assert "omp parallel" in emit_c(plain)  # a store at computed indices keeps its pragma

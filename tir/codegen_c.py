@@ -186,7 +186,48 @@ class Emitter:
         self.stmt(s.body)
 
     def _evaluate(self, s):
-        self.line(f"(void)({self.expr(s.value)});")
+        v = s.value
+        if isinstance(v, E.Call) and v.op == "call_packed" and v.args and isinstance(v.args[0], E.StringImm) \
+                and v.args[0].value == "tvm.contrib.sort.argsort":
+            self._argsort(v.args[1:])
+            return
+        self.line(f"(void)({self.expr(v)});")
+
+    def _argsort(self, args) -> None:
+        """TVM's runtime ``argsort`` (median's legalization): along ``axis``, the positions
+        that sort the data, stably (equal values keep their order), as the interpreter's
+        :mod:`.interp_packed` does; an insertion sort per row."""
+        if len(args) != 4:
+            raise CodegenError("tvm.contrib.sort.argsort takes (data, out, axis, is_ascend)")
+        (src, dims), (dst, _) = (_stack_array(a) for a in args[:2])
+        axis, ascend = E.as_int(args[2]), E.as_int(args[3]) if not (
+            isinstance(args[3], E.Call) and args[3].op == "bool") else E.as_int(args[3].args[0])
+        if axis is None or ascend is None or not -len(dims) <= axis < len(dims):
+            raise CodegenError("tvm.contrib.sort.argsort needs a constant axis in range and order")
+        axis %= len(dims)
+        prod = lambda ds: " * ".join(f"(int64_t)({self.index(d)})" for d in ds) or "1"
+        zeros = lambda b: [E.const(0, "int64")] * len(b.shape)
+        data = f"({self.buffer_name(src)} + {self.offset(src, zeros(src))})"
+        out = f"({self.buffer_name(dst)} + {self.offset(dst, zeros(dst))})"
+        worse = ">" if ascend else "<"
+        self.open("")
+        self.line(f"int64_t n_ = {prod([dims[axis]])}, inner_ = {prod(dims[axis + 1:])}, outer_ = {prod(dims[:axis])};")
+        self.line("int64_t* idx_ = (int64_t*)malloc(sizeof(int64_t) * (n_ > 0 ? n_ : 1));")
+        self.open("for (int64_t o_ = 0; o_ < outer_; ++o_)")
+        self.open("for (int64_t i_ = 0; i_ < inner_; ++i_)")
+        self.line(f"const {c_type(src.dtype)}* row_ = {data} + o_ * n_ * inner_ + i_;")
+        self.line("for (int64_t k_ = 0; k_ < n_; ++k_) idx_[k_] = k_;")
+        self.open("for (int64_t a_ = 1; a_ < n_; ++a_)")
+        self.line("int64_t t_ = idx_[a_], b_ = a_ - 1;")
+        self.line(f"while (b_ >= 0 && row_[idx_[b_] * inner_] {worse} row_[t_ * inner_]) {{ idx_[b_ + 1] = idx_[b_]; --b_; }}")
+        self.line("idx_[b_ + 1] = t_;")
+        self.close()
+        self.line(f"for (int64_t k_ = 0; k_ < n_; ++k_) {out}[o_ * n_ * inner_ + i_ + k_ * inner_] = "
+                  f"({c_type(dst.dtype)})idx_[k_];")
+        self.close()
+        self.close()
+        self.line("free(idx_);")
+        self.close()
 
     def _while(self, s):
         self.open(f"while ({self.expr(s.condition)})")
@@ -217,7 +258,7 @@ class Emitter:
 
         if emit_nest(self, s):
             return
-        self.loop(s, parallel=s.kind == S.ForKind.PARALLEL)
+        self.loop(s, parallel=s.kind == S.ForKind.PARALLEL and not _scatters(s.body))
 
     def loop(self, s, parallel: bool = False, body=None) -> None:
         """Emit ``s`` as a C for loop (OpenMP when ``parallel`` and not nested in one)."""
@@ -299,3 +340,33 @@ def build(func: PrimFunc):
     from .codegen_c_build import build as _build
 
     return _build(func)
+
+
+def _scatters(body) -> bool:
+    """Some store under ``body`` is indexed by loaded data (index_put, scatter): iterations of a
+    ``T.parallel`` loop around it may write one element, and run in parallel the last writer
+    would be whichever thread came last. Such a loop runs in order, as the interpreter (and
+    TVM's build, measured on index_put with repeated indices) runs it."""
+    found = []
+
+    def in_index(n):
+        if isinstance(n, E.BufferLoad):
+            found.append(n)
+
+    def visit(n):
+        if isinstance(n, S.BufferStore):
+            for index in n.indices:
+                post_order_visit(index, in_index)
+    post_order_visit(body, visit)
+    return bool(found)
+
+
+def _stack_array(arg) -> tuple:
+    """(buffer, dims) of a ``T.tvm_stack_make_array(buf.data, T.tvm_stack_make_shape(...), ...)``."""
+    ok = isinstance(arg, E.Call) and arg.op == "tvm_stack_make_array" and len(arg.args) >= 2
+    handle, shape = (arg.args[0], arg.args[1]) if ok else (None, None)
+    if not (isinstance(handle, E.Call) and handle.op == "buffer_data" and handle.args
+            and isinstance(handle.args[0], E.BufferLoad)
+            and isinstance(shape, E.Call) and shape.op == "tvm_stack_make_shape"):
+        raise CodegenError("tvm.contrib.sort.argsort expects T.tvm_stack_make_array arguments over buffers")
+    return handle.args[0].buffer, list(shape.args)

@@ -218,6 +218,23 @@ def _guard(em, nest, body) -> None:
     em.close()
 
 
+def _if_reducing(em, nest, body) -> None:
+    """``body`` (a hoisted init) under the condition that every reduction loop runs: TVM runs
+    a block's init at its first reduction iteration, so with a data-dependent extent of zero
+    or below (roi_align's bins) no init runs and the output keeps its contents."""
+    conds = []
+    for axis in nest.reduce_axes:
+        extent = nest.loops[axis].extent
+        if not (isinstance(extent, E.IntImm) and extent.value > 0):
+            conds.append(f"({em.expr(extent)}) > 0")
+    if not conds:
+        body()
+        return
+    em.open(f"if ({' && '.join(conds)})")
+    body()
+    em.close()
+
+
 def _scope(em, body) -> None:
     em.open("")
     body()
@@ -240,7 +257,7 @@ def _emit_spatial_inner(em, nest, outer, q, par) -> None:
 
     def inner():
         if block.init is not None:
-            em.loop(nest.loops[q], body=lambda: _scope(em, init_instance))
+            _if_reducing(em, nest, lambda: em.loop(nest.loops[q], body=lambda: _scope(em, init_instance)))
         _emit_loops(em, nest, list(nest.reduce_axes), None,
                     lambda: em.loop(nest.loops[q], body=lambda: _scope(em, step_instance)))
 
@@ -274,7 +291,7 @@ def _emit_accumulate(em, nest, spatial, par) -> None:
     def instance():
         _declare_ivs(em, nest, (S.IterKind.SPATIAL,))
         _declare_ivs(em, nest, (S.IterKind.REDUCE,), reduce_at_min=True)
-        _guard(em, nest, with_locals)
+        _guard(em, nest, with_locals if block.init is None else lambda: _if_reducing(em, nest, with_locals))
 
     _emit_loops(em, nest, spatial, par, lambda: _scope(em, instance))
 

@@ -227,6 +227,8 @@ def if_then_else(cond_e, then_e, else_e, ctx, mask):
     c = evaluate(cond_e, ctx, mask)
     if np.ndim(c) == 0:
         return evaluate(then_e if c else else_e, ctx, mask)
+    if np.size(c) == 0:  # no lanes (a reduction over a data-dependent empty range)
+        return np.zeros(np.shape(c), dtype=np_dtype(then_e.dtype))
     t = evaluate(then_e, ctx, and_mask(mask, c)) if np.any(c) else None
     f = evaluate(else_e, ctx, and_mask(mask, np.logical_not(c))) if not np.all(c) else None
     if t is None:

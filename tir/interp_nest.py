@@ -102,7 +102,7 @@ def bind_grid(nest: Nest, ctx: Ctx, skip_axes=()) -> tuple:
     shape = []
     for axis, loop in enumerate(nest.loops):
         lo = scalar_int(loop.min, ctx, "loop start")
-        extent = scalar_int(loop.extent, ctx, "loop extent")
+        extent = max(scalar_int(loop.extent, ctx, "loop extent"), 0)  # a negative extent runs 0 times
         shape.append(extent)
         if axis in skip_axes:
             continue

@@ -80,7 +80,7 @@ def _for(s, ctx, mask, vec):
         if run_nest(s, ctx) or run_distributed(s, ctx):
             return
     lo = scalar_int(s.min, ctx, "loop start")
-    extent = scalar_int(s.extent, ctx, "loop extent")
+    extent = max(scalar_int(s.extent, ctx, "loop extent"), 0)  # negative: no iteration, as in C
     vtype = np_dtype(s.loop_var.dtype).type
     take_steps(ctx, extent)
     try:

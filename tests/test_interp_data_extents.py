@@ -1,0 +1,42 @@
+"""Loops whose extents come from the data (TVM's roi_align and roi_pool size each bin from
+its region): an extent of zero or below runs no iteration, on both engines, also when the
+reduction's value holds an ``if_then_else`` (evaluated over no lanes at all)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tir
+from tir.execute import prim_runner
+
+HEADER = "# from tvm.script import tirx as T\n\n"
+
+BINS = HEADER + '''@T.prim_func
+def f(x: T.Buffer((4, 8), "float32"), y: T.Buffer((4,), "float32"), out: T.Buffer((4,), "float32")):
+    for i in range(4):
+        with T.sblock("row"):
+            vi = T.axis.spatial(4, i)
+            for r in range(T.Cast("int64", T.ceil(y[vi]))):
+                with T.sblock("sum"):
+                    vr = T.axis.reduce(T.Cast("int64", T.ceil(y[vi])), r)
+                    with T.init():
+                        out[vi] = T.float32(0)
+                    out[vi] = out[vi] + T.if_then_else(vr < 8, x[vi, T.min(vr, 7)], T.float32(0))
+'''
+
+
+@pytest.mark.parametrize("engine", ["interp", "c"])
+@pytest.mark.parametrize("vectorize", [True, False])
+def test_a_data_dependent_extent_of_zero_or_below_runs_no_iteration(engine, vectorize):
+    if engine == "c" and not vectorize:
+        pytest.skip("the C engine has one way to run")
+    x = np.arange(32, dtype="float32").reshape(4, 8)
+    y = np.array([2.5, 0.0, -2.0, 9.0], "float32")
+    out = np.full(4, -7.0, "float32")
+    func = tir.parse(BINS)
+    if engine == "interp":
+        tir.interpret(func, x, y, out, vectorize=vectorize)
+    else:
+        prim_runner(func, "c")(x, y, out)
+    # rows 1 and 2 have no iteration: the init never runs and the output keeps its contents
+    np.testing.assert_array_equal(out, [0 + 1 + 2, -7, -7, sum(range(24, 32))])
