@@ -179,3 +179,32 @@ def test_a_parallel_loop_storing_at_loaded_indices_runs_in_order():
     np.testing.assert_array_equal(got_c, [60, 61, 62, 63])
     plain = tir.parse(SCATTER.replace("out[idx[v]]", "out[v % 4]"))
     assert "omp parallel" in emit_c(plain)  # a store at computed indices keeps its pragma
+
+
+PAD_SPLIT = """# from tvm.script import tir as T
+
+@T.prim_func(private=True)
+def pad(x: T.Buffer((T.int64(7), T.int64(6)), "float32"), PadInput: T.Buffer((T.int64(10), T.int64(8)), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for i0_0, i1, i0_1 in T.grid(T.int64(5), T.int64(8), T.int64(2)):
+        with T.block("PadInput"):
+            v_i0 = T.axis.spatial(T.int64(10), i0_0 * T.int64(2) + i0_1)
+            v_i1 = T.axis.spatial(T.int64(8), i1)
+            T.reads(x[v_i0 - T.int64(1), v_i1])
+            T.writes(PadInput[v_i0, v_i1])
+            PadInput[v_i0, v_i1] = T.if_then_else(T.int64(1) <= v_i0 and v_i0 < T.int64(8) and T.int64(0) <= v_i1 and v_i1 < T.int64(6), x[v_i0 - T.int64(1), v_i1], T.float32(1.0))
+"""
+
+
+@needs_gcc
+def test_a_split_pad_is_compiled_right():
+    """TVM's nn.pad with its row loop split (a generated corpus case): gcc 12.2 at -O3 with
+    -march=native on an AVX-512 machine vectorised the if-converted, fully unrolled loops
+    wrongly (rows 2, 4 and 6 read the wrong elements); the C engine builds with
+    -fno-tree-loop-if-convert."""
+    func = tir.parse(PAD_SPLIT)
+    x = rand((7, 6))
+    want = np.pad(x, ((1, 2), (0, 2)), constant_values=1.0)
+    got_i, got_c = both(func, x)
+    np.testing.assert_array_equal(got_i, want)
+    np.testing.assert_array_equal(got_c, want)

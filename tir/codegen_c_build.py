@@ -22,7 +22,8 @@ from .interp import bind_params
 from .interp_data import InterpError
 from .interp_expr import Ctx
 
-CFLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-fwrapv", "-fno-math-errno", "-std=gnu99", "-fexcess-precision=standard")
+CFLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-fwrapv", "-fno-math-errno", "-std=gnu99", "-fexcess-precision=standard",
+          "-fno-tree-loop-if-convert")
 _LOADED: dict = {}
 
 
