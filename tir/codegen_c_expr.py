@@ -162,6 +162,8 @@ class ExprPrinter:
     def _cast(self, e):
         if e.dtype.is_bool:
             return f"({self(e.value)} != 0)"
+        if e.value.dtype.is_float and e.dtype.code in ("int", "uint") and e.dtype.bits == 8:
+            return f"tir_f2{suffix_of(e.dtype)}((double)({self(e.value)}))"  # saturating: see prelude
         return f"(({c_type(e.dtype)}){self(e.value)})"
 
     def _bufferload(self, e):
@@ -265,6 +267,14 @@ def prelude() -> str:
             continue
         d = np.dtype("float16" if name == "float16" else name)
         parts.append(_helpers_for(suffix_of(_dt(name)), t, d.kind in "iu", d.kind == "u"))
+    # float -> 8-bit integer saturates, as TVM's vectorised x86 build packs it (the
+    # interpreter's _saturate_byte): truncated to int32 (x86's INT32_MIN out of range), clamped
+    parts.append("static inline int32_t tir_cvtt_i32(double x) { return (x != x || x < -2147483648.0 || "
+                 "x >= 2147483648.0) ? INT32_MIN : (int32_t)x; }")
+    parts.append("static inline uint8_t tir_f2u8(double x) { int32_t v = tir_cvtt_i32(x); "
+                 "return v < 0 ? 0 : v > 255 ? 255 : (uint8_t)v; }")
+    parts.append("static inline int8_t tir_f2i8(double x) { int32_t v = tir_cvtt_i32(x); "
+                 "return v < -128 ? -128 : v > 127 ? 127 : (int8_t)v; }")
     parts.append("static inline bool tir_min_b(bool a, bool b) { return a && b; }")
     parts.append("static inline bool tir_max_b(bool a, bool b) { return a || b; }")
     return "\n".join(parts) + "\n"
