@@ -40,3 +40,39 @@ def test_a_data_dependent_extent_of_zero_or_below_runs_no_iteration(engine, vect
         prim_runner(func, "c")(x, y, out)
     # rows 1 and 2 have no iteration: the init never runs and the output keeps its contents
     np.testing.assert_array_equal(out, [0 + 1 + 2, -7, -7, sum(range(24, 32))])
+
+
+REPEATED = HEADER + '''@T.prim_func
+def g(x: T.Buffer((6,), "bool"), out: T.Buffer((6, 1), "bool"), seen: T.Buffer((6,), "int32")):
+    for ax0_1, ax1_1_1 in T.grid(2, 5):
+        for ax0_0, ax1_0 in T.grid(3, 2):
+            with T.sblock("T_reshape"):
+                v_ax0 = T.axis.spatial(6, ax0_0 * 2 + ax0_1)
+                v_ax1 = T.axis.spatial(1, 0)
+                T.where(ax1_0 * 5 + ax1_1_1 < 6)
+                out[v_ax0, v_ax1] = x[(v_ax0 + v_ax1) % 6]
+        for ax0 in range(5):
+            with T.sblock("seen"):
+                v = T.axis.spatial(6, ax0_1 + ax0)
+                seen[v] = seen[v] + T.Cast("int32", out[v, 0])
+'''
+
+
+@pytest.mark.parametrize("vectorize", [True, False])
+def test_a_store_repeated_by_a_loop_only_its_predicate_reads(vectorize):
+    """TVM's slice_scatter after a schedule: the reshape block sits under a loop (``ax1_0``)
+    none of its bindings use but its predicate does, so the lane mask varies along an axis
+    the store's index and value do not, and the store must broadcast with it (an internal
+    broadcast error before)."""
+    x = np.array([True, False, False, True, True, False])
+    out, seen = np.zeros((6, 1), bool), np.zeros(6, "int32")
+    tir.interpret(tir.parse(REPEATED), x, out, seen, vectorize=vectorize)
+    np.testing.assert_array_equal(out[:, 0], x)
+    want = np.zeros(6, "int32")  # walked: row v read after the rows of this ax0_1 are written
+    done = np.zeros(6, bool)
+    for a in range(2):
+        for _ in range(5):
+            done[a::2] = True
+            for k in range(5):
+                want[a + k] += int(done[a + k] and x[a + k])
+    np.testing.assert_array_equal(seen, want)

@@ -155,10 +155,13 @@ class BufferData:
                 and not isinstance(value, np.ndarray) and mask is None:
             self.flat[int(flat)] = value
             return
-        flat, value, lanes = np.broadcast_arrays(flat, value, lanes)
         if mask is not None:
-            keep = np.broadcast_to(mask, flat.shape)
+            # the mask may vary along loops the index and value do not use (a predicate over a
+            # loop the store is repeated by): every lane it keeps stores
+            flat, value, lanes, keep = np.broadcast_arrays(flat, value, lanes, mask)
             flat, value, lanes = flat[keep], value[keep], lanes[keep]
+        else:
+            flat, value, lanes = np.broadcast_arrays(flat, value, lanes)
         if np.any(lanes):
             self._poison(flat[lanes], poison[1], where)
         if self.poison is not None:
