@@ -199,9 +199,13 @@ class Emitter:
         :mod:`.interp_packed` does; an insertion sort per row."""
         if len(args) != 4:
             raise CodegenError("tvm.contrib.sort.argsort takes (data, out, axis, is_ascend)")
-        (src, dims), (dst, _) = (_stack_array(a) for a in args[:2])
-        axis, ascend = E.as_int(args[2]), E.as_int(args[3]) if not (
-            isinstance(args[3], E.Call) and args[3].op == "bool") else E.as_int(args[3].args[0])
+        from .interp_packed import constant_flag, stack_array
+
+        arrays = [stack_array(a) for a in args[:2]]
+        if None in arrays:
+            raise CodegenError("tvm.contrib.sort.argsort expects T.tvm_stack_make_array arguments over buffers")
+        (src, dims), (dst, _) = arrays
+        axis, ascend = constant_flag(args[2]), constant_flag(args[3])
         if axis is None or ascend is None or not -len(dims) <= axis < len(dims):
             raise CodegenError("tvm.contrib.sort.argsort needs a constant axis in range and order")
         axis %= len(dims)
@@ -359,14 +363,3 @@ def _scatters(body) -> bool:
                 post_order_visit(index, in_index)
     post_order_visit(body, visit)
     return bool(found)
-
-
-def _stack_array(arg) -> tuple:
-    """(buffer, dims) of a ``T.tvm_stack_make_array(buf.data, T.tvm_stack_make_shape(...), ...)``."""
-    ok = isinstance(arg, E.Call) and arg.op == "tvm_stack_make_array" and len(arg.args) >= 2
-    handle, shape = (arg.args[0], arg.args[1]) if ok else (None, None)
-    if not (isinstance(handle, E.Call) and handle.op == "buffer_data" and handle.args
-            and isinstance(handle.args[0], E.BufferLoad)
-            and isinstance(shape, E.Call) and shape.op == "tvm_stack_make_shape"):
-        raise CodegenError("tvm.contrib.sort.argsort expects T.tvm_stack_make_array arguments over buffers")
-    return handle.args[0].buffer, list(shape.args)

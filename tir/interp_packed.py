@@ -19,25 +19,39 @@ from . import expr as E
 from .interp_data import InterpError
 
 
-def _array_buffer(arg, ctx, evaluate):
-    """The Buffer and the shape (ints) an ``tvm_stack_make_array`` argument describes."""
-    where = ctx.where
+def stack_array(arg) -> "tuple | None":
+    """(buffer, shape expressions) of ``T.tvm_stack_make_array(buf.data,
+    T.tvm_stack_make_shape(...), ...)``; None for any other argument (shared with the C
+    engine, which sorts in C)."""
     if not (isinstance(arg, E.Call) and arg.op == "tvm_stack_make_array" and len(arg.args) >= 2):
-        raise InterpError(f"{where}: argsort expects T.tvm_stack_make_array arguments")
+        return None
     handle, shape = arg.args[0], arg.args[1]
     if not (isinstance(handle, E.Call) and handle.op == "buffer_data" and handle.args
-            and isinstance(handle.args[0], E.BufferLoad)):
-        raise InterpError(f"{where}: argsort array is not a buffer's data")
-    if not (isinstance(shape, E.Call) and shape.op == "tvm_stack_make_shape"):
-        raise InterpError(f"{where}: argsort array has no T.tvm_stack_make_shape")
-    dims = [int(np.asarray(evaluate(d, ctx)).item()) for d in shape.args]
-    return handle.args[0].buffer, dims
+            and isinstance(handle.args[0], E.BufferLoad)
+            and isinstance(shape, E.Call) and shape.op == "tvm_stack_make_shape"):
+        return None
+    return handle.args[0].buffer, list(shape.args)
 
 
-def _int(arg, where: str) -> int:
+def constant_flag(arg) -> "int | None":
+    """A constant integer argument (axis), or a ``T.bool(...)`` one (order); else None."""
     v = E.as_int(arg)
     if v is None and isinstance(arg, E.Call) and arg.op == "bool" and arg.args:
         v = E.as_int(arg.args[0])
+    return v
+
+
+def _array_buffer(arg, ctx, evaluate):
+    """The Buffer and the shape (ints) an ``tvm_stack_make_array`` argument describes."""
+    got = stack_array(arg)
+    if got is None:
+        raise InterpError(f"{ctx.where}: argsort expects T.tvm_stack_make_array arguments over a buffer's data")
+    buf, shape = got
+    return buf, [int(np.asarray(evaluate(d, ctx)).item()) for d in shape]
+
+
+def _int(arg, where: str) -> int:
+    v = constant_flag(arg)
     if v is None:
         raise InterpError(f"{where}: argsort expects constant axis and order arguments")
     return int(v)
