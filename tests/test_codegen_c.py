@@ -225,3 +225,16 @@ def test_float_to_byte_casts_saturate(src, dst, want):
     got_i, got_c = both(f, x)
     np.testing.assert_array_equal(got_i, np.array(want, dst))
     np.testing.assert_array_equal(got_c, got_i)
+
+
+@needs_gcc
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=32), min_size=1, max_size=40),
+       st.sampled_from(["uint8", "int8"]))
+def test_byte_casts_agree_between_engines(values, dst):
+    """Any float32 (NaN, infinities, past int32) cast to a byte type: the C engine's helper and
+    the interpreter's saturation give the same bytes."""
+    x = np.array(values, "float32")
+    f = tir.topi.lower("astype", [((len(values),), "float32")], dtype=dst)
+    got_i, got_c = both(f, x)
+    np.testing.assert_array_equal(got_c, got_i)
