@@ -101,13 +101,52 @@ def plan_combine(nest, stores) -> "list | None":
 
 def combine_all(nest, combines, shape, ctx, mask) -> None:
     """Reduce every Combine's value over the reduction axes and fold it into its buffer."""
-    reduced = [reduce_value(nest, c, shape, ctx, mask) for c in combines]
+    reduced = [None if _in_order(nest, c, shape) else reduce_value(nest, c, shape, ctx, mask) for c in combines]
     for c, red in zip(combines, reduced):
         st = c.store
         idx = [evaluate(i, ctx, mask) for i in st.indices]
         data = ctx.data(st.buffer)
         cur = data.load(idx, mask, ctx.where)
-        data.store(idx, _fold(c.op, cur, red), mask, ctx.where)
+        if red is None:
+            new = _fold_in_order(nest, c, shape, ctx, mask, cur, data.bf16)
+        else:
+            new = _fold(c.op, cur, red)
+        data.store(idx, new, mask, ctx.where)
+
+
+def _in_order(nest, c: Combine, shape) -> bool:
+    """A sum or product accumulated in a half-precision type: every step rounds (TVM's build
+    and the C engine add in loop order), so the order decides the result; folded step by
+    step in the nest's order of the reduction loops instead of numpy's pairwise reduction."""
+    d = c.value.dtype
+    return bool(nest.reduce_axes) and c.op in (E.Add, E.Mul) and d.is_float and d.bits == 16 \
+        and int(np.prod(shape, dtype=np.int64)) <= _CHUNK_ELEMS
+
+
+def _fold_in_order(nest, c, shape, ctx, mask, cur, bf16: bool):
+    """``cur op v_0 op v_1 ...`` over the reduction iterations in loop order (outer reduction
+    loops first), rounding to the value's type at every step."""
+    from .interp_data import round_bfloat16
+
+    axes = list(nest.reduce_axes)
+    npd = np_dtype(c.value.dtype)
+    v = np.asarray(evaluate(c.value, ctx, mask))
+    k = len(shape)
+    r_shape = tuple(s if a in axes else 1 for a, s in enumerate(shape))
+    full = np.broadcast_to(v, np.broadcast_shapes(v.shape, r_shape, np.shape(cur)))
+    kept = [a for a in range(k) if a not in axes]
+    steps = np.moveaxis(full, axes, list(range(k - len(axes), k)))
+    steps = steps.reshape(steps.shape[:len(kept)] + (-1,))
+    acc_shape = tuple(full.shape[a] if a in kept else 1 for a in range(k))
+    acc = np.broadcast_to(np.asarray(cur), acc_shape).reshape(steps.shape[:-1]).astype(npd)
+    ufunc = _UFUNCS[c.op]
+    if bf16 or npd != np.float16:  # bfloat16 held as float32: round each step explicitly
+        for j in range(steps.shape[-1]):
+            acc = round_bfloat16(ufunc(acc, steps[..., j]).astype(npd))
+    else:
+        acc = ufunc.accumulate(np.concatenate([acc[..., None], steps.astype(npd)], axis=-1), axis=-1,
+                               dtype=npd)[..., -1]
+    return acc.reshape(acc_shape)
 
 
 def _fold(op, cur, red):
