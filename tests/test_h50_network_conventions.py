@@ -107,7 +107,8 @@ def test_nearest_resize_rounding_is_read_from_the_loops_everywhere():
 
 
 def _slice(end, stride, n=10):
-    return tir.topi.lower("strided_slice", [((1, n), "float32")], axes=[1], begin=[0], end=[end], strides=[stride])
+    # one axis, the one sliced: an axis read whole leaves `axes` open (see below)
+    return tir.topi.lower("strided_slice", [((n,), "float32")], axes=[0], begin=[0], end=[end], strides=[stride])
 
 
 def test_strided_slice_end_short_of_the_axis_is_open_in_a_network():
@@ -155,3 +156,17 @@ def test_network_context_applies_the_conventions():
     x, y = 'R.Tensor((1, 10), dtype="float32")', 'R.Tensor((1, 5), dtype="float32")'
     assert len(analyze_module(tir.parse(_network(text, "sl", 1, x, y)))["sl"].ops) == 1
     assert analyze_module(tir.parse(_network(text, "sl", 2, x, y)))["sl"].ops == ()
+
+
+def test_a_slice_reading_a_constant_axis_whole_is_named_only_in_a_network():
+    """Listed with begin 0 and end the extent, or not listed: the same loops. Alone the slice
+    abstains, in a network it is reported without the axis; a symbolic axis read whole was
+    not listed (a listed one shows TVM's clamps), so it leaves nothing open."""
+    f = tir.topi.lower("strided_slice", [((3, 4), "float32")], axes=[1], begin=[1], end=[3], strides=[1])
+    assert analyze(f).ops == ()
+    (op,) = _in_network(f).ops
+    assert list(op.attrs["axes"]) == [1] and list(op.attrs["begin"]) == [1] and list(op.attrs["end"]) == [3]
+    n = tir.SizeVar("n", tir.dtype.int64)
+    g = tir.topi.lower("strided_slice", [((n, 6), "float32")], axes=[1], begin=[1], end=[3], strides=[1])
+    (alone,) = analyze(g).ops
+    assert list(alone.attrs["axes"]) == [1]

@@ -9,11 +9,11 @@ from opinfo.coverage import partial_writes
 
 _SLICE = """
 @T.prim_func
-def f(x: T.Buffer((8, 6), "float32"), y: T.Buffer((4, 6), "float32")):
-    for i, j in T.grid({rows}, 6):
+def f(x: T.Buffer((8,), "float32"), y: T.Buffer((4,), "float32")):
+    for i in range({rows}):
         with T.block("T_strided_slice"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            y[vi, vj] = x[vi + 2, vj]
+            vi = T.axis.spatial(4, i)
+            y[vi] = x[vi + 2]
 """
 
 _ADD = """

@@ -15,6 +15,7 @@ from .extent import always_equal, sym
 from .movement_index import affine_terms, const_extents, data_operand, load_extents, pure_space
 from .movement_reshape import reshape_ok
 from .movement_select import match_select_movement
+from .movement_slice import whole_axes_assumed
 from .pad_modes import match_pad_modes
 from . import symbolic
 
@@ -140,7 +141,9 @@ def _slice_or_flip(load, space, t):
     # the last element reads the same (the convention: one past it; importers: any)
     short = any(s > 1 and e < ine[d] for d, s, e in zip(changed, strides, end))
     return Match("strided_slice", {"axes": changed, "begin": begin, "end": end, "strides": strides},
-                 data_operand(load, space), unconventional=("end",) if short else ())
+                 data_operand(load, space), unconventional=("end",) if short else (),
+                 assumed=whole_axes_assumed(ine, changed))
+
 
 
 def _mod_copy(load, space) -> "Match | None":

@@ -10,8 +10,10 @@ whatever form TVM's simplifier left it (``(T.min(8, n) + 2 - T.min(3, n)) // 3``
 Begin and end are read from the integer constants of those forms and checked against the
 slice they define for every value of ``n`` (:func:`_symbolic_axis`), so what is reported computes
 exactly what the function does. Axes are reported as the constant-extent reader
-(:func:`.movement._slice_or_flip`) reports them: only the axes the slice changes. An axis
-read whole may or may not have been listed by the user; the convention is not to list it.
+(:func:`.movement._slice_or_flip`) reports them: only the axes the slice changes. An axis of
+constant extent read whole may or may not have been listed by the user: such a slice is
+reported only inside a network, whose importer lists the axes it slices
+(:func:`whole_axes_assumed`).
 """
 from __future__ import annotations
 
@@ -40,10 +42,12 @@ def match_symbolic_slice(load, space: Space) -> "Match | None":
     if n is None or len(load.indices) != space.rank:
         return None
     axes, begin, end, strides = [], [], [], []
+    constant = []  # the data's extents, None where symbolic
     for d, idx in enumerate(load.indices):
         got = _axis(idx, d, load.buffer.shape[d], space, n)
         if got is None:
             return None
+        constant.append(const_of(load.buffer.shape[d]))
         if got is WHOLE:
             continue
         axes.append(d)
@@ -52,7 +56,16 @@ def match_symbolic_slice(load, space: Space) -> "Match | None":
     if not axes:
         return None
     return Match("strided_slice", {"axes": axes, "begin": begin, "end": end, "strides": strides},
-                 data_operand(load, space))
+                 data_operand(load, space), assumed=whole_axes_assumed(constant, axes))
+
+
+def whole_axes_assumed(ine, changed) -> tuple:
+    """``("axes",)`` when an axis of constant extent is read whole: it may have been listed
+    (begin 0, end the extent, stride 1) or not, and the loops are the same. Generated
+    slices list such an axis about one time in seven when one is there; importers list only
+    the axes they slice (the convention, reported inside a network). A symbolic axis read
+    whole was not listed: a listed one shows TVM's clamps of its constant bounds."""
+    return ("axes",) if any(e is not None and d not in changed for d, e in enumerate(ine)) else ()
 
 
 def _one_symbol(load, space) -> "Var | None":
