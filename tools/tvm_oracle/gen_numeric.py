@@ -15,10 +15,9 @@ A TVM crash (segfault) ends the process: the case being built is named in
 are kept. Then ``python3 ../shared/tools/check_numeric.py CORPUS_DIR --engine interp|c``.
 """
 import json
-import zlib
 import os
-import re
 import sys
+import zlib
 from typing import TypeVar
 
 import numpy as np
@@ -51,8 +50,8 @@ def draw(rng, shape, dtype: str, op: str) -> np.ndarray:
 
 def run_case(path: str, op: str, rng):
     mod = read_module(path)
-    main = mod.functions.get(mod.get_global_var("main")) if any(g.name_hint == "main" for g in mod.get_global_vars()) else None
-    if main is not None and isinstance(main, relax.Function):
+    main = mod["main"] if any(g.name_hint == "main" for g in mod.get_global_vars()) else None
+    if isinstance(main, relax.Function):
         args = []
         for p in main.params:
             ty = p.ty
