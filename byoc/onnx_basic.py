@@ -33,16 +33,29 @@ def unary(b, op, ins, out) -> None:
     b.node(UNARY[op.name], [ins[0]], out)
 
 
-def binary(b, op, ins, out) -> None:
+def _two(b, op, ins) -> list:
+    """The op's two operands: a scalar the legalization folded into the loops
+    (:attr:`opinfo.OpInfo.constants`, ``power(x, 0.75)``) becomes an initializer of the
+    tensor's type on its side."""
+    ins = list(ins)
+    constants = getattr(op, "constants", ())
+    if len(ins) == 1 and len(constants) == 1:
+        role, value = constants[0]
+        c = b.const(np.asarray(value, dtype=b.dtype(ins[0])))
+        ins = [ins[0], c] if role == "rhs" else [c, ins[0]]
     if len(ins) != 2:
         raise Unsupported(f"{op.name}: expected 2 operands, got {len(ins)}")
-    b.node(BINARY[op.name], list(ins), out)
+    return ins
+
+
+def binary(b, op, ins, out) -> None:
+    b.node(BINARY[op.name], _two(b, op, ins), out)
 
 
 def divide(b, op, ins, out) -> None:
     """divide: Div on floats (integer division rounds differently)."""
     _float(b, ins[0], op.name)
-    b.node("Div", list(ins), out)
+    b.node("Div", _two(b, op, ins), out)
 
 
 def rsqrt(b, op, ins, out) -> None:

@@ -124,7 +124,7 @@ class Decomposer:
             operands.append(Operand(role, got.buffer, got.param))
             buffers.append(self._buffer_of(got))
         self.ops.append(OpInfo(m.name, m.attrs, tuple(operands), out, assumed=m.assumed,
-                               unconventional=m.unconventional))
+                               unconventional=m.unconventional, constants=m.constants))
         self.links.append(OpLink(self._buffer_of(out), tuple(buffers)))
         return out
 
@@ -143,7 +143,7 @@ class Decomposer:
                 if found is not None and not ew_tree.inner_same(expr, sub, found):
                     found = self._tag_settled(found, expr, sub, out)
                     if found is not None:
-                        return self._emit_ew(found, sub, space, out)
+                        return self._emit_ew(found, sub, space, out, expr)
         return None
 
     def _folded_identity(self, expr, space, out):
@@ -208,10 +208,13 @@ class Decomposer:
                 return False
         return True
 
-    def _emit_ew(self, found, leaves, space, out):
+    def _emit_ew(self, found, leaves, space, out, expr=None):
         name, attrs, order, roles = found
         inputs = tuple((role, leaves[i], space) for role, i in zip(roles, order))
-        return self._emit(Match(name, attrs, inputs), out)
+        constants = ()
+        if expr is not None and len(roles) == 1 and roles[0] in ("lhs", "rhs") and len(leaves) == 1:
+            constants = ew_tree.scalar_constants(name, roles[0], expr, leaves[0])
+        return self._emit(Match(name, attrs, inputs, constants=constants), out)
 
 
 def _domains(block) -> dict:

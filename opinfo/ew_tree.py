@@ -350,6 +350,41 @@ def _with_scalar(root, leaf, consts, integer):
     return None
 
 
+def scalar_operand(name: str, role: str, expr, leaf) -> "float | None":
+    """The scalar a binary op ``name`` takes beside its one tensor operand (on side ``role``)
+    to compute ``expr`` over ``leaf``: a constant of the expression, negated (TVM writes
+    ``add(x, -1)`` as ``x - 1``) or inverted, that gives the op's values on samples; None
+    when none does."""
+    ref = ew.BINARY.get(name)
+    if ref is None or role not in ("lhs", "rhs"):
+        return None
+    consts, cmp_vals = _consts(expr, [leaf])
+    integer = not leaf.dtype.is_float
+    xs = np.round(ew.XS) if integer else ew.XS
+    if name == "power" and role == "lhs":
+        xs = np.abs(xs) + 0.25
+    f = _fn(expr, [leaf])
+    seen = []
+    for c in consts + cmp_vals:
+        for cand in (c, -c) + ((1.0 / c,) if c else ()):
+            if cand in seen:
+                continue
+            seen.append(cand)
+            with np.errstate(all="ignore"):
+                want = ref(xs, cand) if role == "lhs" else ref(cand, xs)
+                got = f(xs)
+            if ew.close(got, want):
+                return int(cand) if integer and float(cand).is_integer() else float(cand)
+    return None
+
+
+def scalar_constants(name: str, role: str, expr, leaf) -> tuple:
+    """:attr:`.info.OpInfo.constants` of a binary op whose tensor operand is on side ``role``:
+    the scalar on the other side (:func:`scalar_operand`), or () when it is not found."""
+    value = scalar_operand(name, role, expr, leaf)
+    return () if value is None else (("rhs" if role == "lhs" else "lhs", value),)
+
+
 COMPARISONS = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 
 

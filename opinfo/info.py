@@ -64,6 +64,10 @@ class OpInfo:
     their own (a stride-2 slice's end one past its last element) which an importer does not
     follow: it passes the value the network wrote. :func:`opinfo.analyze` does not report
     such an op inside a network (:mod:`opinfo.network_conventions`)."""
+    constants: tuple = _field(default=(), converter=tuple)
+    """``(role, value)`` of a scalar operand Relax's legalization folded into the loops: a
+    binary op with one tensor operand (``power(x, R.const(0.75))`` is ``pow(x, 0.75)``;
+    the tensor is ``lhs`` there, the constant ``rhs``). Empty for every other op."""
 
     def to_json(self) -> dict:
         out = {"op": self.name, "attrs": _jsonable(self.attrs),
@@ -74,6 +78,8 @@ class OpInfo:
             out["blocks"] = list(self.blocks)
         if self.assumed:
             out["assumed"] = list(self.assumed)
+        if self.constants:
+            out["constants"] = [{"role": r, "value": v} for r, v in self.constants]
         return out
 
 

@@ -27,6 +27,9 @@ class Match:
     unconventional: tuple = ()
     """Attributes the loops leave open that a network's importer passes through as the
     network wrote them (see :attr:`opinfo.info.OpInfo.unconventional`)."""
+    constants: tuple = ()
+    """``(role, value)`` of a scalar operand folded into the loops (see
+    :attr:`opinfo.info.OpInfo.constants`)."""
 
 
 @attrs.frozen

@@ -37,4 +37,4 @@ def match_scalar_arith(expr, space: Space, ctx) -> "Match | None":
     got = ew_tree._with_scalar(ew_tree.strip(expr), leaf, consts, not leaf.dtype.is_float)
     if got is None or got[0] != name:
         return None
-    return Match(name, {}, ((got[3][0], leaf, space),))
+    return Match(name, {}, ((got[3][0], leaf, space),), constants=ew_tree.scalar_constants(name, got[3][0], expr, leaf))

@@ -52,4 +52,4 @@ def match_scalar_compare(expr, space: Space, ctx) -> "Match | None":
     role = ew_tree.scalar_comparison(root, leaf, name) if name is not None else None
     if role is None:
         return None
-    return Match(name, {}, ((role, leaf, space),))
+    return Match(name, {}, ((role, leaf, space),), constants=ew_tree.scalar_constants(name, role, expr, leaf))
