@@ -326,6 +326,20 @@ _SCALAR_ROOTS = {
 operand into a scalar constant (``x * 0.0001``, ``pow(x, 0.75)``, ``x - floor(x / c) * c``)."""
 
 
+def _scalar_samples(name: str, integer: bool, tensor_lhs: bool) -> np.ndarray:
+    """Samples for the tensor operand of binary op ``name`` beside a scalar: whole numbers for
+    integer data, positive bases for ``power``'s left operand."""
+    xs = np.round(ew.XS) if integer else ew.XS
+    return np.abs(xs) + 0.25 if name == "power" and tensor_lhs else xs
+
+
+def _computes_with(f, name: str, x, c, tensor_lhs: bool) -> bool:
+    """Whether ``f(x)`` is op ``name`` of ``x`` and the scalar ``c`` (on the other side)."""
+    ref = ew.BINARY[name]
+    with np.errstate(all="ignore"):
+        return ew.close(f(x), ref(x, c) if tensor_lhs else ref(c, x))
+
+
 def _with_scalar(root, leaf, consts, integer):
     """A binary arithmetic op one of whose operands is a scalar constant: the tree must be
     that op's own form (its root node, one distinct constant), and compute the op on samples
@@ -335,18 +349,12 @@ def _with_scalar(root, leaf, consts, integer):
         return None
     c = consts[0]
     f = _fn(root, [leaf])
-    xs = np.round(ew.XS) if integer else ew.XS
-    xs_pos = np.abs(xs) + 0.25
     for name, node in _SCALAR_ROOTS.items():
         if not _root_is(root, node):
             continue
-        ref = ew.BINARY[name]
         for swapped in (False, True):
-            x = xs_pos if name == "power" and not swapped else xs
-            with np.errstate(all="ignore"):
-                want = ref(c, x) if swapped else ref(x, c)
-                if ew.close(f(x), want):
-                    return name, {}, (0,), ("rhs",) if swapped else ("lhs",)
+            if _computes_with(f, name, _scalar_samples(name, integer, not swapped), c, not swapped):
+                return name, {}, (0,), ("rhs",) if swapped else ("lhs",)
     return None
 
 
@@ -355,14 +363,11 @@ def scalar_operand(name: str, role: str, expr, leaf) -> "float | None":
     to compute ``expr`` over ``leaf``: a constant of the expression, negated (TVM writes
     ``add(x, -1)`` as ``x - 1``) or inverted, that gives the op's values on samples; None
     when none does."""
-    ref = ew.BINARY.get(name)
-    if ref is None or role not in ("lhs", "rhs"):
+    if name not in ew.BINARY or role not in ("lhs", "rhs"):
         return None
     consts, cmp_vals = _consts(expr, [leaf])
     integer = not leaf.dtype.is_float
-    xs = np.round(ew.XS) if integer else ew.XS
-    if name == "power" and role == "lhs":
-        xs = np.abs(xs) + 0.25
+    xs = _scalar_samples(name, integer, role == "lhs")
     f = _fn(expr, [leaf])
     seen = []
     for c in consts + cmp_vals:
@@ -370,10 +375,7 @@ def scalar_operand(name: str, role: str, expr, leaf) -> "float | None":
             if cand in seen:
                 continue
             seen.append(cand)
-            with np.errstate(all="ignore"):
-                want = ref(xs, cand) if role == "lhs" else ref(cand, xs)
-                got = f(xs)
-            if ew.close(got, want):
+            if _computes_with(f, name, xs, cand, role == "lhs"):
                 return int(cand) if integer and float(cand).is_integer() else float(cand)
     return None
 

@@ -28,8 +28,9 @@ from tvm.script import ir as I, relax as R, tirx as T
 DIVIDING = ("divide", "mod", "floor_mod", "trunc_mod", "floor_divide", "trunc_divide", "power")
 
 
-def read_module(path: str):
-    src = open(path).read()
+def module_from_text(src: str):
+    """An IRModule read by TVM 0.27 from TVMScript in either dialect (the old ``tir`` one
+    rewritten to ``tirx``); shared with build_compare.py."""
     for old, new in (("import tir as T", "import tirx as T"), ("T.block(", "T.sblock("),
                      ("T.alloc_buffer(", "T.sblock_alloc_buffer("), ("T.block_attr(", "T.sblock_attr("),
                      ("@T.prim_func(private=True)", "@T.prim_func(private=True, s_tir=True)"),
@@ -37,6 +38,10 @@ def read_module(path: str):
         src = src.replace(old, new)
     src = "\n".join(line for line in src.splitlines() if not line.startswith(("from tvm.script", "# from")))
     return tvm.script.from_source(src, extra_vars={"I": I, "T": T, "R": R, "TypeVar": TypeVar})
+
+
+def read_module(path: str):
+    return module_from_text(open(path).read())
 
 
 def draw(rng, shape, dtype: str, op: str) -> np.ndarray:
