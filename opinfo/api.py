@@ -252,13 +252,17 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
         conventions = context is not None and context.network
     if conventions and context is not None and context.network:
         ops = network_conventions.in_network(ops)  # where main shows the importer's network
+    undecided = ()
     if not conventions and any(op.assumed for op in ops):
-        ops = ()  # an attribute the loops leave open: abstain (a fused list stays whole or empty)
-    symbolic = cheap_binding(prim_func) if len(ops) == 1 else None
-    if symbolic is not None and verify_op(prim_func, ops[0], packed=packed, symbolic=symbolic,
+        # an attribute the loops leave open: abstain (a fused list stays whole or empty),
+        # keeping the withheld reading to say why
+        undecided, ops = ops, ()
+    reading = ops or undecided
+    symbolic = cheap_binding(prim_func) if len(reading) == 1 else None
+    if symbolic is not None and verify_op(prim_func, reading[0], packed=packed, symbolic=symbolic,
                                            max_steps=CHEAP_STEPS) is False:
-        ops = ()  # lowered afresh from the answer, the op computes something else
-    return FuncInfo(name if name is not None else prim_func.name, kind, ops)
+        ops = undecided = ()  # lowered afresh from the answer, the op computes something else
+    return FuncInfo(name if name is not None else prim_func.name, kind, ops, undecided)
 
 
 def analyze_in_network(prim_func: PrimFunc, name: "str | None" = None,

@@ -93,6 +93,14 @@ class FuncInfo:
     name: "str | None"
     kind: str = attrs.field(validator=attrs.validators.in_(KINDS))
     ops: tuple = attrs.field(default=(), converter=tuple)
+    undecided: tuple = attrs.field(default=(), converter=tuple)
+    """Not an answer: when ``ops`` is empty because an attribute (or the op's name) is one
+    the loops leave open, the reading that was withheld, each op's :attr:`OpInfo.assumed`
+    naming what is open and its attrs holding the importers' convention (what a network
+    would report). Tells a user why the function abstained; empty otherwise."""
 
     def to_json(self) -> dict:
-        return {"name": self.name, "kind": self.kind, "ops": [o.to_json() for o in self.ops]}
+        out = {"name": self.name, "kind": self.kind, "ops": [o.to_json() for o in self.ops]}
+        if self.undecided:
+            out["undecided"] = [o.to_json() for o in self.undecided]
+        return out

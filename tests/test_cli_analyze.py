@@ -104,3 +104,13 @@ def test_assumed_attributes_are_starred_in_the_table():
     plain = dict(op, assumed=[])
     text = table({"file": "m.py", "functions": [{"name": "pool", "kind": "out_ewise_fusable", "ops": [plain]}]})
     assert "*" not in text
+
+
+def test_undecided_reading_is_shown_but_not_an_answer():
+    from opinfo.cli.analyze import table
+
+    op = {"op": "sum", "attrs": {"axis": [0, 1], "keepdims": False}, "operands": [], "assumed": ["op"]}
+    rec = {"file": "m.py", "functions": [{"name": "sum", "kind": "comm_reduce", "ops": [], "undecided": [op]}]}
+    text = table(rec)
+    assert "(undecided: sum*(axis=[0, 1], keepdims=False))" in text and "not reported" in text
+    assert "(not recognized)" in table({"file": "m.py", "functions": [dict(rec["functions"][0], undecided=[])]})

@@ -47,14 +47,22 @@ def test_convention_only_in_a_network():
     """A pool that ceil_mode=True with less after-padding would lower to the same loops is
     reported (with ``assumed``) only where the importers' convention holds."""
     f = _pool("nn.max_pool2d", (1, 4, 8, 8), pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1])
-    assert analyze(f).ops == ()  # on its own: the loops do not decide it
+    alone = analyze(f)
+    assert alone.ops == ()  # on its own: the loops do not decide it
+    # ... but the withheld reading says why (not an answer: "ops" stays empty in JSON)
+    (why,) = alone.undecided
+    assert why.name == "nn.max_pool2d" and why.assumed == ("ceil_mode", "padding")
+    assert alone.to_json()["ops"] == [] and alone.to_json()["undecided"][0]["assumed"] == ["ceil_mode", "padding"]
     (op,) = analyze(f, conventions=True).ops
     assert op.assumed == ("ceil_mode", "padding") and op.to_json()["assumed"] == ["ceil_mode", "padding"]
     assert op.attrs["ceil_mode"] is False and list(op.attrs["padding"]) == [1, 1, 1, 1]
     # a pool the loops decide carries no assumption and needs no convention
     g = _pool("nn.max_pool2d", (1, 4, 8, 8), pool_size=[2, 2], strides=[2, 2], padding=[0, 0, 0, 0])
-    (op,) = analyze(g).ops
+    decided = analyze(g)
+    (op,) = decided.ops
     assert op.assumed == () and "assumed" not in op.to_json()
+    assert decided.undecided == () and "undecided" not in decided.to_json()
+    assert analyze(f, conventions=True).undecided == ()
 
 
 def test_convention_from_the_graph_context():

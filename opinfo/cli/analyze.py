@@ -106,7 +106,10 @@ def table(rec: dict) -> str:
     footnote when an attribute is starred as assumed)."""
     lines = [rec["file"]]
     for fn in rec["functions"]:
-        ops = "; ".join(_op_text(o) for o in fn["ops"]) or "(not recognized)"
+        ops = "; ".join(_op_text(o) for o in fn["ops"])
+        if not ops and fn.get("undecided"):
+            ops = "(undecided: " + "; ".join(_op_text(o) for o in fn["undecided"]) + ")"
+        ops = ops or "(not recognized)"
         if fn.get("refuted"):
             ops += " (refuted by re-lowering: " + "; ".join(_op_text(o) for o in fn["refuted"]) + ")"
         elif fn["ops"] and all(o.get("verified") for o in fn["ops"]):
@@ -114,15 +117,20 @@ def table(rec: dict) -> str:
         lines.append(f"  {fn['name']:<28} {fn['kind']:<18} {ops}")
     if any(o.get("assumed") for fn in rec["functions"] for o in fn["ops"]):
         lines.append("  * not decided by the loops: the convention of framework importers (inside a network)")
+    if any(fn.get("undecided") and not fn["ops"] for fn in rec["functions"]):
+        lines.append("  undecided: not reported; the loops leave the starred name or attributes open (other values "
+                     "compute the same); shown with the importers' convention, which a network gets")
     return "\n".join(lines)
 
 
 def _op_text(op: dict) -> str:
     """``name(k=v, ...)``; an attribute filled in by the importers' convention (the loops
-    leave it open, see OpInfo.assumed) is starred: ``ceil_mode*=False``."""
+    leave it open, see OpInfo.assumed) is starred: ``ceil_mode*=False``; so is the name
+    when it is the convention (``sum*``: collapse_sum_to computes the same)."""
     assumed = set(op.get("assumed", ()))
     attrs = ", ".join(f"{k}{'*' if k in assumed else ''}={v}" for k, v in op["attrs"].items())
-    return f"{op['op']}({attrs})" if attrs else op["op"]
+    name = op["op"] + ("*" if "op" in assumed else "")
+    return f"{name}({attrs})" if attrs else name
 
 
 def _records(files: list, jobs: int, verify: bool = False):
