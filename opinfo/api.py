@@ -215,11 +215,9 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     # block merged with its outer one (:mod:`.blockize`): plain indices show which part of
     # the buffer a block writes (``v_o * 4 + v_i`` is no plain index)
     moved = unblockize(move_block_loops(merged))
-    if _foreign(prim_func) or partial_writes(prim_func) or _misrealized(merged) \
-            or (merged is not prim_func and partial_writes(merged)) \
-            or (moved is not merged and (partial_writes(moved) or _misrealized(moved))) \
-            or uninitialised_reads(prim_func):
-        return FuncInfo(name if name is not None else prim_func.name, kind, ())
+    refused = _refusal(prim_func, merged, moved)
+    if refused is not None:
+        return FuncInfo(name if name is not None else prim_func.name, kind, (), refused=refused)
     packed = False
     try:
         # Recognizers probe candidate formulas on sample data; a candidate that takes the square
@@ -231,8 +229,9 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     except RECOGNIZER_ERRORS:
         ops = ()
     ops = sum_convention(prim_func, _settle_copy(ops, prim_func))
+    refused = None
     if _reads_an_output(ops):
-        ops = ()
+        ops, refused = (), REFUSALS["output_read"]
     for whole in WHOLE_FUNCTION:
         if ops:
             break
@@ -259,10 +258,38 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
         undecided, ops = ops, ()
     reading = ops or undecided
     symbolic = cheap_binding(prim_func) if len(reading) == 1 else None
+    if reading:
+        refused = None  # a whole-function recognizer read it after all
     if symbolic is not None and verify_op(prim_func, reading[0], packed=packed, symbolic=symbolic,
                                            max_steps=CHEAP_STEPS) is False:
         ops = undecided = ()  # lowered afresh from the answer, the op computes something else
-    return FuncInfo(name if name is not None else prim_func.name, kind, ops, undecided)
+        refused = REFUSALS["refuted"]
+    return FuncInfo(name if name is not None else prim_func.name, kind, ops, undecided, refused)
+
+
+REFUSALS = {
+    "foreign": "a compute tag of an op opinfo does not name has the loops of one it does",
+    "partial": "an output is written only in part (or a block writes outside a buffer)",
+    "misrealized": "a block's loops do not run the iteration domain it declares",
+    "uninitialised": "storage is read before anything writes it",
+    "output_read": "an output is read before the function writes it",
+    "refuted": "the reading, lowered again and run, computes something else",
+}
+"""Why :func:`analyze` refuses a function outright (:attr:`.info.FuncInfo.refused`)."""
+
+
+def _refusal(func: PrimFunc, merged: PrimFunc, moved: PrimFunc) -> "str | None":
+    """The reason the function is not read at all (soundness gates), or None."""
+    if _foreign(func):
+        return REFUSALS["foreign"]
+    if partial_writes(func) or (merged is not func and partial_writes(merged)) \
+            or (moved is not merged and partial_writes(moved)):
+        return REFUSALS["partial"]
+    if _misrealized(merged) or (moved is not merged and _misrealized(moved)):
+        return REFUSALS["misrealized"]
+    if uninitialised_reads(func):
+        return REFUSALS["uninitialised"]
+    return None
 
 
 def analyze_in_network(prim_func: PrimFunc, name: "str | None" = None,

@@ -99,8 +99,15 @@ class FuncInfo:
     naming what is open and its attrs holding the importers' convention (what a network
     would report). Tells a user why the function abstained; empty otherwise."""
 
+    refused: "str | None" = None
+    """Why the function was not read at all, when a soundness gate refused it (an output
+    written in part, storage read before it is written, loops that do not run a block's
+    domain, a reading that computes something else when lowered again); None otherwise."""
+
     def to_json(self) -> dict:
         out = {"name": self.name, "kind": self.kind, "ops": [o.to_json() for o in self.ops]}
         if self.undecided:
             out["undecided"] = [o.to_json() for o in self.undecided]
+        if self.refused:
+            out["refused"] = self.refused
         return out

@@ -114,3 +114,10 @@ def test_undecided_reading_is_shown_but_not_an_answer():
     text = table(rec)
     assert "(undecided: sum*(axis=[0, 1], keepdims=False))" in text and "not reported" in text
     assert "(not recognized)" in table({"file": "m.py", "functions": [dict(rec["functions"][0], undecided=[])]})
+
+
+def test_refused_function_shows_its_reason():
+    from opinfo.cli.analyze import table
+
+    fn = {"name": "f", "kind": "elemwise", "ops": [], "refused": "storage is read before anything writes it"}
+    assert "(refused: storage is read before anything writes it)" in table({"file": "m.py", "functions": [fn]})

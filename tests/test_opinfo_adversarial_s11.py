@@ -140,3 +140,20 @@ def test_batch_norm_side_outputs_must_copy_the_moving_statistics_in_order():
     returning the mean twice (y3 for y4) is another function."""
     assert [[n for n, _ in ops] for ops in _ops("s11_batch_norm")] == [["nn.batch_norm"]]
     assert _ops("s11_batch_norm", "T_multiply_1[v_ax0] = y4[v_ax0]", "T_multiply_1[v_ax0] = y3[v_ax0]") == [[]]
+
+
+def test_a_refused_function_says_why():
+    """The soundness gates that refuse a function outright give their reason (FuncInfo.refused,
+    JSON "refused"); a function no recognizer reads has none."""
+    def info(name, old, new):
+        (func,) = [f for _, f in tir.parse(replaced(name, old, new)).prim_funcs()]
+        return opinfo.analyze(func)
+
+    read_early = info("s11_sqrt", "T.sqrt(x[v_i0])", "T.sqrt(compute[v_i0])")
+    assert read_early.ops == () and "read before anything writes it" in read_early.to_json()["refused"]
+    idle = info("s11_sum", "T.grid(T.int64(1), T.int64(3), T.int64(4))", "T.grid(T.int64(0), T.int64(3), T.int64(4))")
+    assert "written only in part" in idle.refused
+    wrong_mean = info("s11_std", "x_red[v_ax0, v_ax1, v_ax2] + x[v_k0, v_ax1, v_k2]",
+                      "x_red[v_ax0, v_ax1, v_ax2] + x[v_k0, T.int64(0), v_k2]")
+    assert wrong_mean.ops == () and wrong_mean.refused is None and "refused" not in wrong_mean.to_json()
+    assert info("s11_sum", "", "").refused is None

@@ -109,7 +109,7 @@ def table(rec: dict) -> str:
         ops = "; ".join(_op_text(o) for o in fn["ops"])
         if not ops and fn.get("undecided"):
             ops = "(undecided: " + "; ".join(_op_text(o) for o in fn["undecided"]) + ")"
-        ops = ops or "(not recognized)"
+        ops = ops or (f"(refused: {fn['refused']})" if fn.get("refused") else "(not recognized)")
         if fn.get("refuted"):
             ops += " (refuted by re-lowering: " + "; ".join(_op_text(o) for o in fn["refuted"]) + ")"
         elif fn["ops"] and all(o.get("verified") for o in fn["ops"]):
