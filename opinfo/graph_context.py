@@ -51,6 +51,18 @@ class CallSite:
 
     __slots__ = ("args", "arg_types", "out_type", "_var", "_graph", "_others")
 
+    @property
+    def consumers(self) -> tuple:
+        """``(value, types)`` of every binding of ``main`` that uses this call's result
+        (``types``: its positional arguments' types); a use by ``main``'s return value is
+        ``(None, ())``."""
+        return tuple(self._graph.consumers.get(id(self._var), ()))
+
+    @property
+    def var(self):
+        """The variable the call's result is bound to."""
+        return self._var
+
     def __init__(self, args: tuple, arg_types: tuple, out_type, var, graph: "_Graph"):
         self.args = args
         """The graph-level argument expressions."""
@@ -77,6 +89,7 @@ class _Graph:
         self.order: list = []  # RVar, parameters first
         self.types: dict = {}  # id(RVar) -> type
         self.uses: dict = {}  # id(RVar) -> ids of the variables its binding uses
+        self.consumers: dict = {}  # id(RVar) -> [(binding value, its args' types)] using it
 
     def others(self, var) -> tuple:
         derived = {id(var)}
@@ -136,6 +149,9 @@ class ModuleContext:
             direct = _vars_in(b.value)
             used |= direct
             g.uses[id(b.var)] = direct
+            arg_types = tuple(_type_of(a, g.types, graph_funcs) for a in getattr(b.value, "args", ()))
+            for v in direct:
+                g.consumers.setdefault(v, []).append((b.value, arg_types))
             g.types[id(b.var)] = b.var.type if b.var.type is not None else _type_of(b.value, g.types, graph_funcs)
             g.order.append(b.var)
             call = b.value
@@ -145,6 +161,8 @@ class ModuleContext:
                                 call.out_type, b.var, g)
                 by_name.setdefault(call.func.name, []).append(site)
         used |= _vars_in(main.ret)
+        for v in _vars_in(main.ret):
+            g.consumers.setdefault(v, []).append((None, ()))
         # an unused shape or tuple is no operand of a ``*_like``; a parameter of unknown or
         # object type may hold a tensor (its type None: any shape)
         unused = tuple((p.name, p.type if isinstance(p.type, TensorType) else None) for p in main.params

@@ -14,6 +14,11 @@ context of ``main`` (:mod:`.graph_context`) some of them can be named:
   own result (and values computed from it) can have the output's shape: otherwise it may
   be a ``*_like`` of that tensor.
 
+- ``masked_fill``: a fill whose only use is the second operand of a graph-level ``where``
+  (left in ``main`` when its shapes are symbolic), the other two a bool condition and a
+  tensor of the fill's shape (Relax builds ``masked_fill`` as ``where(mask, full_like(x,
+  v), x)``), with any fill value.
+
 Never named, since the loops and the graph are the same for several ops: a fill with 0 or
 1 (``zeros``/``ones``/``full(0|1)`` and their ``_like`` forms), a one-element fill (also an
 ``arange`` or a one-point window), integer fills (the Relax value may have been a float
@@ -26,7 +31,7 @@ from __future__ import annotations
 import attrs
 
 from tir.function import PrimFunc
-from tir.relax import TensorType
+from tir.relax import OpCall, RVar, TensorType
 
 from .graph_context import FuncContext, dims_key
 from .info import OpInfo, Operand
@@ -47,7 +52,9 @@ def name_in_context(func: PrimFunc, ops: tuple, ctx: "FuncContext | None") -> tu
     made = recognize_fill(func)
     if made is None:
         return ops
-    found = _agreed([_creation(func, made, site, ctx) for site in ctx.calls])
+    found = _agreed([_masked_fill(func, made, site) for site in ctx.calls])
+    if found is None:
+        found = _agreed([_creation(func, made, site, ctx) for site in ctx.calls])
     return (found,) if found is not None else ops
 
 
@@ -142,6 +149,31 @@ def _creation(func: PrimFunc, made, site, ctx: FuncContext) -> "OpInfo | None":
     if isinstance(made, Filled):
         return OpInfo("full", {"shape": dims, "fill_value": made.value, "dtype": dtype}, (), output)
     return OpInfo("eye", {"n": dims[0], "m": dims[1], "k": made.k, "dtype": dtype}, (), output)
+
+
+def _masked_fill(func: PrimFunc, made, site) -> "OpInfo | None":
+    """``masked_fill(x, mask, value)``, which Relax writes as ``where(mask, full_like(x,
+    value), x)``: the fill's only use is as the second operand of a graph-level ``where``
+    (left unlegalized: a symbolic broadcast) whose condition is a bool tensor and whose
+    third operand has the fill's shape and dtype. The operands are ``main``'s variables
+    (``param`` None)."""
+    out_t = _out_type(func, site)
+    if not isinstance(made, Filled) or site.args or out_t is None or len(site.consumers) != 1:
+        return None
+    where, types = site.consumers[0]
+    if not isinstance(where, OpCall) or where.op != "where" or where.attrs or len(where.args) != 3:
+        return None
+    cond, fill, x = where.args
+    if fill is not site.var or not isinstance(cond, RVar) or not isinstance(x, RVar) or x is fill or cond is fill:
+        return None
+    cond_t, x_t = _tensor(types[0]), _tensor(types[2])
+    if cond_t is None or x_t is None or str(cond_t.dtype) != "bool" or str(x_t.dtype) != str(out_t.dtype):
+        return None
+    if dims_key(x_t.shape) != dims_key(out_t.shape):
+        return None
+    buf = func.buffers[0]
+    return OpInfo("masked_fill", {"value": made.value, "dtype": str(buf.dtype)},
+                  (Operand("data", x.name, None), Operand("mask", cond.name, None)), Operand("output", buf.name, 0))
 
 
 def _one_element(shape: tuple) -> bool:
