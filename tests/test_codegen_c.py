@@ -238,3 +238,45 @@ def test_byte_casts_agree_between_engines(values, dst):
     f = tir.topi.lower("astype", [((len(values),), "float32")], dtype=dst)
     got_i, got_c = both(f, x)
     np.testing.assert_array_equal(got_c, got_i)
+
+
+def _intrinsic_func(call: str, dtype: str, out: str, n: int = 64, second: str = "") -> "tir.PrimFunc":
+    """``out[i] = CALL(x[i]{, y[i]})`` as TVM prints it."""
+    y = f', y: T.Buffer(({n},), "{second}")' if second else ""
+    args = "x[i], y[i]" if second else "x[i]"
+    text = f'''
+# from tvm.script import tir as T
+@T.prim_func
+def f(x: T.Buffer(({n},), "{dtype}"){y}, o: T.Buffer(({n},), "{out}")):
+    for i in range({n}):
+        with T.block("o"):
+            v = T.axis.spatial({n}, i)
+            o[v] = {call}({args.replace("i]", "v]")})
+'''
+    return tir.parse(text)
+
+
+@needs_gcc
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "uint32", "int64"])
+@pytest.mark.parametrize("op", ["T.popcount", "T.clz"])
+def test_bit_counting_intrinsics_in_c_equal_the_interpreter(op, dtype):
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(3).integers(info.min, info.max, 64, dtype=dtype, endpoint=True)
+    x[:3] = [0, info.max, info.min]
+    f = _intrinsic_func(op, dtype, dtype)
+    got_i, got_c = both(f, x)
+    np.testing.assert_array_equal(got_c, got_i)
+    bits = np.iinfo(dtype).bits
+    u = [int(v) % (1 << bits) for v in x]
+    want = [bin(v).count("1") for v in u] if op == "T.popcount" else [bits - v.bit_length() for v in u]
+    np.testing.assert_array_equal(got_i, want)
+
+
+@needs_gcc
+def test_ldexp_in_c_equals_the_interpreter():
+    x = rand((64,)) * 3
+    e = np.random.default_rng(4).integers(-5, 6, 64).astype("float32")
+    f = _intrinsic_func("T.ldexp", "float32", "float32", second="float32")
+    got_i, got_c = both(f, x, e)
+    np.testing.assert_array_equal(got_c, got_i)
+    np.testing.assert_array_equal(got_i, np.ldexp(x, e.astype(np.int32)))

@@ -204,6 +204,20 @@ def intrinsic(op: str, d: DataType, ir_args, args) -> str:
         return f"(({c_type(d)})(~{args[0]}))"
     if op == "fma":
         return f"(({args[0]}) * ({args[1]}) + ({args[2]}))"
+    if op in ("popcount", "clz"):
+        src = ir_args[0].dtype
+        if src.is_float or src.is_bool:
+            raise CodegenError(f"intrinsic {op!r} on {src} is not supported by the C engine")
+        bits = src.bits
+        x = f"((unsigned long long)(uint{bits}_t)({args[0]}))"
+        if op == "popcount":
+            return f"(({c_type(d)})__builtin_popcountll({x}))"
+        # clz of 0 is the width (LLVM's ctlz with zero allowed, as the interpreter counts)
+        return f"(({c_type(d)})({x} == 0ULL ? {bits} : __builtin_clzll({x}) - {64 - bits}))"
+    if op == "ldexp" and d.is_float:
+        f = "" if d.bits == 64 else "f"
+        x = args[0] if d.bits != 16 else f"(float)({args[0]})"
+        return f"(({c_type(d)})ldexp{f}({x}, (int)({args[1]})))"
     if not d.is_float:
         raise CodegenError(f"intrinsic {op!r} on {d} is not supported by the C engine")
     t = c_type(d)
