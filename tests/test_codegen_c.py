@@ -280,3 +280,40 @@ def test_ldexp_in_c_equals_the_interpreter():
     got_i, got_c = both(f, x, e)
     np.testing.assert_array_equal(got_c, got_i)
     np.testing.assert_array_equal(got_i, np.ldexp(x, e.astype(np.int32)))
+
+
+@needs_gcc
+@pytest.mark.parametrize("src, dst", [("float32", "int32"), ("int32", "float32"), ("float16", "uint16"),
+                                      ("float64", "int64")])
+def test_reinterpret_reads_the_bits_in_both_engines(src, dst):
+    text = f'''
+# from tvm.script import tir as T
+@T.prim_func
+def f(x: T.Buffer((16,), "{src}"), o: T.Buffer((16,), "{dst}")):
+    for i in range(16):
+        with T.block("o"):
+            v = T.axis.spatial(16, i)
+            o[v] = T.reinterpret("{dst}", x[v])
+'''
+    func = tir.parse(text)
+    assert 'T.reinterpret("' + dst + '", x[v])' in tir.to_script(func)
+    assert tir.to_script(tir.parse(tir.to_script(func))) == tir.to_script(func)
+    x = (rand((16,)) * 100).astype(src) if src.startswith("float") else \
+        np.random.default_rng(5).integers(-1000, 1000, 16).astype(src)
+    got_i, got_c = both(func, x)
+    np.testing.assert_array_equal(got_i, x.view(dst))
+    np.testing.assert_array_equal(got_c.view(src), x)
+
+
+def test_reinterpret_between_widths_is_a_parse_error():
+    text = '''
+# from tvm.script import tir as T
+@T.prim_func
+def f(x: T.Buffer((4,), "float32"), o: T.Buffer((4,), "int64")):
+    for i in range(4):
+        with T.block("o"):
+            v = T.axis.spatial(4, i)
+            o[v] = T.reinterpret("int64", x[v])
+'''
+    with pytest.raises(tir.ParseError, match="differ in width"):
+        tir.parse(text)

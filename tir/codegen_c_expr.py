@@ -184,6 +184,10 @@ class ExprPrinter:
             return literal(float("inf"), d)
         if op in ("likely", "assume"):
             return self(e.args[0])
+        if op == "reinterpret":
+            # the bits through a union (well-defined in C99, unlike a pointer cast)
+            src, t = c_type(e.args[0].dtype), c_type(d)
+            return f"((union {{ {src} a; {t} b; }}){{ .a = {self(e.args[0])} }}).b"
         args = [self(a) for a in e.args]
         return intrinsic(op, d, e.args, args)
 

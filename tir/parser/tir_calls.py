@@ -88,6 +88,15 @@ def _cast(ctx, node):
     return Cast(dtype_arg(ctx, d_node), prim(ctx, v_node))
 
 
+def _reinterpret(ctx, node):
+    """``T.reinterpret("int32", x)``: the bits of ``x`` read as another type of the same width."""
+    d_node, v_node = positional(node, 2)
+    d, value = dtype_arg(ctx, d_node), prim(ctx, v_node)
+    if d.bits * d.lanes != value.dtype.bits * value.dtype.lanes:
+        raise error(node, f"T.reinterpret: {value.dtype} and {d} differ in width")
+    return Call(d, "reinterpret", (value,))
+
+
 def _select(ctx, node):
     c, t, f = positional(node, 3)
     return binary_select(boolean(expr(ctx, c), c), expr(ctx, t), expr(ctx, f), node)
@@ -195,7 +204,7 @@ def _call_extern(ctx, node):
 def _table() -> dict:
     table = {
         "T.call_extern": _call_extern,
-        "T.Cast": _cast, "T.Select": _select, "T.if_then_else": _if_then_else,
+        "T.Cast": _cast, "T.reinterpret": _reinterpret, "T.Select": _select, "T.if_then_else": _if_then_else,
         "T.max_value": _limit(max_value), "T.min_value": _limit(min_value), "T.abs": _abs,
         "T.likely": _likely, "T.call_intrin": _call_intrin,
         "T.And": _logic(And), "T.Or": _logic(Or), "T.Not": _not,

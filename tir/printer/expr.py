@@ -125,6 +125,8 @@ def _call(p, e):
         return f"~{p.operand(args[0], UNARY, False)}", UNARY
     if known:
         return f"T.{e.op}({p.args(*args)})", ATOM
+    if e.op == "reinterpret" and len(args) == 1:
+        return f'T.reinterpret("{e.dtype}", {p(args[0])})', ATOM
     if e.op == "buffer_data" and len(args) == 1 and isinstance(args[0], E.BufferLoad):
         return f"{p.namer(args[0].buffer)}.data", ATOM
     if e.op in RUNTIME_CALLS and str(e.dtype) == RUNTIME_CALLS[e.op]:
