@@ -7,8 +7,8 @@ import math
 from .. import dtype as dt
 from ..intrinsics import BINARY_MATH, BOOL_UNARY, RUNTIME_CALLS, UNARY_MATH
 from ..expr import (
-    EQ, GE, GT, LE, LT, NE, Add, And, Call, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min,
-    Mod, Mul, Not, Or, PrimExpr, Select, Sub, max_value, min_value,
+    EQ, GE, GT, LE, LT, NE, Add, And, Call, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Let, Max, Min,
+    Mod, Mul, Not, Or, PrimExpr, Select, Sub, Var, max_value, min_value,
 )
 from .context import describe, error
 from .expr import binary, binary_select, boolean, expr, operands, prim, to_prim
@@ -86,6 +86,26 @@ def typed_immediate(ctx, node, d: dt.DataType):
 def _cast(ctx, node):
     d_node, v_node = positional(node, 2)
     return Cast(dtype_arg(ctx, d_node), prim(ctx, v_node))
+
+
+def _let(ctx, node):
+    """``T.Let(body, where={v: value})``: TVM's print of a let expression."""
+    if len(node.args) != 1 or len(node.keywords) != 1 or node.keywords[0].arg != "where" \
+            or not isinstance(node.keywords[0].value, ast.Dict) or len(node.keywords[0].value.keys) != 1:
+        raise error(node, "T.Let takes the body and where={var: value} with one variable")
+    where = node.keywords[0].value
+    name_node, value_node = where.keys[0], where.values[0]
+    if not isinstance(name_node, ast.Name):
+        raise error(name_node, "T.Let: the bound variable must be a name")
+    value = prim(ctx, value_node)
+    var = Var(name_node.id, value.dtype)
+    mark = ctx.mark()
+    ctx.define(var.name, var)
+    try:
+        body = prim(ctx, node.args[0])
+    finally:
+        ctx.release(mark)
+    return Let(var, value, body)
 
 
 def _reinterpret(ctx, node):
@@ -204,7 +224,7 @@ def _call_extern(ctx, node):
 def _table() -> dict:
     table = {
         "T.call_extern": _call_extern,
-        "T.Cast": _cast, "T.reinterpret": _reinterpret, "T.Select": _select, "T.if_then_else": _if_then_else,
+        "T.Cast": _cast, "T.reinterpret": _reinterpret, "T.Let": _let, "T.Select": _select, "T.if_then_else": _if_then_else,
         "T.max_value": _limit(max_value), "T.min_value": _limit(min_value), "T.abs": _abs,
         "T.likely": _likely, "T.call_intrin": _call_intrin,
         "T.And": _logic(And), "T.Or": _logic(Or), "T.Not": _not,

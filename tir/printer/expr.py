@@ -137,6 +137,11 @@ def _call(p, e):
     return f'T.call_intrin("{e.dtype}", "{e.op}"{rest})', ATOM
 
 
+def _let(p, e):
+    """``T.Let(body, where={v: value})``, as TVM prints a let expression."""
+    return f"T.Let({p(e.body)}, where={{{p.namer(e.var)}: {p(e.value)}}})", ATOM
+
+
 def _is_known_call(e) -> bool:
     args, op = e.args, e.op
     if op == "if_then_else":
@@ -154,7 +159,7 @@ def _is_known_call(e) -> bool:
 
 _HANDLERS = {
     E.IntImm: _int, E.FloatImm: _float, E.StringImm: _string, E.Div: _div, E.Not: _not,
-    E.Select: _select, E.Cast: _cast, E.BufferLoad: _load, E.Call: _call,
+    E.Select: _select, E.Cast: _cast, E.BufferLoad: _load, E.Call: _call, E.Let: _let,
 }
 _HANDLERS.update({cls: _infix for cls in _INFIX})
 _HANDLERS.update({cls: _named for cls in _NAMED})
