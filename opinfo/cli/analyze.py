@@ -15,7 +15,9 @@ def add_parser(subparsers) -> None:
                               **with_examples("opinfo analyze model.py", "opinfo analyze corpus/ops --json --jobs 2",
                                               "opinfo analyze planned.py --dot | dot -Tsvg -o graph.svg",
                                               note="A function that cannot be recognised with certainty has no "
-                                              "ops: never a guess. Exit 2 when a file could not be read."))
+                                              "ops: never a guess. Where it can, it says why: 'undecided' (a reading "
+                                              "whose starred name or attributes the loops leave open) or 'refused' "
+                                              "(a soundness check). Exit 2 when a file could not be read."))
     p.add_argument("paths", nargs="+", metavar="PATH", help="a TVMScript file or a folder of .py files")
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per file")
     p.add_argument("--jobs", type=int, default=1, help="analyse files in N processes")
