@@ -31,3 +31,29 @@ def test_other_uses_of_the_fill_are_not_masked_fill():
     assert _ops('x: R.Tensor((n, 4, 6), dtype="float32")', 'x: R.Tensor((n, 4, 1), dtype="float32")') == []
     # the fill also returned: used twice
     assert _ops("gv: R.Tensor(dtype=\"float32\", ndim=3) = lv1", "gv = R.tuple(lv1, lv)") == []
+
+
+def test_the_module_runs_with_its_graph_level_where():
+    """`opinfo run`'s graph executor runs the where LegalizeOps left (numpy broadcasting)."""
+    import shutil
+
+    import numpy as np
+
+    mod = tir.parse(replaced("s21_masked_fill_dynamic"))
+    rng = np.random.default_rng(0)
+    x, mask = rng.standard_normal((7, 4, 6)).astype("float32"), rng.random((7, 4, 6)) < 0.5
+    want = np.where(mask, np.float32(5.5), x)
+    for engine in ["interp"] + (["c"] if shutil.which("gcc") else []):
+        got = tir.run(mod, x, mask, engine=engine)
+        assert got.dtype == np.float32 and np.array_equal(got, want)
+
+
+def test_a_where_that_does_not_broadcast_is_an_error():
+    import numpy as np
+    import pytest
+
+    from tir.interp_data import InterpError
+
+    mod = tir.parse(replaced("s21_masked_fill_dynamic"))
+    with pytest.raises(InterpError, match="do not broadcast"):
+        tir.run(mod, np.zeros((3, 4, 6), "float32"), np.zeros((7, 4, 6), bool))  # n = 3 against 7

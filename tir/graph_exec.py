@@ -77,7 +77,7 @@ class GraphExecutor:
         if isinstance(e, R.Call):
             args = [self.eval(a, env, sym) for a in e.args]
             return self.run(*args, name=e.func.name)
-        if isinstance(e, R.OpCall) and e.op in _SHAPE_OPS:
+        if isinstance(e, R.OpCall) and e.op in _GRAPH_OPS:
             return getattr(self, "_" + e.op)(e, env, sym)
         if isinstance(e, R.OpCall):
             raise InterpError(f"{sym.where}: R.{e.op} is not lowered to TIR; cannot execute")
@@ -98,6 +98,21 @@ class GraphExecutor:
         if not isinstance(value, np.ndarray):
             raise InterpError(f"{sym.where}: R.shape_of takes a tensor")
         return ShapeValue(value.shape)
+
+    # ``R.where(cond, x1, x2)`` left unlegalized (a symbolic broadcast: masked_fill of a
+    # batch of unknown size), run with numpy's broadcasting; the result has x1's type
+    def _where(self, e: R.OpCall, env, sym):
+        if len(e.args) != 3 or e.attrs:
+            raise InterpError(f"{sym.where}: R.where takes a condition and two tensors")
+        cond, x1, x2 = (self.eval(a, env, sym) for a in e.args)
+        if not all(isinstance(v, np.ndarray) for v in (cond, x1, x2)) or cond.dtype != np.bool_:
+            raise InterpError(f"{sym.where}: R.where takes a bool tensor and two tensors")
+        try:
+            out = np.where(cond, x1, x2)
+        except ValueError as err:
+            raise InterpError(f"{sym.where}: R.where: shapes {cond.shape}, {x1.shape}, {x2.shape} do not "
+                              f"broadcast ({err})") from None
+        return np.ascontiguousarray(out.astype(x1.dtype, copy=False))
 
     def _match_cast(self, e: R.OpCall, env, sym):
         value, target = self.eval(e.args[0], env, sym), e.args[1]
@@ -145,8 +160,8 @@ class GraphExecutor:
         return outs[0] if not isinstance(e.out_type, R.TupleType) else tuple(outs)
 
 
-_SHAPE_OPS = ("tensor_to_shape", "shape_of", "match_cast")
-"""Graph-level ops on shapes the executor runs itself."""
+_GRAPH_OPS = ("tensor_to_shape", "shape_of", "match_cast", "where")
+"""Graph-level Relax ops the executor runs itself: shape ops, and a where LegalizeOps left."""
 
 
 class ShapeValue(tuple):
