@@ -7,7 +7,8 @@ import numpy as np
 from tir.expr import IntImm
 from tir.function import PrimFunc
 from tir.module import IRModule
-from tir.stmt import BufferStore
+from tir.functor import post_order_visit
+from tir.stmt import AllocateBuffer, BufferStore
 
 from .block_loops import move_block_loops
 from .blockize import unblockize
@@ -85,6 +86,13 @@ def _reads_an_output(ops) -> bool:
         if op.output is not None and op.output.param is not None:
             written.add(op.output.param)
     return False
+
+
+def _views(func: PrimFunc) -> bool:
+    """Some buffer is a view of another's storage: the analyses assume distinct buffers."""
+    found = []
+    post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, AllocateBuffer) and n.source else None)
+    return bool(found)
 
 
 def _foreign(func: PrimFunc) -> bool:
@@ -269,6 +277,7 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
 
 REFUSALS = {
     "foreign": "a compute tag of an op opinfo does not name has the loops of one it does",
+    "view": "a buffer views another buffer's storage (TIR after TVM's FlattenBuffer)",
     "partial": "an output is written only in part (or a block writes outside a buffer)",
     "misrealized": "a block's loops do not run the iteration domain it declares",
     "uninitialised": "storage is read before anything writes it",
@@ -282,6 +291,8 @@ def _refusal(func: PrimFunc, merged: PrimFunc, moved: PrimFunc) -> "str | None":
     """The reason the function is not read at all (soundness gates), or None."""
     if _foreign(func):
         return REFUSALS["foreign"]
+    if _views(func):
+        return REFUSALS["view"]
     if partial_writes(func) or (merged is not func and partial_writes(merged)) \
             or (moved is not merged and partial_writes(moved)):
         return REFUSALS["partial"]

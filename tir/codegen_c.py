@@ -240,7 +240,9 @@ class Emitter:
 
     def _allocatebuffer(self, s):
         self.open("")
-        if _on_stack(s.buffer):
+        if s.source is not None:
+            self._view(s)
+        elif _on_stack(s.buffer):
             self.declare_layout(s.buffer)
             self.line(f"{c_type(s.buffer.dtype)} {self.buffer_name(s.buffer)}[{_size(s.buffer)}] = {{0}};")
             self.stmt(s.body)
@@ -249,6 +251,19 @@ class Emitter:
             self.stmt(s.body)
             self.line(f"free({self.buffer_name(s.buffer)});")
         self.close()
+
+    def _view(self, s) -> None:
+        """``b = src.view(...)``: a pointer into ``src``'s storage (derived from it, so a
+        ``restrict`` source stays sound), ``b``'s own compact layout."""
+        src = s.source
+        if src.strides or src not in self._layout:
+            raise CodegenError(f"view {s.buffer.name!r}: {src.name!r} is not a compact buffer in scope")
+        _, offset = self._layout[src]
+        t = c_type(s.buffer.dtype)
+        start = self.buffer_name(src) + (f" + {offset}" if offset else "")
+        self.declare_layout(s.buffer)
+        self.line(f"{t}* {self.buffer_name(s.buffer)} = {start};")
+        self.stmt(s.body)
 
     def allocate(self, buf) -> None:
         """Declare and zero-allocate ``buf`` (freed by the caller at the end of the scope)."""

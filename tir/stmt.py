@@ -160,10 +160,13 @@ class Evaluate(Stmt):
 class AllocateBuffer(Stmt):
     """A buffer allocated for the extent of ``body`` (outside any block): ``with
     T.decl_buffer(...) as b:``, or ``b = T.alloc_local(...)`` (scope ``"local"``) over the
-    rest of its suite."""
+    rest of its suite; with ``source``, no allocation: ``b = src.view(n)``, as TVM prints a
+    flattened buffer, reads and writes ``source``'s storage with ``b``'s own compact shape."""
 
     buffer: Buffer
     body: Stmt
+    source: "Buffer | None" = None
+    """The buffer whose storage ``buffer`` views (same dtype, no more elements), or None."""
 
 
 @attrs.frozen(cache_hash=True)

@@ -145,6 +145,10 @@ class _TirChecker:
 
     def _allocate(self, s: AllocateBuffer) -> None:
         self.visit_all(s.buffer.shape)
+        if s.source is not None:
+            self.visit(s.source)  # a view of a buffer in scope, of its dtype
+            if s.source.dtype != s.buffer.dtype:
+                self.fail(f"view {s.buffer.name!r} is {s.buffer.dtype} but {s.source.name!r} is {s.source.dtype}")
         self.bind(s.buffer)
         self.visit(s.body)
         self.unbind(s.buffer)

@@ -104,6 +104,9 @@ def _outline(s, depth: int) -> list:
         its = ", ".join(f"{iv.var.name}:{iv.kind.value[0].upper()}<{dim(iv.dom.extent)}>" for iv in b.iter_vars)
         init = " (with init)" if b.init is not None else ""
         return [f"{pad}block {b.name} [{its}]{init}"] + _outline(b.body, depth + 1)
+    if isinstance(s, tir.AllocateBuffer) and s.source is not None:
+        b = s.buffer
+        return [f"{pad}view {b.name}: {b.dtype}{_shape(b.shape)} of {s.source.name}"] + _outline(s.body, depth)
     if isinstance(s, (tir.LetStmt, tir.AttrStmt, tir.AllocateBuffer, tir.IfThenElse)):
         inner = [s.then_case, s.else_case] if isinstance(s, tir.IfThenElse) else [s.body]
         return [line for x in inner if x is not None for line in _outline(x, depth)]

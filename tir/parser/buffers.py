@@ -10,9 +10,10 @@ from .context import describe, error
 from .expr import dim_text, expr, index_nodes, prim, span, to_prim
 from .tir_calls import dtype_arg
 
-_IGNORED = ("align", "offset_factor")
-"""Alignment hints TVM prints on some buffers; they do not change any value, so the mini
-TIR does not keep them."""
+_IGNORED = ("align", "offset_factor", "annotations")
+"""Alignment and allocation hints TVM prints on some buffers (``annotations`` of an
+allocation after TVM's planning passes: ``buffer_data_alignment``, ``buffer_allocated_addr``);
+they do not change any value, so the mini TIR does not keep them."""
 _KNOWN = ("dtype", "strides", "elem_offset", "scope") + _IGNORED
 
 

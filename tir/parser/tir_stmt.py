@@ -40,6 +40,12 @@ def stmt_list(ctx, nodes: list) -> list:
         if _is_alloc_local(node):
             out.append(guarded(node, _alloc_local, ctx, node, nodes[k + 1:]))
             return out
+        if _is_view(node):
+            out.append(guarded(node, _view, ctx, node, nodes[k + 1:]))
+            return out
+        if _is_decl_assign(node):
+            out.append(guarded(node, _decl_assign, ctx, node, nodes[k + 1:]))
+            return out
         let = guarded(node, _let_header, ctx, node)
         if let is not None:
             var, value = let
@@ -119,13 +125,104 @@ def _alloc_local(ctx, node: ast.Assign, rest: list):
     if any(k.arg == "scope" for k in call.keywords):
         raise error(call, "T.alloc_local takes no scope: it is always \"local\"")
     buf = attrs.evolve(buffer_from_call(ctx, call, target.id, call.args), scope="local")
+    inner = _with_buffer(ctx, target.id, buf, rest, node)
+    return AllocateBuffer(buf, inner)
+
+
+def _with_buffer(ctx, name: str, buf, nodes: list, node):
+    """The statements ``nodes`` read with ``name`` bound to ``buf``."""
     mark = ctx.mark()
-    ctx.define(target.id, buf)
+    ctx.define(name, buf)
     try:
-        inner = body(ctx, rest, node)
+        return body(ctx, nodes, node)
     finally:
         ctx.release(mark)
-    return AllocateBuffer(buf, inner)
+
+
+def _is_view(node) -> bool:
+    return (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "view"
+            and isinstance(node.value.func.value, ast.Name))
+
+
+def _view(ctx, node: ast.Assign, rest: list):
+    """``x_1 = x.view(n, ...)``: TVM's print of a flattened buffer, ``x``'s storage read with
+    another compact shape (one extent may be -1: the rest of the elements) over the rest of
+    the suite."""
+    from ..stmt import AllocateBuffer
+
+    target = blk.single_target(node)
+    call = node.value
+    source = ctx.lookup(call.func.value.id, call.func.value)
+    if not isinstance(source, Buffer):
+        raise error(call.func.value, f"{call.func.value.id!r} is not a buffer; .view() takes a buffer")
+    if call.keywords or not call.args or any(isinstance(a, ast.Constant) and isinstance(a.value, str)
+                                             for a in call.args):
+        raise error(call, "x.view() is read with the new extents only (no dtype or layout view)")
+    dims = [prim(ctx, a, dt.int64) for a in call.args]
+    for a, d in zip(call.args, dims):
+        if not d.dtype.is_int:
+            raise error(a, f"x.view(): an extent must be an integer, got {d.dtype}")
+    size = _constant_size(source.shape)
+    known = [d for d in dims if not (isinstance(d, IntImm) and d.value == -1)]
+    if len(dims) - len(known) > 1:
+        raise error(call, "x.view(): at most one extent may be -1")
+    if len(known) < len(dims):
+        rest_size = _constant_size(known)
+        if size is None or rest_size is None or rest_size == 0 or size % rest_size:
+            raise error(call, f"x.view(): cannot infer the -1 extent of a view of {source.name!r}")
+        dims = [IntImm(dt.int64, size // rest_size) if d not in known else d for d in dims]
+    view_size = _constant_size(dims)
+    if size is not None and view_size is not None and view_size > size:
+        raise error(call, f"x.view(): {view_size} elements, more than {source.name!r} holds ({size})")
+    buf = Buffer(target.id, tuple(dims), source.dtype, scope=source.scope)
+    inner = _with_buffer(ctx, target.id, buf, rest, node)
+    return AllocateBuffer(buf, inner, source)
+
+
+def _is_decl_assign(node) -> bool:
+    return (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+            and dotted(node.value.func) == "T.decl_buffer")
+
+
+def _decl_assign(ctx, node: ast.Assign, rest: list):
+    """``b = T.decl_buffer(shape, dtype)`` over the rest of the suite: allocated, or with
+    ``data=src.data`` (TVM's print of a flattened buffer already of its final shape) a view of
+    ``src``'s storage, as :func:`_view`."""
+    from ..stmt import AllocateBuffer
+
+    target = blk.single_target(node)
+    call = node.value
+    data = [k for k in call.keywords if k.arg == "data"]
+    source = None
+    if data:
+        ref = data[0].value
+        if not (isinstance(ref, ast.Attribute) and ref.attr == "data" and isinstance(ref.value, ast.Name)):
+            raise error(ref, "T.decl_buffer(data=...) is read as another buffer's storage: data=buf.data")
+        source = ctx.lookup(ref.value.id, ref.value)
+        if not isinstance(source, Buffer):
+            raise error(ref.value, f"{ref.value.id!r} is not a buffer")
+        call = ast.Call(func=call.func, args=call.args, keywords=[k for k in call.keywords if k.arg != "data"])
+        ast.copy_location(call, node.value)
+    buf = buffer_from_call(ctx, call, target.id, call.args)
+    if source is not None:
+        size, view_size = _constant_size(source.shape), _constant_size(buf.shape)
+        if buf.dtype != source.dtype or buf.strides or buf.elem_offset is not None:
+            raise error(node.value, f"T.decl_buffer: a view of {source.name!r} has its dtype and a compact layout")
+        if size is not None and view_size is not None and view_size > size:
+            raise error(node.value, f"T.decl_buffer: {view_size} elements, more than {source.name!r} holds ({size})")
+    inner = _with_buffer(ctx, target.id, buf, rest, node)
+    return AllocateBuffer(buf, inner, source)
+
+
+def _constant_size(dims) -> "int | None":
+    size = 1
+    for d in dims:
+        value = getattr(d, "value", d)
+        if not isinstance(value, int) or isinstance(value, bool):
+            return None
+        size *= value
+    return size
 
 
 # ---------------------------------------------------------------------------- lets
@@ -283,12 +380,7 @@ def _decl_buffer(ctx, node: ast.With, call):
     if not isinstance(target, ast.Name):
         raise error(node, "expected with T.decl_buffer(shape, dtype) as name:")
     buf = buffer_from_call(ctx, call, target.id, call.args)
-    mark = ctx.mark()
-    ctx.define(target.id, buf)
-    try:
-        inner = body(ctx, node.body, node)
-    finally:
-        ctx.release(mark)
+    inner = _with_buffer(ctx, target.id, buf, node.body, node)
     return AllocateBuffer(buf, inner)
 
 

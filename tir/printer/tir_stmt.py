@@ -82,7 +82,7 @@ class StmtPrinter:
         for k, x in enumerate(s.seq):
             if isinstance(x, S.AttrStmt) and k < len(s.seq) - 1:
                 self._attr_scope(x, ind)  # statements follow: the concise form would take them in
-            elif isinstance(x, S.AllocateBuffer) and k < len(s.seq) - 1:
+            elif isinstance(x, S.AllocateBuffer) and x.source is None and k < len(s.seq) - 1:
                 self._decl_buffer(x, ind)  # likewise for T.alloc_local
             else:
                 self.stmt(x, ind)
@@ -133,6 +133,10 @@ class StmtPrinter:
         """A local buffer as TVM 0.27 writes it, ``b = T.alloc_local(...)`` followed by the
         body at the same level; any other as ``with T.decl_buffer(...) as b:``."""
         b = s.buffer
+        if s.source is not None:
+            dims = ", ".join(self.p.expr(d) for d in b.shape)
+            self.line(ind, f"{self.p.namer(b)} = {self.p.namer(s.source)}.view({dims})")
+            return self.stmt(s.body, ind)
         if b.scope != "local" or b.strides or b.elem_offset is not None:
             return self._decl_buffer(s, ind)
         local = attrs.evolve(b, scope="global")
