@@ -91,3 +91,21 @@ def test_decl_buffer_assignment_without_data_allocates():
     x = np.arange(24, dtype="float32").reshape(4, 6)
     for engine in ENGINES:
         np.testing.assert_array_equal(tir.run(func, x, engine=engine), x + 1)
+
+
+def test_shared_scope_allocation_as_tvm_prints_it_after_lowering():
+    """A cache_read to shared memory, lowered: ``x_shared = T.alloc_shared((n,), annotations=...)``."""
+    func = tir.parse(_one('''    x_1 = x.view(T.int64(24))
+    o_1 = o.view(T.int64(24))
+    x_shared = T.alloc_shared((T.int64(24),), annotations={"buffer_allocated_addr": [], "buffer_data_alignment": 64})
+    for i in range(24):
+        x_shared[i] = x_1[i]
+    for i in range(24):
+        o_1[i] = T.tan(x_shared[i])'''))
+    text = tir.to_script(func)
+    assert "x_shared = T.alloc_shared((T.int64(24),), \"float32\")" in text and tir.to_script(tir.parse(text)) == text
+    x = np.linspace(-1, 1, 24, dtype="float32").reshape(4, 6)
+    for engine in ENGINES:
+        np.testing.assert_allclose(tir.run(func, x, engine=engine), np.tan(x), rtol=1e-6)
+    with pytest.raises(tir.ParseError, match='always "shared"'):
+        tir.parse(_one('    t = T.alloc_shared((24,), scope="local")\n    o[0, 0] = t[0]'))

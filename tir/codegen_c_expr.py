@@ -227,11 +227,16 @@ def intrinsic(op: str, d: DataType, ir_args, args) -> str:
     t = c_type(d)
     f = "" if d.bits == 64 else "f"
     wide = [a if d.bits != 16 else f"(float)({a})" for a in args]
+    # rsqrt and sigmoid are several operations in TIR (1 / sqrt(x), 1 / (1 + exp(-x))): a
+    # float16 result is rounded after each, as TVM's build and the interpreter compute them
+    r = (lambda v: f"((float)(_Float16)({v}))") if d.bits == 16 else (lambda v: f"({v})")
     if op == "rsqrt":
-        text = f"(1.0{f} / sqrt{f}({wide[0]}))" if f else f"(1.0 / sqrt({wide[0]}))"
+        root = r(f"sqrt{f}({wide[0]})")
+        text = f"(1.0{f} / {root})"
     elif op == "sigmoid":
         one = "1.0" + f
-        text = f"({one} / ({one} + exp{f}(-({wide[0]}))))"
+        denominator = r(one + " + " + r(f"exp{f}(-({wide[0]}))"))
+        text = f"({one} / {denominator})"
     elif op == "exp10":
         text = f"pow{f}(10.0{f}, {wide[0]})"
     elif op in _MATH:

@@ -110,21 +110,28 @@ def _attr_stmt(ctx, call, body_nodes: list, owner):
 
 # ---------------------------------------------------------------------------- local buffers
 
+SCOPED_ALLOCS = {"T.alloc_local": "local", "T.alloc_shared": "shared"}
+"""Allocations TVM 0.27 prints with their storage scope in the name."""
+
+
 def _is_alloc_local(node) -> bool:
     return (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-            and dotted(node.value.func) == "T.alloc_local")
+            and dotted(node.value.func) in SCOPED_ALLOCS)
 
 
 def _alloc_local(ctx, node: ast.Assign, rest: list):
-    """``buf = T.alloc_local(shape, dtype)``: a buffer in ``"local"`` scope (TVM's
-    ``T.alloc_buffer(..., scope="local")``) allocated for the rest of the suite."""
+    """``buf = T.alloc_local(shape, dtype)`` (``T.alloc_shared``): a buffer in ``"local"``
+    (``"shared"``) scope (TVM's ``T.alloc_buffer(..., scope="local")``) allocated for the rest
+    of the suite."""
     from ..stmt import AllocateBuffer
 
     target = blk.single_target(node)
     call = node.value
+    name = dotted(call.func)
+    scope = SCOPED_ALLOCS[name]
     if any(k.arg == "scope" for k in call.keywords):
-        raise error(call, "T.alloc_local takes no scope: it is always \"local\"")
-    buf = attrs.evolve(buffer_from_call(ctx, call, target.id, call.args), scope="local")
+        raise error(call, f"{name} takes no scope: it is always \"{scope}\"")
+    buf = attrs.evolve(buffer_from_call(ctx, call, target.id, call.args), scope=scope)
     inner = _with_buffer(ctx, target.id, buf, rest, node)
     return AllocateBuffer(buf, inner)
 

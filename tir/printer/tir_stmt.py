@@ -130,17 +130,18 @@ class StmtPrinter:
         self.stmt(s.body, ind + 1)
 
     def _AllocateBuffer(self, s, ind):
-        """A local buffer as TVM 0.27 writes it, ``b = T.alloc_local(...)`` followed by the
-        body at the same level; any other as ``with T.decl_buffer(...) as b:``."""
+        """A local (shared) buffer as TVM 0.27 writes it, ``b = T.alloc_local(...)``
+        (``T.alloc_shared``) followed by the body at the same level; a view as ``b =
+        src.view(...)``; any other as ``with T.decl_buffer(...) as b:``."""
         b = s.buffer
         if s.source is not None:
             dims = ", ".join(self.p.expr(d) for d in b.shape)
             self.line(ind, f"{self.p.namer(b)} = {self.p.namer(s.source)}.view({dims})")
             return self.stmt(s.body, ind)
-        if b.scope != "local" or b.strides or b.elem_offset is not None:
+        if b.scope not in ("local", "shared") or b.strides or b.elem_offset is not None:
             return self._decl_buffer(s, ind)
-        local = attrs.evolve(b, scope="global")
-        self.line(ind, f"{self.p.namer(b)} = {self.p.buffer_call('T.alloc_local', local)}")
+        plain = attrs.evolve(b, scope="global")
+        self.line(ind, f"{self.p.namer(b)} = {self.p.buffer_call(f'T.alloc_{b.scope}', plain)}")
         self.stmt(s.body, ind)
 
     def _decl_buffer(self, s, ind):
