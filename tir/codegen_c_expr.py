@@ -13,6 +13,7 @@ import numpy as np
 
 from . import expr as E
 from .dtype import DataType
+from .intrinsics import legalized
 
 C_TYPES = {
     "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
@@ -184,6 +185,9 @@ class ExprPrinter:
             return literal(float("inf"), d)
         if op in ("likely", "assume"):
             return self(e.args[0])
+        expanded = legalized(e)
+        if expanded is not None:  # computed from other operations, as TVM's build does
+            return self(expanded)
         if op == "reinterpret":
             # the bits through a union (well-defined in C99, unlike a pointer cast)
             src, t = c_type(e.args[0].dtype), c_type(d)
@@ -227,19 +231,7 @@ def intrinsic(op: str, d: DataType, ir_args, args) -> str:
     t = c_type(d)
     f = "" if d.bits == 64 else "f"
     wide = [a if d.bits != 16 else f"(float)({a})" for a in args]
-    # rsqrt and sigmoid are several operations in TIR (1 / sqrt(x), 1 / (1 + exp(-x))): a
-    # float16 result is rounded after each, as TVM's build and the interpreter compute them
-    r = (lambda v: f"((float)(_Float16)({v}))") if d.bits == 16 else (lambda v: f"({v})")
-    if op == "rsqrt":
-        root = r(f"sqrt{f}({wide[0]})")
-        text = f"(1.0{f} / {root})"
-    elif op == "sigmoid":
-        one = "1.0" + f
-        denominator = r(one + " + " + r(f"exp{f}(-({wide[0]}))"))
-        text = f"({one} / {denominator})"
-    elif op == "exp10":
-        text = f"pow{f}(10.0{f}, {wide[0]})"
-    elif op in _MATH:
+    if op in _MATH:
         text = f"{_MATH[op]}{f}({', '.join(wide)})"
     else:
         raise CodegenError(f"intrinsic {op!r} is not supported by the C engine")

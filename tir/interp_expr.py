@@ -17,7 +17,7 @@ import numpy as np
 from . import expr as E
 from . import interp_intrin as intrin
 from .interp_data import InterpError, np_dtype, round_bfloat16
-from .intrinsics import CALL_STATEMENTS
+from .intrinsics import CALL_STATEMENTS, legalized
 
 
 @attrs.define
@@ -286,6 +286,9 @@ def _call(e, ctx, mask):
     if e.op == "reinterpret":
         v = np.asarray(evaluate(e.args[0], ctx, mask))
         return v.view(np_dtype(e.dtype))[()]
+    expanded = legalized(e)
+    if expanded is not None:  # computed from other operations, as TVM's build does
+        return evaluate(expanded, ctx, mask)
     args = [evaluate(a, ctx, mask) for a in e.args]
     try:
         return intrin.apply(e.op, args, np_dtype(e.dtype))

@@ -1,0 +1,60 @@
+"""Intrinsics TVM's build computes from others (tir.intrinsics.LEGALIZED: tanh, tan, sinh,
+cosh, atanh, exp10, rsqrt, sigmoid), operation by operation in the call's dtype, and float16
+libm functions computed in float and rounded once: both engines give TVM 0.27's numbers
+exactly. The fixture holds TVM's float16 outputs (an llvm build of ``o[i] = T.op(x[i])``)."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+import tir
+from tests.fixture_util import FIXTURES
+from tir import dtype as dt
+from tir import expr as E
+from tir.intrinsics import LEGALIZED, legalized
+
+MEASURED = json.loads((FIXTURES / "s21_float16_intrinsics_tvm.json").read_text())
+ENGINES = ["interp"] + (["c"] if shutil.which("gcc") else [])
+
+
+def _func(op: str, dtype: str, n: int):
+    return tir.parse(f'''
+# from tvm.script import tir as T
+@T.prim_func
+def f(x: T.Buffer(({n},), "{dtype}"), o: T.Buffer(({n},), "{dtype}")):
+    for i in range({n}):
+        with T.block("o"):
+            v = T.axis.spatial({n}, i)
+            o[v] = T.{op}(x[v])
+''')
+
+
+@pytest.mark.parametrize("op", sorted(MEASURED))
+def test_float16_intrinsics_give_tvms_numbers(op):
+    x = np.array(MEASURED[op]["x"], dtype="float16")
+    want = np.array(MEASURED[op]["tvm"], dtype="float16")
+    func = _func(op, "float16", len(x))
+    for engine in ENGINES:
+        np.testing.assert_array_equal(tir.run(func, x, engine=engine), want, err_msg=engine)
+
+
+@pytest.mark.parametrize("op", sorted(LEGALIZED))
+def test_float32_legalized_intrinsics_stay_close_to_numpy(op):
+    special = {"rsqrt": lambda v: 1 / np.sqrt(v), "sigmoid": lambda v: 1 / (1 + np.exp(-v)),
+               "exp10": lambda v: np.power(10.0, v), "atanh": np.arctanh}
+    ref = special[op] if op in special else getattr(np, op)
+    lo, hi = {"rsqrt": (0.1, 5), "atanh": (-0.95, 0.95), "exp10": (-3, 3), "tan": (-1.4, 1.4)}.get(op, (-4, 4))
+    x = np.random.default_rng(0).uniform(lo, hi, 200).astype("float32")
+    for engine in ENGINES:
+        np.testing.assert_allclose(tir.run(_func(op, "float32", 200), x, engine=engine), ref(x.astype("float64")),
+                                   rtol=2e-5, atol=1e-6, err_msg=engine)
+
+
+def test_only_one_float_argument_is_expanded():
+    x = E.Var("x", dt.float32)
+    assert legalized(E.Call(x.dtype, "exp", (x,))) is None
+    tanh = legalized(E.Call(x.dtype, "tanh", (x,)))
+    assert isinstance(tanh, E.Select) and legalized(E.Call(x.dtype, "tanh", (x,))) is tanh  # cached
