@@ -329,3 +329,23 @@ def test_float16_composite_intrinsics_round_after_each_step(op):
     x = (np.abs(rand((300,))) * 6 + 0.01).astype("float16")
     got_i, got_c = both(f, x)
     np.testing.assert_array_equal(got_c, got_i)
+
+
+@needs_gcc
+def test_multiply_add_rounds_twice_as_tvm_builds_it():
+    """``x * y + x`` is two roundings in TVM's LLVM build (no FMA contraction), in numpy and in
+    the interpreter; the C engine compiles with -ffp-contract=off to keep it so."""
+    text = '''
+# from tvm.script import tir as T
+@T.prim_func
+def f(x: T.Buffer((256,), "float32"), y: T.Buffer((256,), "float32"), o: T.Buffer((256,), "float32")):
+    for i in range(256):
+        with T.block("o"):
+            v = T.axis.spatial(256, i)
+            o[v] = x[v] * y[v] + x[v]
+'''
+    func = tir.parse(text)
+    x, y = rand((256,)) * 5, rand((256,), seed=1) * 5
+    got_i, got_c = both(func, x, y)
+    np.testing.assert_array_equal(got_c, got_i)
+    np.testing.assert_array_equal(got_i, x * y + x)
