@@ -1,4 +1,5 @@
-"""Names of the scalar intrinsics the reader and printer know (``T.exp(x)``, ``T.pow(a, b)``...)."""
+"""Names of the scalar intrinsics the reader and printer know (``T.exp(x)``, ``T.pow(a, b)``...),
+and the ones TVM's build computes from others (:func:`legalized`, shared by both engines)."""
 from __future__ import annotations
 
 from functools import lru_cache
