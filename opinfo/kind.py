@@ -248,7 +248,35 @@ def _block_step(kind: int, block: Block, params: set) -> int:
 
 def pattern_kind(func: PrimFunc) -> str:
     """TVM's OpPatternKind name for ``func`` ("elemwise" ... "opaque")."""
-    return NAMES[blocks_kind(analyzed_blocks(func), {id(b) for b in func.buffers})]
+    blocks = analyzed_blocks(func)
+    if not blocks:
+        return NAMES[_blockless_kind(func)]
+    return NAMES[blocks_kind(blocks, {id(b) for b in func.buffers})]
+
+
+def _blockless_kind(func: PrimFunc) -> int:
+    """A function without blocks (TIR after TVM's lowering passes): TVM's visitor never
+    judges a block, so the kind stays elemwise unless a store's indices are not the very
+    ones of the first store (opaque): a lowered ``relu`` or ``sum`` into a 1-D output is
+    elemwise, a lowered ``matmul`` (init and update at ``i * n + j``) opaque."""
+    first = []
+
+    def visit(n):
+        if isinstance(n, BufferStore):
+            if first and not same_array(n.indices, first[0].indices):
+                raise _Opaque
+            first[:] = [n]
+        return True
+
+    try:
+        pre_order_visit(func.body, visit)
+    except _Opaque:
+        return OPAQUE
+    return ELEMWISE
+
+
+class _Opaque(Exception):
+    """Ends :func:`_blockless_kind`'s walk at the first store at other indices."""
 
 
 def analyzed_blocks(func: PrimFunc) -> list:

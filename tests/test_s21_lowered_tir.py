@@ -109,3 +109,12 @@ def test_shared_scope_allocation_as_tvm_prints_it_after_lowering():
         np.testing.assert_allclose(tir.run(func, x, engine=engine), np.tan(x), rtol=1e-6)
     with pytest.raises(tir.ParseError, match='always "shared"'):
         tir.parse(_one('    t = T.alloc_shared((24,), scope="local")\n    o[0, 0] = t[0]'))
+
+
+@pytest.mark.parametrize("name, kind", [("s21_lowered_conv2d", "opaque"), ("s21_lowered_sum", "elemwise"),
+                                        ("s21_lowered_softmax", "opaque"), ("s21_lowered_max_pool2d", "opaque")])
+def test_kind_of_lowered_functions_is_tvms(name, kind):
+    """Without blocks TVM's analyser only compares each store's indices (by identity) with the
+    first store's: a lowered sum into a 1-D output stores twice at ``[ax0]`` (elemwise), a
+    lowered conv2d's init and update at two ``ff * 36 + ...`` expressions (opaque)."""
+    assert opinfo.analyze(_func(name)).kind == kind
