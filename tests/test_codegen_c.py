@@ -240,20 +240,23 @@ def test_byte_casts_agree_between_engines(values, dst):
     np.testing.assert_array_equal(got_c, got_i)
 
 
-def _intrinsic_func(call: str, dtype: str, out: str, n: int = 64, second: str = "") -> "tir.PrimFunc":
-    """``out[i] = CALL(x[i]{, y[i]})`` as TVM prints it."""
+def _pointwise_text(expr: str, dtype: str, out: str, n: int = 64, second: str = "") -> str:
+    """``o[v] = EXPR`` over ``x[v]`` (and ``y[v]`` of dtype ``second``), as TVM prints it."""
     y = f', y: T.Buffer(({n},), "{second}")' if second else ""
-    args = "x[i], y[i]" if second else "x[i]"
-    text = f'''
+    return f'''
 # from tvm.script import tir as T
 @T.prim_func
 def f(x: T.Buffer(({n},), "{dtype}"){y}, o: T.Buffer(({n},), "{out}")):
     for i in range({n}):
         with T.block("o"):
             v = T.axis.spatial({n}, i)
-            o[v] = {call}({args.replace("i]", "v]")})
+            o[v] = {expr}
 '''
-    return tir.parse(text)
+
+
+def _intrinsic_func(call: str, dtype: str, out: str, n: int = 64, second: str = "") -> "tir.PrimFunc":
+    """``out[i] = CALL(x[i]{, y[i]})``."""
+    return tir.parse(_pointwise_text(f"{call}(x[v], y[v])" if second else f"{call}(x[v])", dtype, out, n, second))
 
 
 @needs_gcc
@@ -286,15 +289,7 @@ def test_ldexp_in_c_equals_the_interpreter():
 @pytest.mark.parametrize("src, dst", [("float32", "int32"), ("int32", "float32"), ("float16", "uint16"),
                                       ("float64", "int64")])
 def test_reinterpret_reads_the_bits_in_both_engines(src, dst):
-    text = f'''
-# from tvm.script import tir as T
-@T.prim_func
-def f(x: T.Buffer((16,), "{src}"), o: T.Buffer((16,), "{dst}")):
-    for i in range(16):
-        with T.block("o"):
-            v = T.axis.spatial(16, i)
-            o[v] = T.reinterpret("{dst}", x[v])
-'''
+    text = _pointwise_text(f'T.reinterpret("{dst}", x[v])', src, dst, 16)
     func = tir.parse(text)
     assert 'T.reinterpret("' + dst + '", x[v])' in tir.to_script(func)
     assert tir.to_script(tir.parse(tir.to_script(func))) == tir.to_script(func)
@@ -306,15 +301,7 @@ def f(x: T.Buffer((16,), "{src}"), o: T.Buffer((16,), "{dst}")):
 
 
 def test_reinterpret_between_widths_is_a_parse_error():
-    text = '''
-# from tvm.script import tir as T
-@T.prim_func
-def f(x: T.Buffer((4,), "float32"), o: T.Buffer((4,), "int64")):
-    for i in range(4):
-        with T.block("o"):
-            v = T.axis.spatial(4, i)
-            o[v] = T.reinterpret("int64", x[v])
-'''
+    text = _pointwise_text('T.reinterpret("int64", x[v])', "float32", "int64", 4)
     with pytest.raises(tir.ParseError, match="differ in width"):
         tir.parse(text)
 
@@ -335,15 +322,7 @@ def test_float16_composite_intrinsics_round_after_each_step(op):
 def test_multiply_add_rounds_twice_as_tvm_builds_it():
     """``x * y + x`` is two roundings in TVM's LLVM build (no FMA contraction), in numpy and in
     the interpreter; the C engine compiles with -ffp-contract=off to keep it so."""
-    text = '''
-# from tvm.script import tir as T
-@T.prim_func
-def f(x: T.Buffer((256,), "float32"), y: T.Buffer((256,), "float32"), o: T.Buffer((256,), "float32")):
-    for i in range(256):
-        with T.block("o"):
-            v = T.axis.spatial(256, i)
-            o[v] = x[v] * y[v] + x[v]
-'''
+    text = _pointwise_text("x[v] * y[v] + x[v]", "float32", "float32", 256, "float32")
     func = tir.parse(text)
     x, y = rand((256,)) * 5, rand((256,), seed=1) * 5
     got_i, got_c = both(func, x, y)
