@@ -96,8 +96,8 @@ def _int_imm(e, ctx, mask):
 
 
 def _float_imm(e, ctx, mask):
-    v = np_dtype(e.dtype).type(e.value)
-    return round_bfloat16(v) if e.dtype.code == "bfloat" else v
+    # a bfloat16 constant is a float one in TVM's build (its bfloat16 compute runs in float)
+    return np_dtype(e.dtype).type(e.value)
 
 
 def _is_int(v) -> bool:
@@ -204,12 +204,12 @@ def _binary(e, ctx, mask):
 
 
 def _fix_dtype(out, d):
+    """``out`` in ``d``'s numpy type; bfloat16 arithmetic stays in float32 (TVM's build
+    computes bfloat16 in float and rounds at stores and casts)."""
     npd = np_dtype(d)
     if isinstance(out, np.ndarray):
-        out = out if out.dtype == npd else out.astype(npd)
-    else:
-        out = npd.type(out)
-    return round_bfloat16(out) if d.code == "bfloat" else out
+        return out if out.dtype == npd else out.astype(npd)
+    return npd.type(out)
 
 
 def _not(e, ctx, mask):
