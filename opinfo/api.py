@@ -237,9 +237,9 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     except RECOGNIZER_ERRORS:
         ops = ()
     ops = sum_convention(prim_func, _settle_copy(ops, prim_func))
-    refused = None
-    if _reads_an_output(ops):
-        ops, refused = (), REFUSALS["output_read"]
+    output_read = _reads_an_output(ops)
+    if output_read:
+        ops = ()
     for whole in WHOLE_FUNCTION:
         if ops:
             break
@@ -265,9 +265,9 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
         # keeping the withheld reading to say why
         undecided, ops = ops, ()
     reading = ops or undecided
+    # an op reading an output refuses the function unless a whole-function recognizer read it
+    refused = REFUSALS["output_read"] if output_read and not reading else None
     symbolic = cheap_binding(prim_func) if len(reading) == 1 else None
-    if reading:
-        refused = None  # a whole-function recognizer read it after all
     if symbolic is not None and verify_op(prim_func, reading[0], packed=packed, symbolic=symbolic,
                                            max_steps=CHEAP_STEPS) is False:
         ops = undecided = ()  # lowered afresh from the answer, the op computes something else

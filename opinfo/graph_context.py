@@ -160,8 +160,9 @@ class ModuleContext:
                 site = CallSite(tuple(call.args), tuple(_type_of(a, g.types, graph_funcs) for a in call.args),
                                 call.out_type, b.var, g)
                 by_name.setdefault(call.func.name, []).append(site)
-        used |= _vars_in(main.ret)
-        for v in _vars_in(main.ret):
+        returned = _vars_in(main.ret)
+        used |= returned
+        for v in returned:
             g.consumers.setdefault(v, []).append((None, ()))
         # an unused shape or tuple is no operand of a ``*_like``; a parameter of unknown or
         # object type may hold a tensor (its type None: any shape)

@@ -79,6 +79,17 @@ class BufferData:
         base = self.flat[self.offset:] if self.flat.size else self.flat
         return np.lib.stride_tricks.as_strided(base, self.shape, tuple(s * item for s in self.strides))
 
+    def reshaped(self, name: str, shape: tuple, what: str) -> "BufferData":
+        """The compact buffer ``name`` of ``shape`` over this storage from its first element
+        (a flattened view, the array a runtime call describes); ``what`` names it in the
+        error when this storage is not compact or too small."""
+        size = int(np.prod(shape)) if shape else 1
+        if self.strides != compact_strides(self.shape) or self.offset + size > self.flat.size:
+            raise InterpError(f"{what} of shape {tuple(shape)} does not fit the storage of {self.name!r}")
+        # not scratch: a value read out of bounds may not be stored through it
+        return BufferData(name, self.flat, tuple(shape), compact_strides(shape), self.offset, self.bf16,
+                          poison=self.poison, poison_message=self.poison_message)
+
     def flat_index(self, indices, mask, where: str):
         """Flat positions of ``indices`` (broadcast arrays); lanes off ``mask`` point at 0."""
         if len(indices) != len(self.shape):

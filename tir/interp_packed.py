@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import expr as E
-from .interp_data import InterpError, compact_strides
+from .interp_data import InterpError
 
 
 def stack_array(arg) -> "tuple | None":
@@ -67,7 +67,9 @@ def _argsort(args, ctx, evaluate) -> None:
         raise InterpError(f"{ctx.where}: argsort arrays of shapes {src_dims} and {dst_dims}")
     if not -len(src_dims) <= axis < len(src_dims):
         raise InterpError(f"{ctx.where}: argsort axis {axis} out of range for rank {len(src_dims)}")
-    values, out = (_described(ctx.data(b), dims, ctx.where) for b, dims in ((src, src_dims), (dst, dst_dims)))
+    # the arrays as described, over the buffers' storage (a flattened view passes its source's shape)
+    values, out = (ctx.data(b).reshaped(b.name, dims, f"{ctx.where}: argsort array").view()
+                   for b, dims in ((src, src_dims), (dst, dst_dims)))
     if not ascend:  # stable descending: equal values keep their order
         values = np.flip(values, axis)
         order = np.flip(np.argsort(values, axis=axis, kind="stable"), axis)
@@ -75,15 +77,6 @@ def _argsort(args, ctx, evaluate) -> None:
     else:
         order = np.argsort(values, axis=axis, kind="stable")
     out[...] = order.astype(out.dtype)
-
-
-def _described(data, dims, where: str) -> np.ndarray:
-    """The array a ``tvm_stack_make_array`` of ``data``'s storage describes: compact, of
-    ``dims`` from the buffer's first element (a flattened view passes its source's shape)."""
-    size = int(np.prod(dims)) if dims else 1
-    if data.strides != compact_strides(data.shape) or data.offset + size > data.flat.size:
-        raise InterpError(f"{where}: argsort array of shape {dims} does not fit the storage of {data.name!r}")
-    return data.flat[data.offset:data.offset + size].reshape(dims)
 
 
 RUNTIME = {"tvm.contrib.sort.argsort": _argsort}

@@ -108,7 +108,7 @@ def combine_all(nest, combines, shape, ctx, mask) -> None:
         data = ctx.data(st.buffer)
         cur = data.load(idx, mask, ctx.where)
         if red is None:
-            new = _fold_in_order(nest, c, shape, ctx, mask, cur, data.bf16)
+            new = _fold_in_order(nest, c, shape, ctx, mask, cur)
         else:
             new = _fold(c.op, cur, red)
         data.store(idx, new, mask, ctx.where)
@@ -123,7 +123,7 @@ def _in_order(nest, c: Combine, shape) -> bool:
         and int(np.prod(shape, dtype=np.int64)) <= _CHUNK_ELEMS
 
 
-def _fold_in_order(nest, c, shape, ctx, mask, cur, bf16: bool):
+def _fold_in_order(nest, c, shape, ctx, mask, cur):
     """``cur op v_0 op v_1 ...`` over the reduction iterations in loop order (outer reduction
     loops first), rounding to the value's type at every step."""
     from .interp_data import round_bfloat16
@@ -140,7 +140,7 @@ def _fold_in_order(nest, c, shape, ctx, mask, cur, bf16: bool):
     acc_shape = tuple(full.shape[a] if a in kept else 1 for a in range(k))
     acc = np.broadcast_to(np.asarray(cur), acc_shape).reshape(steps.shape[:-1]).astype(npd)
     ufunc = _UFUNCS[c.op]
-    if bf16 or npd != np.float16:  # bfloat16 held as float32: round each step explicitly
+    if npd != np.float16:  # bfloat16 (the other 16-bit float) held as float32: round each step explicitly
         for j in range(steps.shape[-1]):
             acc = round_bfloat16(ufunc(acc, steps[..., j]).astype(npd))
     else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import stmt as S
-from .interp_data import BufferData, InterpError, StepLimit, compact_strides, np_dtype
+from .interp_data import BufferData, InterpError, StepLimit, np_dtype
 from .interp_expr import Ctx, Poison, and_mask, evaluate
 
 
@@ -143,15 +143,8 @@ def _allocate_stmt(s, ctx, mask, vec):
 
 def _view(s, ctx) -> None:
     """``b = src.view(...)``: ``b`` reads and writes ``src``'s storage, row-major."""
-    src = ctx.data(s.source)
     shape = tuple(int(evaluate(d, ctx)) for d in s.buffer.shape)
-    size = int(np.prod(shape)) if shape else 1
-    if src.offset + size > src.flat.size or src.strides != compact_strides(src.shape):
-        raise InterpError(f"{ctx.where}: view {s.buffer.name!r} of shape {shape} does not fit the storage of "
-                          f"{s.source.name!r}")
-    # not scratch: a value read out of bounds may not be stored through a view
-    ctx.bufs[s.buffer] = BufferData(s.buffer.name, src.flat, shape, compact_strides(shape), src.offset, src.bf16,
-                                    poison=src.poison, poison_message=src.poison_message)
+    ctx.bufs[s.buffer] = ctx.data(s.source).reshaped(s.buffer.name, shape, f"{ctx.where}: view {s.buffer.name!r}")
 
 
 def _realize(s, ctx, mask, vec):

@@ -179,9 +179,7 @@ def _view(ctx, node: ast.Assign, rest: list):
         if size is None or rest_size is None or rest_size == 0 or size % rest_size:
             raise error(call, f"x.view(): cannot infer the -1 extent of a view of {source.name!r}")
         dims = [IntImm(dt.int64, size // rest_size) if d not in known else d for d in dims]
-    view_size = _constant_size(dims)
-    if size is not None and view_size is not None and view_size > size:
-        raise error(call, f"x.view(): {view_size} elements, more than {source.name!r} holds ({size})")
+    _check_fits(source, dims, call, "x.view()")
     buf = Buffer(target.id, tuple(dims), source.dtype, scope=source.scope)
     inner = _with_buffer(ctx, target.id, buf, rest, node)
     return AllocateBuffer(buf, inner, source)
@@ -213,13 +211,18 @@ def _decl_assign(ctx, node: ast.Assign, rest: list):
         ast.copy_location(call, node.value)
     buf = buffer_from_call(ctx, call, target.id, call.args)
     if source is not None:
-        size, view_size = _constant_size(source.shape), _constant_size(buf.shape)
         if buf.dtype != source.dtype or buf.strides or buf.elem_offset is not None:
             raise error(node.value, f"T.decl_buffer: a view of {source.name!r} has its dtype and a compact layout")
-        if size is not None and view_size is not None and view_size > size:
-            raise error(node.value, f"T.decl_buffer: {view_size} elements, more than {source.name!r} holds ({size})")
+        _check_fits(source, buf.shape, node.value, "T.decl_buffer")
     inner = _with_buffer(ctx, target.id, buf, rest, node)
     return AllocateBuffer(buf, inner, source)
+
+
+def _check_fits(source, dims, node, what: str) -> None:
+    """A view of ``dims`` holds no more elements than ``source`` (when both are constant)."""
+    size, view_size = _constant_size(source.shape), _constant_size(dims)
+    if size is not None and view_size is not None and view_size > size:
+        raise error(node, f"{what}: {view_size} elements, more than {source.name!r} holds ({size})")
 
 
 def _constant_size(dims) -> "int | None":
