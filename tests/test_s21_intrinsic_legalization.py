@@ -63,8 +63,9 @@ def test_only_one_float_argument_is_expanded():
 BF16 = json.loads((FIXTURES / "s21_bfloat16_tvm.json").read_text())
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("case", sorted(BF16))
-def test_bfloat16_computes_in_float_and_rounds_at_the_store(case):
+def test_bfloat16_computes_in_float_and_rounds_at_the_store(case, engine):
     """TVM's build computes bfloat16 arithmetic, constants and intrinsics in float and rounds
     where a value is stored (or cast): ``x * y + x`` rounds once, ``T.bfloat16(0.1)`` is
     float's 0.1, exp10's ln 10 a float constant. The fixture holds TVM 0.27's numbers."""
@@ -79,5 +80,37 @@ def f(x: T.Buffer((40,), "bfloat16"), y: T.Buffer((40,), "bfloat16"), o: T.Buffe
             o[v] = {c["expr"]}
 '''
     x, y = np.array(c["x"], dtype="float32"), np.array(c["y"], dtype="float32")
-    got = np.asarray(tir.run(tir.parse(text), x, y), dtype="float32")
+    got = np.asarray(tir.run(tir.parse(text), x, y, engine=engine), dtype="float32")
     np.testing.assert_array_equal(got, np.array(c["tvm"], dtype="float32"))
+
+
+BF16_SUM = json.loads((FIXTURES / "s22_bfloat16_sum_tvm.json").read_text())
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_bfloat16_reduction_rounds_every_step(engine):
+    """A bfloat16 sum stores (and so rounds) its accumulator at every step, as TVM's build
+    does; the fixture is TVM 0.27's output for 8 rows of 64 random values."""
+    x = np.array(BF16_SUM["x"], dtype="float32")
+    got = np.asarray(tir.run(tir.parse(BF16_SUM["text"]), x, engine=engine), dtype="float32")
+    np.testing.assert_array_equal(got, np.array(BF16_SUM["tvm"], dtype="float32"))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_bfloat16_casts_round_to_nearest_even(engine):
+    """float32 -> bfloat16 keeps the top 16 bits rounded to nearest, ties to even; NaN and
+    infinities pass; the largest float32 values round to infinity."""
+    f = tir.parse('''
+# from tvm.script import tir as T
+@T.prim_func
+def f(x: T.Buffer((8,), "float32"), o: T.Buffer((8,), "bfloat16")):
+    for i in range(8):
+        with T.block("o"):
+            v = T.axis.spatial(8, i)
+            o[v] = T.Cast("bfloat16", x[v])
+''')
+    bits = np.array([0x3F808000, 0x3F818000, 0x3F808001, 0x7F7FFFFF, 0xFF800000, 0x7FC00000,
+                     0x00000001, 0xBF80FFFF], dtype=np.uint32)
+    got = np.asarray(tir.run(f, bits.view(np.float32), engine=engine), dtype=np.float32).view(np.uint32)
+    want = [0x3F800000, 0x3F820000, 0x3F810000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x0, 0xBF810000]
+    assert [hex(b) for b in got] == [hex(w) for w in want]

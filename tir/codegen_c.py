@@ -14,7 +14,7 @@ import attrs
 
 from . import expr as E
 from . import stmt as S
-from .codegen_c_expr import CodegenError, ExprPrinter, Namer, c_type, prelude
+from .codegen_c_expr import CodegenError, ExprPrinter, Namer, bf16_round, c_type, prelude
 from .function import PrimFunc
 from .functor import post_order_visit
 
@@ -159,7 +159,7 @@ class Emitter:
             self.stmt(c)
 
     def _bufferstore(self, s):
-        value = self.expr(s.value)
+        value = bf16_round(self.expr(s.value), s.buffer.dtype)
         local = self.locals.get(s.buffer)
         if local is not None and _same(local[1], s.indices):
             self.line(f"{local[0]} = {value};")

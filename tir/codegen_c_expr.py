@@ -19,6 +19,7 @@ C_TYPES = {
     "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
     "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
     "float16": "_Float16", "float32": "float", "float64": "double",
+    "bfloat16": "float",  # held as float (as the interpreter holds it), rounded where stored or cast
 }
 
 _C_KEYWORDS = frozenset(
@@ -107,12 +108,18 @@ def _half(text: str, d: DataType) -> str:
     """A float16 result rounded to float16 where it is computed: gcc evaluates ``_Float16``
     arithmetic in float and, with ``-fexcess-precision=standard``, rounds only at casts and
     assignments; ``floor(x / y)`` must floor the float16 quotient, as TVM's build does."""
-    return f"((_Float16){text})" if d.is_float and d.bits == 16 else text
+    return f"((_Float16){text})" if d.code == "float" and d.bits == 16 else text
+
+
+def bf16_round(text: str, d: DataType) -> str:
+    """``text`` rounded to ``d`` when ``d`` is bfloat16: TVM's build computes bfloat16 in float
+    and rounds (to nearest, ties to even) where a value is stored or cast."""
+    return f"tir_round_bf16({text})" if d.code == "bfloat" else text
 
 
 def suffix_of(d: DataType) -> str:
     """Suffix of the helper functions for dtype ``d`` (``i64``, ``f32``...)."""
-    return {"int": "i", "uint": "u", "float": "f", "bool": "b"}[d.code] + (str(d.bits) if not d.is_bool else "")
+    return {"int": "i", "uint": "u", "float": "f", "bfloat": "bf", "bool": "b"}[d.code] + (str(d.bits) if not d.is_bool else "")
 
 
 class ExprPrinter:
@@ -165,7 +172,7 @@ class ExprPrinter:
             return f"({self(e.value)} != 0)"
         if e.value.dtype.is_float and e.dtype.code in ("int", "uint") and e.dtype.bits == 8:
             return f"tir_f2{suffix_of(e.dtype)}((double)({self(e.value)}))"  # saturating: see prelude
-        return f"(({c_type(e.dtype)}){self(e.value)})"
+        return bf16_round(f"(({c_type(e.dtype)}){self(e.value)})", e.dtype)
 
     def _bufferload(self, e):
         return self.load(e)
@@ -190,6 +197,8 @@ class ExprPrinter:
             return self(expanded)
         if op == "reinterpret":
             # the bits through a union (well-defined in C99, unlike a pointer cast)
+            if "bfloat" in (e.args[0].dtype.code, d.code):
+                raise CodegenError("T.reinterpret of bfloat16 is not supported by the C engine")
             src, t = c_type(e.args[0].dtype), c_type(d)
             return f"((union {{ {src} a; {t} b; }}){{ .a = {self(e.args[0])} }}).b"
         args = [self(a) for a in e.args]
@@ -280,7 +289,7 @@ def prelude() -> str:
     for name, t in C_TYPES.items():
         if name == "bool":
             continue
-        d = np.dtype("float16" if name == "float16" else name)
+        d = np.dtype(_dt(name).numpy)
         parts.append(_helpers_for(suffix_of(_dt(name)), t, d.kind in "iu", d.kind == "u"))
     # float -> 8-bit integer saturates, as TVM's vectorised x86 build packs it (the
     # interpreter's _saturate_byte): truncated to int32 (x86's INT32_MIN out of range), clamped
@@ -290,6 +299,9 @@ def prelude() -> str:
                  "return v < 0 ? 0 : v > 255 ? 255 : (uint8_t)v; }")
     parts.append("static inline int8_t tir_f2i8(double x) { int32_t v = tir_cvtt_i32(x); "
                  "return v < -128 ? -128 : v > 127 ? 127 : (int8_t)v; }")
+    # float -> bfloat16, to nearest with ties to even (NaN kept), the value held as float
+    parts.append("static inline float tir_round_bf16(float x) { union { float f; uint32_t u; } v = { .f = x }; "
+                 "if (x != x) return x; v.u = (v.u + 0x7FFFu + ((v.u >> 16) & 1u)) & 0xFFFF0000u; return v.f; }")
     parts.append("static inline bool tir_min_b(bool a, bool b) { return a && b; }")
     parts.append("static inline bool tir_max_b(bool a, bool b) { return a || b; }")
     return "\n".join(parts) + "\n"
