@@ -35,11 +35,10 @@ def block(ctx, node: ast.With, call: ast.Call) -> BlockRealize:
         raise error(name_node, "a block name must be a string")
     frame = BlockFrame(name)
     ctx.frames.append(frame)
-    mark = ctx.mark()
     try:
-        inner = body(ctx, node.body, node)
+        with ctx.scope():
+            inner = body(ctx, node.body, node)
     finally:
-        ctx.release(mark)
         ctx.frames.pop()
     return _realize(frame, inner)
 
@@ -59,11 +58,8 @@ def init(ctx, node: ast.With) -> None:
     frame = ctx.frame(BlockFrame, node, "T.init()")
     if frame.init is not None:
         raise error(node, f"block {frame.name!r} has two T.init() sections")
-    mark = ctx.mark()
-    try:
+    with ctx.scope():
         frame.init = body(ctx, node.body, node)
-    finally:
-        ctx.release(mark)
 
 
 def header_call(ctx, node: ast.Call, name: str) -> bool:

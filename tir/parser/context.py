@@ -6,6 +6,7 @@ definition made since, so a lookup is one dict access however deep the nesting.
 from __future__ import annotations
 
 import ast
+import contextlib
 
 from ..errors import ParseError
 
@@ -40,6 +41,18 @@ class Context:
         self.module_name: "str | None" = None
         self.global_refs: list = []
         """(function name, ast node) of every ``cls.f`` reference, checked at module end."""
+
+    @contextlib.contextmanager
+    def scope(self, name: "str | None" = None, value=None):
+        """A scope for the ``with`` body, optionally binding ``name`` to ``value`` in it; every
+        definition made inside is undone on leaving, however the body ends."""
+        mark = self.mark()
+        try:
+            if name is not None:
+                self.define(name, value)
+            yield
+        finally:
+            self.release(mark)
 
     def mark(self) -> int:
         """Open a scope; pass the result to :meth:`release` to close it."""

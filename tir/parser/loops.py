@@ -34,8 +34,7 @@ def for_loop(ctx, node: ast.For):
     if node.orelse:
         raise error(node, "for ... else is not supported")
     headers = _headers(ctx, node)
-    mark = ctx.mark()
-    try:
+    with ctx.scope():
         loop_vars = []
         for h in headers:
             v = Var(h.name, h.min.dtype)
@@ -43,8 +42,6 @@ def for_loop(ctx, node: ast.For):
             ctx.loop_ranges[id(v)] = (h.min, h.extent)
             loop_vars.append(v)
         inner = body(ctx, node.body, node)
-    finally:
-        ctx.release(mark)
     for h, v in zip(reversed(headers), reversed(loop_vars)):
         inner = For(v, h.min, h.extent, h.kind, inner, h.thread, h.annotations)
     return inner

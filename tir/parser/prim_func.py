@@ -41,8 +41,7 @@ def _flags(dec: ast.Call) -> dict:
 def prim_func(ctx, node: ast.FunctionDef, flags: dict) -> PrimFunc:
     """Read a prim_func definition; a non-private one gets ``global_symbol`` = its name."""
     _check_signature(node)
-    mark = ctx.mark()
-    try:
+    with ctx.scope():
         frame = FuncFrame([], {})
         _predeclare(ctx, frame, node.body)
         scalars = {arg.arg: _scalar_param(ctx, arg) for arg in node.args.args if not _is_buffer(arg)}
@@ -53,8 +52,6 @@ def prim_func(ctx, node: ast.FunctionDef, flags: dict) -> PrimFunc:
             inner = body(ctx, node.body, node)
         finally:
             ctx.frames.pop()
-    finally:
-        ctx.release(mark)
     attrs = dict(frame.attrs)
     if not flags.get("private", False) and "global_symbol" not in attrs:
         attrs["global_symbol"] = node.name

@@ -26,13 +26,10 @@ def function(ctx, node: ast.FunctionDef, flags: dict) -> rx.Function:
     a = node.args
     if a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs:
         raise error(node, f"function {node.name!r}: only plain annotated parameters are supported")
-    mark = ctx.mark()
-    try:
+    with ctx.scope():
         params = [_param(ctx, p) for p in a.args]
         ret_type = struct_info(ctx, node.returns) if node.returns is not None else None
         attrs, blocks, ret = _body(ctx, node)
-    finally:
-        ctx.release(mark)
     if not flags.get("private", False) and "global_symbol" not in attrs:
         attrs["global_symbol"] = node.name
     return rx.Function(tuple(params), tuple(blocks), ret, ret_type, attrs)

@@ -99,12 +99,8 @@ def _let(ctx, node):
         raise error(name_node, "T.Let: the bound variable must be a name")
     value = prim(ctx, value_node)
     var = Var(name_node.id, value.dtype)
-    mark = ctx.mark()
-    ctx.define(var.name, var)
-    try:
+    with ctx.scope(var.name, var):
         body = prim(ctx, node.args[0])
-    finally:
-        ctx.release(mark)
     return Let(var, value, body)
 
 

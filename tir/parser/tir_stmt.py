@@ -49,12 +49,8 @@ def stmt_list(ctx, nodes: list) -> list:
         let = guarded(node, _let_header, ctx, node)
         if let is not None:
             var, value = let
-            mark = ctx.mark()
-            ctx.define(var.name, var)
-            try:
+            with ctx.scope(var.name, var):
                 rest = body(ctx, nodes[k + 1:], node)
-            finally:
-                ctx.release(mark)
             out.append(LetStmt(var, value, rest))
             return out
         s = stmt(ctx, node)
@@ -138,12 +134,8 @@ def _alloc_local(ctx, node: ast.Assign, rest: list):
 
 def _with_buffer(ctx, name: str, buf, nodes: list, node):
     """The statements ``nodes`` read with ``name`` bound to ``buf``."""
-    mark = ctx.mark()
-    ctx.define(name, buf)
-    try:
+    with ctx.scope(name, buf):
         return body(ctx, nodes, node)
-    finally:
-        ctx.release(mark)
 
 
 def _is_view(node) -> bool:
@@ -402,11 +394,8 @@ def _if(ctx, node: ast.If):
 
 
 def _scoped_body(ctx, nodes, owner):
-    mark = ctx.mark()
-    try:
+    with ctx.scope():
         return body(ctx, nodes, owner)
-    finally:
-        ctx.release(mark)
 
 
 def _while(ctx, node: ast.While):
