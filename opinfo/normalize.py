@@ -76,7 +76,7 @@ from .loop_partition import merge_partitions
 from .predicates import drop_predicates
 from .probe import NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, scalar_int, shape_envs, shape_vars
 from .realize_check import SHAPE_VALUES, covers_domain
-from .rewrite import EMPTY, loaded, prune, stored, stores_in
+from .rewrite import EMPTY, loaded, prune, stored, stores_in, without_allocs
 from .rfactor import merge_rfactor
 from .tags import tag
 
@@ -435,9 +435,7 @@ def drop_cache_copies(func: PrimFunc) -> PrimFunc:
         if isinstance(n, BufferRegion) and id(n.buffer) in rename:
             new, order = rename[id(n.buffer)]
             return attrs.evolve(n, buffer=new, region=tuple(n.region[k] for k in order))
-        if isinstance(n, Block) and any(id(b) in rename for b in n.alloc_buffers):
-            return attrs.evolve(n, alloc_buffers=tuple(b for b in n.alloc_buffers if id(b) not in rename))
-        return None
+        return without_allocs(n, rename) if isinstance(n, Block) else None
 
     return prune(transform(func, post, pre))
 

@@ -42,7 +42,7 @@ from .affine import affine, const_of
 from .bounded import bounded_form, interval
 from .probe import NotEvaluable, collect_vars, evaluate
 from .recognize.guard import conjuncts
-from .rewrite import EMPTY, loaded, prune, stored, update_term
+from .rewrite import EMPTY, loaded, prune, stored, update_term, without_allocs
 from .rfactor import combiner_identity
 
 
@@ -575,8 +575,6 @@ def unpad_einsum(func: PrimFunc) -> PrimFunc:
         return None
 
     def post(n):
-        if isinstance(n, Block) and any(id(b) in dropped_bufs for b in n.alloc_buffers):
-            return attrs.evolve(n, alloc_buffers=tuple(b for b in n.alloc_buffers if id(b) not in dropped_bufs))
-        return None
+        return without_allocs(n, dropped_bufs) if isinstance(n, Block) else None
 
     return prune(transform(func, post, pre))

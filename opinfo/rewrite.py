@@ -3,6 +3,8 @@
 as well as its declared regions: hand-written TVMScript may omit ``T.reads``/``T.writes``)."""
 from __future__ import annotations
 
+import attrs
+
 from tir.expr import Add, BufferLoad, IntImm, Var
 from tir.functor import post_order_stmts, post_order_visit, pre_order_visit, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, SeqStmt
@@ -25,6 +27,14 @@ def prune(node):
             return EMPTY if not kept else kept[0] if len(kept) == 1 else SeqStmt(kept)
         return None
     return transform(node, post)
+
+
+def without_allocs(block: Block, ids) -> "Block | None":
+    """``block`` without its allocations of the buffers whose ids are in ``ids`` (buffers a
+    rewrite removed); None when it allocates none of them."""
+    if not any(id(b) in ids for b in block.alloc_buffers):
+        return None
+    return attrs.evolve(block, alloc_buffers=tuple(b for b in block.alloc_buffers if id(b) not in ids))
 
 
 def stores_in(stmt) -> list:

@@ -24,7 +24,7 @@ from tir.functor import post_order_visit, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IterKind, IterVar
 
 from .affine import affine, float_of
-from .rewrite import EMPTY, loaded, prune, stored
+from .rewrite import EMPTY, loaded, prune, stored, without_allocs
 
 COMBINERS = (Add, Mul, Max, Min)
 
@@ -226,8 +226,6 @@ def merge_rfactor(func: PrimFunc) -> PrimFunc:
         return None
 
     def post(n):
-        if isinstance(n, Block) and any(id(b) in dropped_bufs for b in n.alloc_buffers):
-            return attrs.evolve(n, alloc_buffers=tuple(b for b in n.alloc_buffers if id(b) not in dropped_bufs))
-        return None
+        return without_allocs(n, dropped_bufs) if isinstance(n, Block) else None
 
     return prune(transform(func, post, pre))
