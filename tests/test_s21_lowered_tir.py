@@ -73,7 +73,8 @@ def test_view_with_an_inferred_extent_runs():
     ("    x_1 = x.view(-1, -1)\n    o[0, 0] = x_1[0, 0]", "at most one extent"),
     ("    x_1 = x.view(T.int64(5), -1)\n    o[0, 0] = x_1[0, 0]", "cannot infer"),
     ("    x_1 = x.view(\"int32\")\n    o[0, 0] = x_1[0]", "new extents only"),
-    ('    x_1 = T.decl_buffer((24,), "int32", data=x.data)\n    o[0, 0] = x_1[0]', "its dtype"),
+    ('    x_1 = T.decl_buffer((13,), "float64", data=x.data)\n    o[0, 0] = x_1[0]', r"more than 'x' holds \(24 float32\)"),
+    ('    x_1 = T.decl_buffer((24,), "bfloat16", data=x.data)\n    o[0, 0] = x_1[0]', "bfloat16 is held as float32"),
     ('    x_1 = T.decl_buffer((30,), data=x.data)\n    o[0, 0] = x_1[0]', "more than 'x' holds"),
     ('    x_1 = T.decl_buffer((24,), data=x)\n    o[0, 0] = x_1[0]', "data=buf.data"),
 ])

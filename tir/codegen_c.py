@@ -261,6 +261,8 @@ class Emitter:
         _, offset = self._layout[src]
         t = c_type(s.buffer.dtype)
         start = self.buffer_name(src) + (f" + {offset}" if offset else "")
+        if s.buffer.dtype != src.dtype:  # the storage's bytes read as another type (TVM's reuse)
+            start = f"({t}*)({start})"
         self.declare_layout(s.buffer)
         self.line(f"{t}* {self.buffer_name(s.buffer)} = {start};")
         self.stmt(s.body)

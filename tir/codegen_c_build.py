@@ -23,9 +23,11 @@ from .interp_data import InterpError
 from .interp_expr import Ctx
 
 CFLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-fwrapv", "-fno-math-errno", "-std=gnu99", "-fexcess-precision=standard",
-          "-fno-tree-loop-if-convert", "-ffp-contract=off")
+          "-fno-tree-loop-if-convert", "-ffp-contract=off", "-fno-strict-aliasing")
 """``-ffp-contract=off``: ``a * b + c`` rounds twice, as TVM's LLVM build computes it (gcc would
-fuse it into one FMA on this machine: measured 80 of 256 float32 elements off TVM's by an ulp)."""
+fuse it into one FMA on this machine: measured 80 of 256 float32 elements off TVM's by an ulp).
+``-fno-strict-aliasing``: a view of another type over a buffer's storage (TVM's storage reuse,
+``T.decl_buffer(..., "bool", data=x.data)``) accesses the same memory through both types."""
 _LOADED: dict = {}
 
 

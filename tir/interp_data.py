@@ -79,16 +79,23 @@ class BufferData:
         base = self.flat[self.offset:] if self.flat.size else self.flat
         return np.lib.stride_tricks.as_strided(base, self.shape, tuple(s * item for s in self.strides))
 
-    def reshaped(self, name: str, shape: tuple, what: str) -> "BufferData":
+    def reshaped(self, name: str, shape: tuple, what: str, dtype: "np.dtype | None" = None) -> "BufferData":
         """The compact buffer ``name`` of ``shape`` over this storage from its first element
         (a flattened view, the array a runtime call describes); ``what`` names it in the
-        error when this storage is not compact or too small."""
+        error when this storage is not compact or too small. With another ``dtype`` the view
+        reads the storage's bytes as that type (TVM's storage reuse)."""
         size = int(np.prod(shape)) if shape else 1
-        if self.strides != compact_strides(self.shape) or self.offset + size > self.flat.size:
+        flat, offset, poison = self.flat, self.offset, self.poison
+        if dtype is not None and np.dtype(dtype) != flat.dtype:
+            start = offset * flat.itemsize
+            if self.bf16 or start % np.dtype(dtype).itemsize or flat.nbytes % np.dtype(dtype).itemsize:
+                raise InterpError(f"{what}: the storage of {self.name!r} cannot be read as {np.dtype(dtype)}")
+            flat, offset, poison = flat.view(dtype), start // np.dtype(dtype).itemsize, None
+        if self.strides != compact_strides(self.shape) or offset + size > flat.size:
             raise InterpError(f"{what} of shape {tuple(shape)} does not fit the storage of {self.name!r}")
         # not scratch: a value read out of bounds may not be stored through it
-        return BufferData(name, self.flat, tuple(shape), compact_strides(shape), self.offset, self.bf16,
-                          poison=self.poison, poison_message=self.poison_message)
+        return BufferData(name, flat, tuple(shape), compact_strides(shape), offset, self.bf16,
+                          poison=poison, poison_message=self.poison_message)
 
     def flat_index(self, indices, mask, where: str):
         """Flat positions of ``indices`` (broadcast arrays); lanes off ``mask`` point at 0."""

@@ -144,7 +144,8 @@ def _allocate_stmt(s, ctx, mask, vec):
 def _view(s, ctx) -> None:
     """``b = src.view(...)``: ``b`` reads and writes ``src``'s storage, row-major."""
     shape = tuple(int(evaluate(d, ctx)) for d in s.buffer.shape)
-    ctx.bufs[s.buffer] = ctx.data(s.source).reshaped(s.buffer.name, shape, f"{ctx.where}: view {s.buffer.name!r}")
+    ctx.bufs[s.buffer] = ctx.data(s.source).reshaped(s.buffer.name, shape, f"{ctx.where}: view {s.buffer.name!r}",
+                                                      np_dtype(s.buffer.dtype))
 
 
 def _realize(s, ctx, mask, vec):

@@ -4,6 +4,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Iterator
 
+import attrs
+
 
 class Node:
     """Marker base of all IR nodes (expressions, statements, buffers, functions, modules).
@@ -34,6 +36,16 @@ def freeze(value: Any) -> Any:
     if isinstance(value, dict):
         return Map(value)
     return value
+
+
+@attrs.frozen
+class Target:
+    """A compilation target as an attribute value (``T.target({"kind": "llvm", ...})`` in a
+    function's attributes, as TVM prints a function bound to a target): kept and printed back,
+    never interpreted."""
+
+    config: Any = attrs.field(converter=freeze)
+    """The target's configuration: a Map of its fields, or its string form (``"llvm"``)."""
 
 
 class Map(Mapping):

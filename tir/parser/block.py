@@ -34,6 +34,7 @@ def block(ctx, node: ast.With, call: ast.Call) -> BlockRealize:
     if not isinstance(name, str):
         raise error(name_node, "a block name must be a string")
     frame = BlockFrame(name)
+    frame.node = node
     ctx.frames.append(frame)
     try:
         with ctx.scope():

@@ -14,6 +14,8 @@ class FuncFrame:
         self.allocs: list = []
         self.predeclared: set = set()
         """ids of ``n = T.int64()`` statements already declared before the parameters."""
+        self.node = None
+        """The ``ast`` node whose suite is this frame's body (its header holds allocations)."""
 
 
 class BlockFrame:
@@ -31,4 +33,6 @@ class BlockFrame:
         self.allocs: list = []
         self.match_buffers: list = []
         self.init = None
+        self.node = None
+        """The ``with`` node whose suite is this block's body (its header holds allocations)."""
         self.predicate = None

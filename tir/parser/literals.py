@@ -5,7 +5,8 @@ import ast
 
 from ..buffer import Buffer
 from ..expr import FloatImm, IntImm, PrimExpr
-from .context import describe, error
+from ..node import Target
+from .context import describe, dotted, error
 
 
 def literal(ctx, node):
@@ -20,6 +21,8 @@ def literal(ctx, node):
         return [literal(ctx, e) for e in node.elts]
     if isinstance(node, ast.Dict):
         return _dict(ctx, node)
+    if isinstance(node, ast.Call) and dotted(node.func) == "T.target":
+        return _target(ctx, node)
     from .expr import expr
 
     value = expr(ctx, node)
@@ -30,6 +33,16 @@ def literal(ctx, node):
     if isinstance(value, (PrimExpr, Buffer, int, float, str)):
         return value
     raise error(node, f"expected a literal value or a buffer, got {describe(node)!r}")
+
+
+def _target(ctx, node: ast.Call) -> Target:
+    """``T.target({"kind": "llvm", ...})`` or ``T.target("llvm")``: kept, not interpreted."""
+    if len(node.args) != 1 or node.keywords:
+        raise error(node, "T.target takes one argument: the target's configuration dict or its name")
+    config = literal(ctx, node.args[0])
+    if not isinstance(config, (dict, str)):
+        raise error(node.args[0], f"T.target expects a dict or a string, got {describe(node.args[0])!r}")
+    return Target(config)
 
 
 def _dict(ctx, node: ast.Dict) -> dict:

@@ -43,6 +43,7 @@ def prim_func(ctx, node: ast.FunctionDef, flags: dict) -> PrimFunc:
     _check_signature(node)
     with ctx.scope():
         frame = FuncFrame([], {})
+        frame.node = node
         _predeclare(ctx, frame, node.body)
         scalars = {arg.arg: _scalar_param(ctx, arg) for arg in node.args.args if not _is_buffer(arg)}
         for arg in node.args.args:

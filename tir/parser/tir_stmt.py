@@ -24,13 +24,13 @@ _SYMBOLIC = ("T.int32", "T.int64", "T.int16", "T.int8", "T.uint32", "T.uint64")
 
 def body(ctx, nodes: list, owner) -> "object":
     """The statements of a suite as one Stmt (``T.evaluate(0)`` when it holds none)."""
-    stmts = stmt_list(ctx, nodes)
+    stmts = stmt_list(ctx, nodes, owner)
     if not stmts:
         return Evaluate(IntImm(dt.int32, 0))
     return seq(*stmts)
 
 
-def stmt_list(ctx, nodes: list) -> list:
+def stmt_list(ctx, nodes: list, owner=None) -> list:
     """Read statements in order; a let binds the statements after it (its body)."""
     out = []
     for k, node in enumerate(nodes):
@@ -45,6 +45,9 @@ def stmt_list(ctx, nodes: list) -> list:
             return out
         if _is_decl_assign(node):
             out.append(guarded(node, _decl_assign, ctx, node, nodes[k + 1:]))
+            return out
+        if _is_body_alloc(ctx, node, owner, out):
+            out.append(guarded(node, _body_alloc, ctx, node, nodes[k + 1:]))
             return out
         let = guarded(node, _let_header, ctx, node)
         if let is not None:
@@ -132,6 +135,29 @@ def _alloc_local(ctx, node: ast.Assign, rest: list):
     return AllocateBuffer(buf, inner)
 
 
+def _is_body_alloc(ctx, node, owner, before: list) -> bool:
+    """``b = T.alloc_buffer(...)`` among the statements of a body, not in the header of a
+    block or function (the start of its own suite, before any statement): TVM's allocation
+    statement (after its lowering passes), whose shape may use a variable bound just before."""
+    if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+            and dotted(node.value.func) == "T.alloc_buffer"):
+        return False
+    frame = ctx.frames[-1] if ctx.frames else None
+    return frame is not None and (before or owner is not getattr(frame, "node", None))
+
+
+def _body_alloc(ctx, node: ast.Assign, rest: list):
+    """A buffer allocated for the rest of the suite (an elem_offset of 0 is its start)."""
+    from ..stmt import AllocateBuffer
+
+    target = blk.single_target(node)
+    buf = buffer_from_call(ctx, node.value, target.id, node.value.args)
+    if getattr(buf.elem_offset, "value", None) == 0:
+        buf = attrs.evolve(buf, elem_offset=None)
+    inner = _with_buffer(ctx, target.id, buf, rest, node)
+    return AllocateBuffer(buf, inner)
+
+
 def _with_buffer(ctx, name: str, buf, nodes: list, node):
     """The statements ``nodes`` read with ``name`` bound to ``buf``."""
     with ctx.scope(name, buf):
@@ -203,18 +229,34 @@ def _decl_assign(ctx, node: ast.Assign, rest: list):
         ast.copy_location(call, node.value)
     buf = buffer_from_call(ctx, call, target.id, call.args)
     if source is not None:
-        if buf.dtype != source.dtype or buf.strides or buf.elem_offset is not None:
-            raise error(node.value, f"T.decl_buffer: a view of {source.name!r} has its dtype and a compact layout")
-        _check_fits(source, buf.shape, node.value, "T.decl_buffer")
+        if getattr(buf.elem_offset, "value", None) == 0:  # TVM's print of a view at the start
+            buf = attrs.evolve(buf, elem_offset=None)
+        if buf.strides or buf.elem_offset is not None:
+            raise error(node.value, f"T.decl_buffer: a view of {source.name!r} has a compact layout from its start")
+        if buf.dtype != source.dtype and "bfloat" in (buf.dtype.code, source.dtype.code):
+            raise error(node.value, f"T.decl_buffer: a {buf.dtype} view of {source.name!r} ({source.dtype}) "
+                                    "is not supported (bfloat16 is held as float32)")
+        _check_fits(source, buf.shape, node.value, "T.decl_buffer", buf.dtype)
     inner = _with_buffer(ctx, target.id, buf, rest, node)
     return AllocateBuffer(buf, inner, source)
 
 
-def _check_fits(source, dims, node, what: str) -> None:
-    """A view of ``dims`` holds no more elements than ``source`` (when both are constant)."""
+def _check_fits(source, dims, node, what: str, dtype=None) -> None:
+    """A view of ``dims`` (of ``dtype``, default the source's: TVM's storage reuse views
+    memory with another type) takes no more bytes than ``source`` (when both are constant)."""
     size, view_size = _constant_size(source.shape), _constant_size(dims)
-    if size is not None and view_size is not None and view_size > size:
-        raise error(node, f"{what}: {view_size} elements, more than {source.name!r} holds ({size})")
+    if size is None or view_size is None:
+        return
+    dtype = dtype or source.dtype
+    if view_size * _bytes(dtype) > size * _bytes(source.dtype):
+        held = f"{size}" if dtype == source.dtype else f"{size} {source.dtype}"
+        raise error(node, f"{what}: {view_size} {'elements' if dtype == source.dtype else dtype}, "
+                          f"more than {source.name!r} holds ({held})")
+
+
+def _bytes(d) -> int:
+    """Bytes of one value of ``d`` in memory (a bool takes one)."""
+    return max(1, d.bits // 8) * d.lanes
 
 
 def _constant_size(dims) -> "int | None":

@@ -9,6 +9,7 @@ from .. import stmt as S
 from ..buffer import Buffer
 from ..expr import Add, Call, IntImm, Var
 from ..intrinsics import CALL_STATEMENTS
+from ..node import Target
 from ..functor import post_order_visit
 from ..stmt import ForKind, IterKind
 
@@ -33,6 +34,8 @@ def literal(p, value) -> str:
         return "{" + ", ".join(f"{literal(p, k)}: {literal(p, v)}" for k, v in value.items()) + "}"
     if isinstance(value, Buffer):
         return p.namer(value)
+    if isinstance(value, Target):
+        return f"T.target({literal(p, value.config)})"
     return p.expr(value)
 
 
@@ -135,6 +138,10 @@ class StmtPrinter:
         src.view(...)``; any other as ``with T.decl_buffer(...) as b:``."""
         b = s.buffer
         if s.source is not None:
+            if b.dtype != s.source.dtype:  # storage reused with another type: TVM's form
+                call = self.p.buffer_call("T.decl_buffer", b)
+                self.line(ind, f"{self.p.namer(b)} = {call[:-1]}, data={self.p.namer(s.source)}.data)")
+                return self.stmt(s.body, ind)
             dims = ", ".join(self.p.expr(d) for d in b.shape)
             self.line(ind, f"{self.p.namer(b)} = {self.p.namer(s.source)}.view({dims})")
             return self.stmt(s.body, ind)

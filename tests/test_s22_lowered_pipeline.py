@@ -1,0 +1,77 @@
+"""TIR as TVM 0.27 prints it after its whole lowering pipeline up to MakePackedAPI (the
+s_tir passes, FlattenBuffer, NarrowDataType, VectorizeLoop, StorageRewrite, UnrollLoop,
+CommonSubexprElim): a ``T.target`` function attribute, allocations among the statements
+(their shape bound by a let just before), views at offset 0 (``elem_offset=0``) and storage
+reused with another type (``T.decl_buffer(shape, "bool", data=t.data)``). The fixture is
+TVM's output for a legalized ``mean`` with a symbolic batch."""
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+import tir
+from tests.fixture_util import FIXTURES
+from tir.node import Target
+
+ENGINES = ["interp"] + (["c"] if shutil.which("gcc") else [])
+
+
+def _mean():
+    (_, func), = tir.parse((FIXTURES / "s22_lowered_pipeline_mean.py").read_text()).prim_funcs()
+    return func
+
+
+def test_target_attribute_is_kept_and_printed_back():
+    func = _mean()
+    target = func.attrs["target"]
+    assert isinstance(target, Target) and target.config["kind"] == "llvm"
+    text = tir.to_script(func)
+    assert 'T.target({"keys": ["cpu"], "kind": "llvm"' in text
+    assert tir.to_script(tir.parse(text)) == text
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("batch", [1, 3])
+def test_allocation_after_a_let_runs_as_the_op(engine, batch):
+    """``x_red = T.alloc_buffer((cse_v1,))`` after ``cse_v1: T.let = n * 6`` allocates for
+    the statements after it (not in the root block, where cse_v1 is not yet bound)."""
+    x = np.random.default_rng(batch).standard_normal((batch, 6, 9)).astype("float32")
+    got = tir.run(_mean(), x, engine=engine)
+    np.testing.assert_allclose(got, x.mean(axis=2), rtol=1e-5, atol=1e-6)
+
+
+def _reuse(view_line: str) -> str:
+    return f'''
+# from tvm.script import tirx as T
+@T.prim_func(private=True)
+def f(x: T.Buffer((6,), "float32"), o: T.Buffer((6,), "float32")):
+    T.func_attr({{"target": T.target("llvm"), "tirx.noalias": True}})
+    t = T.alloc_buffer((6,))
+    for i in range(6):
+        t[i] = x[i] * T.float32(2.0)
+    for i in range(6):
+        o[i] = t[i] + T.float32(1.0)
+{view_line}
+    for i in range(6):
+        m[i] = x[i] > T.float32(0.0)
+    for i in range(6):
+        o[i] = T.Select(m[i], o[i], T.float32(0.0))
+'''
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_storage_reused_with_another_type_runs(engine):
+    """StorageRewrite's reuse: a bool buffer over a float32 one's bytes once it is dead."""
+    func = tir.parse(_reuse('    m = T.decl_buffer((6,), "bool", data=t.data)'))
+    text = tir.to_script(func)
+    assert 'm = T.decl_buffer((T.int64(6),), "bool", data=t.data)' in text
+    assert tir.to_script(tir.parse(text)) == text
+    x = np.array([1.5, -2.0, 0.25, -0.5, 3.0, 0.0], dtype="float32")
+    np.testing.assert_array_equal(tir.run(func, x, engine=engine), np.where(x > 0, 2 * x + 1, 0))
+
+
+def test_a_view_larger_than_the_storage_in_bytes_is_refused():
+    with pytest.raises(tir.ParseError, match=r"7 int64, more than 't' holds \(6 float32\)"):
+        tir.parse(_reuse('    m = T.decl_buffer((7,), "int64", data=t.data)'))
