@@ -75,3 +75,69 @@ def test_storage_reused_with_another_type_runs(engine):
 def test_a_view_larger_than_the_storage_in_bytes_is_refused():
     with pytest.raises(tir.ParseError, match=r"7 int64, more than 't' holds \(6 float32\)"):
         tir.parse(_reuse('    m = T.decl_buffer((7,), "int64", data=t.data)'))
+
+
+# ---------------------------------------------------------------------------- vectorised code
+
+VECTORIZED = {  # TVM 0.27's output for a vectorising schedule of each op, put through its pipeline
+    "s22_vectorized_broadcast_to": ([(1, 4)], lambda x: np.broadcast_to(x, (4, 2, 4))),
+    "s22_vectorized_layout_transform": ([(1, 8, 2, 3)], lambda x: x.reshape(1, 2, 4, 2, 3).transpose(0, 1, 3, 4, 2)),
+    "s22_vectorized_nn_log_softmax": ([(4, 7, 2)], lambda x: x - x.max(0) - np.log(np.exp(x - x.max(0)).sum(0))),
+}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name", sorted(VECTORIZED))
+def test_vectorized_function_reads_prints_back_and_runs_as_the_op(name, engine):
+    """T.Ramp indices, T.Broadcast operands, vector stores ``o[i:i + 4]`` (strided
+    ``o[i:i + 12:4]``), lets bound to vectors and buffers of vector elements
+    (``T.alloc_local((8,), "float32x4")``), run lane by lane."""
+    (_, func), = tir.parse((FIXTURES / f"{name}.py").read_text()).prim_funcs()
+    text = tir.to_script(func)
+    assert "T.Ramp(" in text and tir.to_script(tir.parse(text)) == text
+    shapes, reference = VECTORIZED[name]
+    args = [np.random.default_rng(3).standard_normal(s).astype("float32") for s in shapes]
+    np.testing.assert_allclose(tir.run(func, *args, engine=engine), reference(*args), rtol=1e-5, atol=1e-5)
+
+
+def _vec(body: str) -> str:
+    return f'''
+# from tvm.script import tirx as T
+@T.prim_func(private=True)
+def f(x: T.Buffer((12,), "float32"), o: T.Buffer((12,), "float32")):
+{body}
+'''
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_vector_forms_run_lane_by_lane(engine):
+    func = tir.parse(_vec('''    for i in range(3):
+        v: T.let[T.int32x4] = T.Ramp(i * 4, 1, 4)
+        o[v] = T.Select(x[v] > T.Broadcast(T.float32(0.0), 4), x[v], T.Broadcast(T.float32(0.0), 4)) + T.Cast("float32x4", T.Ramp(0, 1, 4))'''))
+    x = np.linspace(-3, 3, 12).astype("float32")
+    want = np.maximum(x, 0) + np.tile(np.arange(4), 3)
+    np.testing.assert_allclose(tir.run(func, x, engine=engine), want, rtol=1e-6)
+
+
+def test_devectorize_gives_the_serial_loops_and_keeps_scalar_functions():
+    from tir.devectorize import devectorize, has_vectors
+
+    func = tir.parse(_vec('''    for i in range(3):
+        o[i * 4:i * 4 + 4] = x[T.Ramp(i * 4, 1, 4)]'''))
+    assert has_vectors(func.body)
+    flat = devectorize(func)
+    assert not has_vectors(flat.body) and "o[i * 4 + lane] = x[i * 4 + lane]" in tir.to_script(flat)
+    scalar = tir.parse(_vec("    for i in range(12):\n        o[i] = x[i]"))
+    assert devectorize(scalar) is scalar
+
+
+@pytest.mark.parametrize("body, message", [
+    ("    o[0:3:2] = x[T.Ramp(0, 2, 2)]", "constant length of at least 2 lanes"),
+    ("    for i in range(2):\n        o[i:i * 2] = x[T.Ramp(0, 1, 4)]", "constant length"),
+    ("    o[0] = x[T.Ramp(0, 1, 1)]", "at least 2"),
+    ("    o[0:4] = x[T.Ramp(0, 1, 3)]", "storing a float32x3 value into float32x4"),
+    ("    o[0] = T.Broadcast(x[T.Ramp(0, 1, 2)], 2)", "must be a scalar"),
+])
+def test_malformed_vector_code_is_a_parse_error(body, message):
+    with pytest.raises(tir.ParseError, match=message):
+        tir.parse(_vec(body))

@@ -118,7 +118,12 @@ class CFunction:
 
 def build(func: PrimFunc) -> CFunction:
     """Emit, compile (or reuse) and load ``func``; returns a callable on numpy arrays."""
-    source = emit_c(func)
+    from .devectorize import VectorError, devectorize
+
+    try:
+        source = emit_c(devectorize(func))  # vector stores as loops over their lanes
+    except VectorError as err:
+        raise InterpError(f"{func.name or 'prim_func'}: {err}") from None
     key = hashlib.sha256(source.encode()).hexdigest()
     cfunc = _LOADED.get(key)
     if cfunc is None:

@@ -202,11 +202,11 @@ class Max(BinaryOp):
 
 
 class CmpOp(BinaryOp):
-    """Base of comparisons; the result is bool."""
+    """Base of comparisons; the result is bool (a bool vector for vector operands)."""
 
     @property
     def dtype(self) -> DataType:
-        return dt.bool_
+        return dt.bool_ if self.a.dtype.lanes == 1 else with_lanes(dt.bool_, self.a.dtype.lanes)
 
 
 class EQ(CmpOp):
@@ -256,7 +256,7 @@ class Not(PrimExpr):
 
     @property
     def dtype(self) -> DataType:
-        return dt.bool_
+        return self.a.dtype if self.a.dtype.lanes > 1 else dt.bool_
 
 
 @attrs.frozen(cache_hash=True)
@@ -312,7 +312,8 @@ class BufferLoad(PrimExpr):
 
     @property
     def dtype(self) -> DataType:
-        return self.buffer.dtype
+        lanes = max((i.dtype.lanes for i in self.indices), default=1)
+        return self.buffer.dtype if lanes == 1 else with_lanes(self.buffer.dtype, lanes)
 
 
 @attrs.frozen(cache_hash=True)
@@ -326,6 +327,52 @@ class Let(PrimExpr):
     @property
     def dtype(self) -> DataType:
         return self.body.dtype
+
+
+# ---------------------------------------------------------------------------- vectors
+
+def with_lanes(d: DataType, lanes: int) -> DataType:
+    """``d`` with ``lanes`` lanes (``float32`` -> ``float32x4``)."""
+    return d if d.lanes == lanes else DataType(d.code, d.bits, lanes)
+
+
+def _lanes(self, attribute, value):
+    if not isinstance(value, int) or isinstance(value, bool) or value < 2:
+        raise ValueError(f"{type(self).__name__}: lanes must be an integer of at least 2, got {value!r}")
+
+
+@attrs.frozen(cache_hash=True)
+class Ramp(PrimExpr):
+    """The vector ``base, base + stride, ..., base + (lanes - 1) * stride`` (TVM's vectorised
+    index after VectorizeLoop)."""
+
+    base: PrimExpr
+    stride: PrimExpr
+    lanes: int = attrs.field(validator=_lanes)
+
+    def __attrs_post_init__(self):
+        if self.base.dtype.lanes != 1 or self.stride.dtype != self.base.dtype:
+            raise TypeError(f"Ramp: base and stride must be scalars of one type ({self.base.dtype}, {self.stride.dtype})")
+
+    @property
+    def dtype(self) -> DataType:
+        return with_lanes(self.base.dtype, self.lanes)
+
+
+@attrs.frozen(cache_hash=True)
+class Broadcast(PrimExpr):
+    """The scalar ``value`` repeated in ``lanes`` lanes."""
+
+    value: PrimExpr
+    lanes: int = attrs.field(validator=_lanes)
+
+    def __attrs_post_init__(self):
+        if self.value.dtype.lanes != 1:
+            raise TypeError(f"Broadcast: the value must be a scalar, got {self.value.dtype}")
+
+    @property
+    def dtype(self) -> DataType:
+        return with_lanes(self.value.dtype, self.lanes)
 
 
 # ---------------------------------------------------------------------------- construction helpers
@@ -352,9 +399,12 @@ def const(value, dtype: "str | DataType | None" = None) -> PrimExpr:
 
 
 def convert(value: ExprLike, like: "DataType | None" = None) -> PrimExpr:
-    """Turn a Python number into a constant, matching ``like`` when given."""
+    """Turn a Python number into a constant, matching ``like`` when given (a vector ``like``
+    gives the constant broadcast to its lanes)."""
     if isinstance(value, PrimExpr):
         return value
+    if like is not None and like.lanes > 1:
+        return Broadcast(convert(value, with_lanes(like, 1)), like.lanes)
     if like is not None and not like.is_handle:
         if isinstance(value, bool) and not like.is_bool:
             return const(int(value), like)

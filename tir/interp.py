@@ -28,6 +28,7 @@ def interpret(func: PrimFunc, *args, vectorize: bool = True, scratch_fill: "floa
     name = func.name or "prim_func"
     if len(args) != len(func.params):
         raise InterpError(f"{name}: expects {len(func.params)} arguments ({_param_names(func)}), got {len(args)}")
+    func = _lane_by_lane(func, name)
     ctx = Ctx(where=f"function {name!r}", scratch_fill=scratch_fill, steps_left=max_steps)
     arrays = bind_params(func, args, ctx, name)
     with np.errstate(all="ignore"):
@@ -35,6 +36,16 @@ def interpret(func: PrimFunc, *args, vectorize: bool = True, scratch_fill: "floa
     for arr, data in arrays:
         if arr.flags.writeable and not np.shares_memory(arr, data.flat):
             arr[...] = data.view()
+
+
+def _lane_by_lane(func: PrimFunc, name: str) -> PrimFunc:
+    """``func`` with its vector stores (TVM's VectorizeLoop) run as loops over their lanes."""
+    from .devectorize import VectorError, devectorize
+
+    try:
+        return devectorize(func)
+    except VectorError as err:
+        raise InterpError(f"{name}: {err}") from None
 
 
 def _param_names(func) -> str:

@@ -14,7 +14,7 @@ from .. import dtype as dt
 from ..buffer import Buffer
 from ..expr import (
     EQ, GE, GT, LE, LT, NE, Add, And, BufferLoad, Call, Cast, Div, FloatImm, FloorDiv, FloorMod,
-    IntImm, Mul, Not, Or, PrimExpr, Select, StringImm, Sub, convert,
+    IntImm, Mul, Not, Or, PrimExpr, Ramp, Select, StringImm, Sub, convert,
 )
 from ..errors import ParseError
 from .context import Context, describe, dotted, error
@@ -283,10 +283,28 @@ def indices(ctx, buffer: Buffer, slice_node, node) -> tuple:
         raise error(node, f"buffer {buffer.name!r} has rank {len(buffer.shape)}, accessed with {len(nodes)} indices")
     out = []
     for n in nodes:
-        if isinstance(n, ast.Slice):
-            raise error(n, "a slice is only allowed in T.reads/T.writes regions")
-        out.append(prim(ctx, n))
+        out.append(_vector_slice(ctx, n) if isinstance(n, ast.Slice) else prim(ctx, n))
     return tuple(out)
+
+
+def _vector_slice(ctx, node: ast.Slice) -> Ramp:
+    """``buf[i:i + 4]`` (``buf[i:i + 48:6]``) in an access: TVM's print of the vector index
+    ``T.Ramp(i, 1, 4)`` (``T.Ramp(i, 6, 8)``): the stop is the start plus lanes * stride."""
+    if node.lower is None or node.upper is None:
+        raise error(node, "a slice in an access is a vector index: start:start + lanes (or use T.Ramp)")
+    start, stop = prim(ctx, node.lower), prim(ctx, node.upper)
+    step = 1 if node.step is None else expr(ctx, node.step)
+    step = getattr(step, "value", step)
+    span = None
+    if isinstance(stop, Add) and isinstance(stop.b, IntImm) and stop.a == start:
+        span = stop.b.value
+    elif isinstance(start, IntImm) and isinstance(stop, IntImm):
+        span = stop.value - start.value
+    if not start.dtype.is_integer:
+        raise error(node, f"a vector slice needs integer bounds, got {start.dtype}")
+    if span is None or type(step) is not int or step < 1 or span % step or span // step < 2:
+        raise error(node, f"a vector slice needs a constant length of at least 2 lanes: {describe(node)!r}")
+    return Ramp(start, IntImm(start.dtype, step), span // step)
 
 
 def _call(ctx, node):

@@ -8,7 +8,7 @@ from .. import dtype as dt
 from ..intrinsics import BINARY_MATH, BOOL_UNARY, RUNTIME_CALLS, UNARY_MATH
 from ..expr import (
     EQ, GE, GT, LE, LT, NE, Add, And, Call, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Let, Max, Min,
-    Mod, Mul, Not, Or, PrimExpr, Select, Sub, Var, max_value, min_value,
+    Mod, Mul, Not, Or, PrimExpr, Select, Sub, Var, max_value, min_value, Ramp, Broadcast,
 )
 from .context import describe, error
 from .expr import binary, binary_select, boolean, expr, operands, prim, to_prim
@@ -102,6 +102,30 @@ def _let(ctx, node):
     with ctx.scope(var.name, var):
         body = prim(ctx, node.args[0])
     return Let(var, value, body)
+
+
+def _lanes_arg(node) -> int:
+    if not (isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 2):
+        raise error(node, f"the number of lanes must be an integer of at least 2, got {describe(node)!r}")
+    return node.value
+
+
+def _ramp(ctx, node):
+    """``T.Ramp(base, stride, lanes)``: the vector base + stride * [0, 1, ..., lanes - 1]."""
+    b_node, s_node, l_node = positional(node, 3)
+    base, stride = operands(expr(ctx, b_node), expr(ctx, s_node), node)
+    if base.dtype.lanes != 1 or not base.dtype.is_integer:
+        raise error(node, f"T.Ramp: base and stride must be scalar integers, got {base.dtype}")
+    return Ramp(base, stride, _lanes_arg(l_node))
+
+
+def _broadcast(ctx, node):
+    """``T.Broadcast(value, lanes)``: a scalar repeated in every lane."""
+    v_node, l_node = positional(node, 2)
+    value = prim(ctx, v_node)
+    if value.dtype.lanes != 1:
+        raise error(v_node, f"T.Broadcast: the value must be a scalar, got {value.dtype}")
+    return Broadcast(value, _lanes_arg(l_node))
 
 
 def _reinterpret(ctx, node):
@@ -220,6 +244,7 @@ def _call_extern(ctx, node):
 def _table() -> dict:
     table = {
         "T.call_extern": _call_extern,
+        "T.Ramp": _ramp, "T.Broadcast": _broadcast,
         "T.Cast": _cast, "T.reinterpret": _reinterpret, "T.Let": _let, "T.Select": _select, "T.if_then_else": _if_then_else,
         "T.max_value": _limit(max_value), "T.min_value": _limit(min_value), "T.abs": _abs,
         "T.likely": _likely, "T.call_intrin": _call_intrin,

@@ -7,7 +7,7 @@ import attrs
 
 from .. import dtype as dt
 from ..buffer import Buffer
-from ..expr import IntImm, PrimExpr, Var
+from ..expr import IntImm, PrimExpr, Var, with_lanes
 from ..errors import ParseError
 from ..stmt import BufferStore, Evaluate, IfThenElse, LetStmt, While, seq
 from . import block as blk
@@ -130,9 +130,15 @@ def _alloc_local(ctx, node: ast.Assign, rest: list):
     scope = SCOPED_ALLOCS[name]
     if any(k.arg == "scope" for k in call.keywords):
         raise error(call, f"{name} takes no scope: it is always \"{scope}\"")
-    buf = attrs.evolve(buffer_from_call(ctx, call, target.id, call.args), scope=scope)
+    buf = _at_start(attrs.evolve(buffer_from_call(ctx, call, target.id, call.args), scope=scope))
     inner = _with_buffer(ctx, target.id, buf, rest, node)
     return AllocateBuffer(buf, inner)
+
+
+def _at_start(buf):
+    """``buf`` without an ``elem_offset`` of 0 (TVM prints the offset of a buffer after its
+    lowering passes; 0 is where a compact buffer starts anyway)."""
+    return attrs.evolve(buf, elem_offset=None) if getattr(buf.elem_offset, "value", None) == 0 else buf
 
 
 def _is_body_alloc(ctx, node, owner, before: list) -> bool:
@@ -151,9 +157,7 @@ def _body_alloc(ctx, node: ast.Assign, rest: list):
     from ..stmt import AllocateBuffer
 
     target = blk.single_target(node)
-    buf = buffer_from_call(ctx, node.value, target.id, node.value.args)
-    if getattr(buf.elem_offset, "value", None) == 0:
-        buf = attrs.evolve(buf, elem_offset=None)
+    buf = _at_start(buffer_from_call(ctx, node.value, target.id, node.value.args))
     inner = _with_buffer(ctx, target.id, buf, rest, node)
     return AllocateBuffer(buf, inner)
 
@@ -229,8 +233,7 @@ def _decl_assign(ctx, node: ast.Assign, rest: list):
         ast.copy_location(call, node.value)
     buf = buffer_from_call(ctx, call, target.id, call.args)
     if source is not None:
-        if getattr(buf.elem_offset, "value", None) == 0:  # TVM's print of a view at the start
-            buf = attrs.evolve(buf, elem_offset=None)
+        buf = _at_start(buf)
         if buf.strides or buf.elem_offset is not None:
             raise error(node.value, f"T.decl_buffer: a view of {source.name!r} has a compact layout from its start")
         if buf.dtype != source.dtype and "bfloat" in (buf.dtype.code, source.dtype.code):
@@ -356,9 +359,11 @@ def _store(ctx, target: ast.Subscript, value, value_node):
     if not isinstance(buf, Buffer):
         raise error(target.value, f"cannot store into {describe(target.value)!r}; expected a buffer")
     idx = indices(ctx, buf, target.slice, target)
-    value = to_prim(value, value_node, buf.dtype)
-    if value.dtype != buf.dtype:
-        raise error(value_node, f"storing a {value.dtype} value into {buf.dtype} buffer {buf.name!r}")
+    lanes = max((i.dtype.lanes for i in idx), default=1)  # a vector store: a Ramp index
+    want = buf.dtype if lanes == 1 else with_lanes(buf.dtype, lanes)
+    value = to_prim(value, value_node, want)
+    if value.dtype != want:
+        raise error(value_node, f"storing a {value.dtype} value into {want} elements of buffer {buf.name!r}")
     return BufferStore(buf, value, idx)
 
 

@@ -110,6 +110,14 @@ def _cast(p, e):
     return f'T.Cast("{e.dtype}", {p(e.value)})', ATOM
 
 
+def _ramp(p, e):
+    return f"T.Ramp({p.args(e.base, e.stride)}, {e.lanes})", ATOM
+
+
+def _broadcast(p, e):
+    return f"T.Broadcast({p(e.value)}, {e.lanes})", ATOM
+
+
 def _load(p, e):
     idx = p.args(*e.indices) if e.indices else "()"
     return f"{p.namer(e.buffer)}[{idx}]", ATOM
@@ -160,6 +168,7 @@ def _is_known_call(e) -> bool:
 _HANDLERS = {
     E.IntImm: _int, E.FloatImm: _float, E.StringImm: _string, E.Div: _div, E.Not: _not,
     E.Select: _select, E.Cast: _cast, E.BufferLoad: _load, E.Call: _call, E.Let: _let,
+    E.Ramp: _ramp, E.Broadcast: _broadcast,
 }
 _HANDLERS.update({cls: _infix for cls in _INFIX})
 _HANDLERS.update({cls: _named for cls in _NAMED})

@@ -7,7 +7,7 @@ import attrs
 
 from .. import stmt as S
 from ..buffer import Buffer
-from ..expr import Add, Call, IntImm, Var
+from ..expr import Add, Call, IntImm, Ramp, Var
 from ..intrinsics import CALL_STATEMENTS
 from ..node import Target
 from ..functor import post_order_visit
@@ -107,8 +107,17 @@ class StmtPrinter:
 
     def _BufferStore(self, s, ind):
         e = self.p.expr
-        idx = ", ".join(e(i) for i in s.indices) if s.indices else "()"
+        idx = ", ".join(self._store_index(i) for i in s.indices) if s.indices else "()"
         self.line(ind, f"{self.p.namer(s.buffer)}[{idx}] = {e(s.value)}")
+
+    def _store_index(self, i) -> str:
+        """A store's index; a constant-stride Ramp as TVM writes it, ``base:base + lanes``
+        (``base:base + lanes * stride:stride``)."""
+        if isinstance(i, Ramp) and isinstance(i.stride, IntImm) and i.stride.value >= 1:
+            step = i.stride.value
+            stop = self.p.expr(Add(i.base, IntImm(i.base.dtype, i.lanes * step)))
+            return f"{self.p.expr(i.base)}:{stop}" + (f":{step}" if step != 1 else "")
+        return self.p.expr(i)
 
     def _Evaluate(self, s, ind):
         text = self.p.expr(s.value)
