@@ -4,6 +4,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
+from tir.devectorize import has_vectors
 from tir.expr import IntImm
 from tir.function import PrimFunc
 from tir.module import IRModule
@@ -278,6 +279,7 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
 REFUSALS = {
     "foreign": "a compute tag of an op opinfo does not name has the loops of one it does",
     "view": "a buffer views another buffer's storage (TIR after TVM's FlattenBuffer)",
+    "vector": "vector code (TVM's VectorizeLoop: T.Ramp, T.Broadcast): the analyses read scalar loops",
     "partial": "an output is written only in part (or a block writes outside a buffer)",
     "misrealized": "a block's loops do not run the iteration domain it declares",
     "uninitialised": "storage is read before anything writes it",
@@ -293,6 +295,8 @@ def _refusal(func: PrimFunc, merged: PrimFunc, moved: PrimFunc) -> "str | None":
         return REFUSALS["foreign"]
     if _views(func):
         return REFUSALS["view"]
+    if has_vectors(func.body):
+        return REFUSALS["vector"]
     if partial_writes(func) or (merged is not func and partial_writes(merged)) \
             or (moved is not merged and partial_writes(moved)):
         return REFUSALS["partial"]

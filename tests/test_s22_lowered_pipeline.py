@@ -141,3 +141,12 @@ def test_devectorize_gives_the_serial_loops_and_keeps_scalar_functions():
 def test_malformed_vector_code_is_a_parse_error(body, message):
     with pytest.raises(tir.ParseError, match=message):
         tir.parse(_vec(body))
+
+
+def test_analyze_refuses_vector_code_and_says_why():
+    import opinfo
+
+    func = tir.parse(_vec('''    for i in range(3):
+        o[i * 4:i * 4 + 4] = x[T.Ramp(i * 4, 1, 4)]'''))
+    info = opinfo.analyze(func)
+    assert info.ops == () and "vector code" in info.refused
