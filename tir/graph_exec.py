@@ -18,6 +18,7 @@ import numpy as np
 from . import expr as E
 from . import relax as R
 from .function import PrimFunc
+from .graph_ops import NUMPY_OPS
 from .interp_data import InterpError, np_dtype
 from .interp_expr import Ctx, evaluate
 from .module import IRModule
@@ -79,6 +80,12 @@ class GraphExecutor:
             return self.run(*args, name=e.func.name)
         if isinstance(e, R.OpCall) and e.op in _GRAPH_OPS:
             return getattr(self, "_" + e.op)(e, env, sym)
+        if isinstance(e, R.OpCall) and e.op in NUMPY_OPS:
+            args = [self.eval(a, env, sym) for a in e.args]
+            try:
+                return NUMPY_OPS[e.op](args, dict(e.attrs))
+            except InterpError as err:
+                raise InterpError(f"{sym.where}: {err}") from None
         if isinstance(e, R.OpCall):
             raise InterpError(f"{sym.where}: R.{e.op} is not lowered to TIR; cannot execute")
         raise InterpError(f"{sym.where}: cannot execute {type(e).__name__}")
@@ -113,6 +120,20 @@ class GraphExecutor:
             raise InterpError(f"{sym.where}: R.where: shapes {cond.shape}, {x1.shape}, {x2.shape} do not "
                               f"broadcast ({err})") from None
         return np.ascontiguousarray(out.astype(x1.dtype, copy=False))
+
+    # ``R.const(0.0, "float32")`` written inline as an argument: a 0-d (or literal list) tensor
+    def _const(self, e: R.OpCall, env, sym):
+        args = list(e.args) + [e.attrs[k] for k in ("dtype",) if k in e.attrs]
+        if not 1 <= len(args) <= 2 or isinstance(args[0], R.RExpr):
+            raise InterpError(f"{sym.where}: R.const takes a value and a dtype")
+        value, dtype = args[0], (args[1] if len(args) == 2 else None)
+        if dtype is None and not isinstance(value, (float, bool)):
+            raise InterpError(f"{sym.where}: R.const({value!r}) needs its dtype")
+        try:
+            return np.array(value, dtype=np.dtype(str(dtype)) if dtype is not None else
+                            (np.bool_ if isinstance(value, bool) else np.float32))
+        except (TypeError, ValueError) as err:
+            raise InterpError(f"{sym.where}: R.const({value!r}, {dtype!r}): {err}") from None
 
     def _match_cast(self, e: R.OpCall, env, sym):
         value, target = self.eval(e.args[0], env, sym), e.args[1]
@@ -160,7 +181,7 @@ class GraphExecutor:
         return outs[0] if not isinstance(e.out_type, R.TupleType) else tuple(outs)
 
 
-_GRAPH_OPS = ("tensor_to_shape", "shape_of", "match_cast", "where")
+_GRAPH_OPS = ("tensor_to_shape", "shape_of", "match_cast", "where", "const")
 """Graph-level Relax ops the executor runs itself: shape ops, and a where LegalizeOps left."""
 
 
