@@ -9,7 +9,7 @@ from tir.expr import IntImm
 from tir.function import PrimFunc
 from tir.module import IRModule
 from tir.functor import post_order_visit
-from tir.stmt import AllocateBuffer, BufferStore
+from tir.stmt import AllocateBuffer, BufferStore, LaunchThread
 
 from .block_loops import move_block_loops
 from .blockize import unblockize
@@ -93,6 +93,12 @@ def _views(func: PrimFunc) -> bool:
     """Some buffer is a view of another's storage: the analyses assume distinct buffers."""
     found = []
     post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, AllocateBuffer) and n.source else None)
+    return bool(found)
+
+
+def _launches(func: PrimFunc) -> bool:
+    found = []
+    post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, LaunchThread) else None)
     return bool(found)
 
 
@@ -280,6 +286,7 @@ REFUSALS = {
     "foreign": "a compute tag of an op opinfo does not name has the loops of one it does",
     "view": "a buffer views another buffer's storage (TIR after TVM's FlattenBuffer)",
     "vector": "vector code (TVM's VectorizeLoop: T.Ramp, T.Broadcast): the analyses read scalar loops",
+    "threads": "thread launches (T.launch_thread, TIR after TVM's lowering passes): the analyses read blocks and loops",
     "partial": "an output is written only in part (or a block writes outside a buffer)",
     "misrealized": "a block's loops do not run the iteration domain it declares",
     "uninitialised": "storage is read before anything writes it",
@@ -297,6 +304,8 @@ def _refusal(func: PrimFunc, merged: PrimFunc, moved: PrimFunc) -> "str | None":
         return REFUSALS["view"]
     if has_vectors(func.body):
         return REFUSALS["vector"]
+    if _launches(func):
+        return REFUSALS["threads"]
     if partial_writes(func) or (merged is not func and partial_writes(merged)) \
             or (moved is not merged and partial_writes(moved)):
         return REFUSALS["partial"]

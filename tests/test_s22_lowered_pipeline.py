@@ -150,3 +150,42 @@ def test_analyze_refuses_vector_code_and_says_why():
         o[i * 4:i * 4 + 4] = x[T.Ramp(i * 4, 1, 4)]'''))
     info = opinfo.analyze(func)
     assert info.ops == () and "vector code" in info.refused
+
+
+# ---------------------------------------------------------------------------- thread launches
+
+THREADED = {  # TVM 0.27's output for a schedule binding loops to blockIdx/threadIdx, through its pipeline
+    "s22_threads_nn_softmax": ((6, 6), "float32", lambda x: np.exp(x - x.max(1, keepdims=True))
+                               / np.exp(x - x.max(1, keepdims=True)).sum(1, keepdims=True)),
+    "s22_threads_clip": ((5, 3, 7), "int32", lambda x: np.clip(x, 0, 1)),
+}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name", sorted(THREADED))
+def test_thread_launches_read_print_back_and_run_as_loops(name, engine):
+    """``with T.launch_thread("blockIdx.x", n) as bx:`` and ``tx = T.launch_thread(...)``: each
+    thread's body runs in turn (the threads share nothing here)."""
+    (_, func), = tir.parse((FIXTURES / f"{name}.py").read_text()).prim_funcs()
+    text = tir.to_script(func)
+    assert "T.launch_thread(" in text and tir.to_script(tir.parse(text)) == text
+    tir.verify(func)
+    shape, dtype, reference = THREADED[name]
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(shape).astype(dtype) if dtype == "float32" else rng.integers(-2, 3, shape).astype(dtype)
+    np.testing.assert_allclose(tir.run(func, x, engine=engine), reference(x), rtol=1e-5, atol=1e-6)
+
+
+def test_threads_sharing_memory_are_refused_not_run_wrongly():
+    import opinfo
+
+    func = tir.parse(_vec('''    with T.launch_thread("blockIdx.x", 1) as bx:
+        tx = T.launch_thread("threadIdx.x", 12)
+        s = T.alloc_shared((12,))
+        s[tx] = x[tx]
+        o[tx] = s[11 - tx]'''))
+    from tir.interp_data import InterpError
+
+    with pytest.raises(InterpError, match="share buffer 's'.*cooperative thread code"):
+        tir.run(func, np.zeros(12, dtype="float32"))
+    assert "thread launches" in opinfo.analyze(func).refused

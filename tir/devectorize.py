@@ -1,4 +1,4 @@
-"""Vector code run lane by lane, for the engines.
+"""Vector code run lane by lane, and thread launches run as loops, for the engines.
 
 TVM's ``VectorizeLoop`` turns a ``T.vectorized`` loop into vector expressions: ``T.Ramp(base,
 stride, lanes)`` indices, ``T.Broadcast(value, lanes)`` operands and stores of ``lanes``
@@ -9,6 +9,11 @@ its uses first. A buffer of vector elements (``T.alloc_local((8,), "float32x4")`
 buffer of scalars with one more, innermost dimension of the lanes (the same bytes, so a scalar
 view of its storage reads the same elements). The IR the parser and printer see keeps the
 vectors.
+
+A thread launch (``T.launch_thread("threadIdx.x", 32)``, TVM's form of a bound loop after its
+lowering passes) runs as the loop it was bound from, one thread after the other: right when the
+threads share nothing, which :func:`for_engines` checks (no shared-scope storage written and no
+barrier under a launch; such cooperative code is refused, not run wrongly).
 """
 from __future__ import annotations
 
@@ -25,7 +30,41 @@ from .functor import post_order_visit, substitute, transform
 
 
 class VectorError(ValueError):
-    """A vector form the engines cannot run lane by lane."""
+    """A vector form the engines cannot run lane by lane (or threads they cannot run as loops)."""
+
+
+def for_engines(func: PrimFunc) -> PrimFunc:
+    """``func`` as the engines run it: thread launches as loops, vector stores lane by lane."""
+    return devectorize(_launches_as_loops(func))
+
+
+@functools.lru_cache(maxsize=256)
+def _launches_as_loops(func: PrimFunc) -> PrimFunc:
+    launches = []
+    post_order_visit(func.body, lambda n: launches.append(n) if isinstance(n, S.LaunchThread) else None)
+    if not launches:
+        return func
+    for launch in launches:
+        _check_threads_share_nothing(launch)
+
+    def post(n):
+        if isinstance(n, S.LaunchThread):
+            return S.For(n.var, E.IntImm(n.extent.dtype, 0), n.extent, S.ForKind.THREAD_BINDING, n.body,
+                         thread_binding=n.tag)
+        return None
+
+    return PrimFunc(func.params, func.buffer_map, transform(func.body, post), func.attrs)
+
+
+def _check_threads_share_nothing(launch) -> None:
+    def visit(n):
+        if isinstance(n, S.BufferStore) and n.buffer.scope.startswith("shared"):
+            raise VectorError(f"threads of {launch.tag} share buffer {n.buffer.name!r} (scope "
+                              f"{n.buffer.scope}): cooperative thread code is not run as a loop")
+        if isinstance(n, E.Call) and n.op in ("tvm_storage_sync", "tvm_thread_allreduce"):
+            raise VectorError(f"threads of {launch.tag} synchronise ({n.op}): not run as a loop")
+
+    post_order_visit(launch.body, visit)
 
 
 def has_vectors(node) -> bool:

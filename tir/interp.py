@@ -39,11 +39,12 @@ def interpret(func: PrimFunc, *args, vectorize: bool = True, scratch_fill: "floa
 
 
 def _lane_by_lane(func: PrimFunc, name: str) -> PrimFunc:
-    """``func`` with its vector stores (TVM's VectorizeLoop) run as loops over their lanes."""
-    from .devectorize import VectorError, devectorize
+    """``func`` with its vector stores (TVM's VectorizeLoop) run as loops over their lanes and
+    its thread launches as loops."""
+    from .devectorize import VectorError, for_engines
 
     try:
-        return devectorize(func)
+        return for_engines(func)
     except VectorError as err:
         raise InterpError(f"{name}: {err}") from None
 

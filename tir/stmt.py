@@ -188,6 +188,19 @@ class AttrStmt(Stmt):
             raise ValueError("AttrStmt with a node holds exactly one attribute")
 
 
+@attrs.frozen(cache_hash=True)
+class LaunchThread(Stmt):
+    """A thread launch as TVM prints it after its lowering passes (``with
+    T.launch_thread("blockIdx.x", 8) as bx:``, ``tx = T.launch_thread("threadIdx.x", 32)``):
+    ``body`` runs once for each thread index ``var`` in ``[0, extent)``."""
+
+    var: Var
+    tag: str
+    """The thread axis: ``blockIdx.x``, ``threadIdx.y``, ``vthread``..."""
+    extent: PrimExpr
+    body: Stmt
+
+
 def seq(*stmts: Stmt) -> Stmt:
     """A SeqStmt, flattened; a single statement is returned as is."""
     flat = []

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from . import relax as rx
 from .buffer import Buffer, BufferRegion
-from .expr import BufferLoad, Let, Var
+from .expr import BufferLoad, Let, Var, with_lanes
 from .function import PrimFunc
 from .functor import children
 from .module import IRModule
-from .stmt import AllocateBuffer, BlockRealize, BufferStore, For, IfThenElse, LetStmt
+from .stmt import AllocateBuffer, BlockRealize, BufferStore, For, IfThenElse, LaunchThread, LetStmt
 
 
 class VerifyError(Exception):
@@ -143,20 +143,32 @@ class _TirChecker:
         self.visit(s.body)
         self.unbind(s.var)
 
+    def _launch(self, s: LaunchThread) -> None:
+        self.visit(s.extent)
+        if s.var.dtype != s.extent.dtype:
+            self.fail(f"thread {s.var.name!r} is {s.var.dtype} but its extent is {s.extent.dtype}")
+        self.bind(s.var)
+        self.visit(s.body)
+        self.unbind(s.var)
+
     def _allocate(self, s: AllocateBuffer) -> None:
         self.visit_all(s.buffer.shape)
         if s.source is not None:
             self.visit(s.source)  # a view of a buffer in scope, of its dtype
-            if s.source.dtype != s.buffer.dtype:
-                self.fail(f"view {s.buffer.name!r} is {s.buffer.dtype} but {s.source.name!r} is {s.source.dtype}")
+            if s.source.dtype != s.buffer.dtype and "bfloat" in (s.source.dtype.code, s.buffer.dtype.code):
+                self.fail(f"view {s.buffer.name!r} is {s.buffer.dtype} but {s.source.name!r} is {s.source.dtype} "
+                          "(bfloat16 storage is held as float32: no view of another type)")
         self.bind(s.buffer)
         self.visit(s.body)
         self.unbind(s.buffer)
 
     def _store(self, s: BufferStore) -> None:
         self._rank(s.buffer, len(s.indices), "stored with")
-        if s.value.dtype != s.buffer.dtype:
-            self.fail(f"store of a {s.value.dtype} value into {s.buffer.dtype} buffer {s.buffer.name!r}")
+        lanes = max((i.dtype.lanes for i in s.indices), default=1)  # a vector store
+        want = s.buffer.dtype if lanes == 1 else with_lanes(s.buffer.dtype, lanes)
+        if s.value.dtype != want:
+            into = f"{want} buffer" if lanes == 1 else f"{want} elements of buffer"
+            self.fail(f"store of a {s.value.dtype} value into {into} {s.buffer.name!r}")
         self.visit(s.buffer)
         self.visit(s.value)
         self.visit_all(s.indices)
@@ -188,6 +200,7 @@ _TIR_HANDLERS = {
     For: _TirChecker._for, BlockRealize: _TirChecker._realize, LetStmt: _TirChecker._let,
     Let: _TirChecker._let, AllocateBuffer: _TirChecker._allocate, BufferStore: _TirChecker._store,
     BufferLoad: _TirChecker._load, BufferRegion: _TirChecker._region, IfThenElse: _TirChecker._if,
+    LaunchThread: _TirChecker._launch,
 }
 
 

@@ -7,7 +7,7 @@ import attrs
 
 from .. import dtype as dt
 from ..buffer import Buffer
-from ..expr import IntImm, PrimExpr, Var, with_lanes
+from ..expr import Cast, IntImm, PrimExpr, Var, with_lanes
 from ..errors import ParseError
 from ..stmt import BufferStore, Evaluate, IfThenElse, LetStmt, While, seq
 from . import block as blk
@@ -45,6 +45,9 @@ def stmt_list(ctx, nodes: list, owner=None) -> list:
             return out
         if _is_decl_assign(node):
             out.append(guarded(node, _decl_assign, ctx, node, nodes[k + 1:]))
+            return out
+        if _is_launch(node):
+            out.append(guarded(node, _launch, ctx, node.value, blk.single_target(node).id, nodes[k + 1:], node))
             return out
         if _is_body_alloc(ctx, node, owner, out):
             out.append(guarded(node, _body_alloc, ctx, node, nodes[k + 1:]))
@@ -166,6 +169,28 @@ def _with_buffer(ctx, name: str, buf, nodes: list, node):
     """The statements ``nodes`` read with ``name`` bound to ``buf``."""
     with ctx.scope(name, buf):
         return body(ctx, nodes, node)
+
+
+def _is_launch(node) -> bool:
+    return (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+            and dotted(node.value.func) == "T.launch_thread")
+
+
+def _launch(ctx, call: ast.Call, name: str, nodes: list, node):
+    """``T.launch_thread("threadIdx.x", extent)``: the statements ``nodes`` run for each index
+    of the thread axis, bound to ``name``."""
+    from ..stmt import LaunchThread
+
+    tag_node, ext_node = positional(call, 2)
+    if not (isinstance(tag_node, ast.Constant) and isinstance(tag_node.value, str)):
+        raise error(tag_node, "T.launch_thread: the thread axis is a string such as \"threadIdx.x\"")
+    extent = prim(ctx, ext_node)
+    if not extent.dtype.is_integer:
+        raise error(ext_node, f"T.launch_thread: the extent must be an integer, got {extent.dtype}")
+    var = Var(name, extent.dtype)
+    with ctx.scope(name, var):
+        inner = body(ctx, nodes, node)
+    return LaunchThread(var, tag_node.value, extent, inner)
 
 
 def _is_view(node) -> bool:
@@ -362,6 +387,8 @@ def _store(ctx, target: ast.Subscript, value, value_node):
     lanes = max((i.dtype.lanes for i in idx), default=1)  # a vector store: a Ramp index
     want = buf.dtype if lanes == 1 else with_lanes(buf.dtype, lanes)
     value = to_prim(value, value_node, want)
+    if value.dtype.is_bool and want.is_integer and want.bits == 8 and value.dtype.lanes == want.lanes:
+        value = Cast(want, value)  # TVM keeps bool vectors in int8 storage
     if value.dtype != want:
         raise error(value_node, f"storing a {value.dtype} value into {want} elements of buffer {buf.name!r}")
     return BufferStore(buf, value, idx)
@@ -407,6 +434,11 @@ def _with(ctx, node: ast.With):
     name = blk.callee(call)
     if name == "T.decl_buffer":
         return _decl_buffer(ctx, node, call)
+    if name == "T.launch_thread":
+        target = node.items[0].optional_vars
+        if not isinstance(target, ast.Name):
+            raise error(node, "expected with T.launch_thread(\"threadIdx.x\", extent) as name:")
+        return _launch(ctx, call, target.id, node.body, node)
     if node.items[0].optional_vars is not None:
         raise error(node, "unexpected 'as' in this with-statement")
     if name in blk.BLOCK_NAMES:

@@ -9,7 +9,7 @@ from ..buffer import Buffer
 from ..expr import IntImm, SizeVar, Var
 from ..function import PrimFunc
 from ..functor import post_order_visit
-from ..stmt import BlockRealize, For, IterVar, LetStmt
+from ..stmt import BlockRealize, For, IterVar, LaunchThread, LetStmt
 from ..expr import Let
 from .expr import ExprPrinter
 from .names import Namer
@@ -143,7 +143,7 @@ def free_vars(node) -> list:
     def visit(n):
         if isinstance(n, For):
             bound.add(id(n.loop_var))
-        elif isinstance(n, (IterVar, LetStmt, Let)):
+        elif isinstance(n, (IterVar, LetStmt, Let, LaunchThread)):
             bound.add(id(n.var))
         elif isinstance(n, PrimFunc):
             bound.update(id(p) for p in n.params)

@@ -87,6 +87,8 @@ class StmtPrinter:
                 self._attr_scope(x, ind)  # statements follow: the concise form would take them in
             elif isinstance(x, S.AllocateBuffer) and x.source is None and k < len(s.seq) - 1:
                 self._decl_buffer(x, ind)  # likewise for T.alloc_local
+            elif isinstance(x, S.LaunchThread) and k < len(s.seq) - 1:
+                self._launch_scope(x, ind)
             else:
                 self.stmt(x, ind)
 
@@ -140,6 +142,18 @@ class StmtPrinter:
     def _While(self, s, ind):
         self.line(ind, f"while {self.p.expr(s.condition)}:")
         self.stmt(s.body, ind + 1)
+
+    def _LaunchThread(self, s, ind):
+        """TVM's concise form, ``tx = T.launch_thread("threadIdx.x", 32)``, the body after it."""
+        self.line(ind, f"{self.p.namer(s.var)} = {self._launch_call(s)}")
+        self.stmt(s.body, ind)
+
+    def _launch_scope(self, s, ind):
+        self.line(ind, f"with {self._launch_call(s)} as {self.p.namer(s.var)}:")
+        self.stmt(s.body, ind + 1)
+
+    def _launch_call(self, s) -> str:
+        return f"T.launch_thread({json.dumps(s.tag)}, {self.p.expr(s.extent)})"
 
     def _AllocateBuffer(self, s, ind):
         """A local (shared) buffer as TVM 0.27 writes it, ``b = T.alloc_local(...)``
