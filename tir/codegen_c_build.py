@@ -118,11 +118,11 @@ class CFunction:
 
 def build(func: PrimFunc) -> CFunction:
     """Emit, compile (or reuse) and load ``func``; returns a callable on numpy arrays."""
-    from .devectorize import VectorError, for_engines
+    from .devectorize import EngineFormError, for_engines
 
     try:
         source = emit_c(for_engines(func))  # vector stores and thread launches as loops
-    except VectorError as err:
+    except EngineFormError as err:
         raise InterpError(f"{func.name or 'prim_func'}: {err}") from None
     key = hashlib.sha256(source.encode()).hexdigest()
     cfunc = _LOADED.get(key)

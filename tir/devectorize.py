@@ -29,8 +29,9 @@ from .function import PrimFunc
 from .functor import post_order_visit, substitute, transform
 
 
-class VectorError(ValueError):
-    """A vector form the engines cannot run lane by lane (or threads they cannot run as loops)."""
+class EngineFormError(ValueError):
+    """Lowered code the engines cannot run: a vector form not run lane by lane, or threads that
+    cannot run as loops."""
 
 
 def for_engines(func: PrimFunc) -> PrimFunc:
@@ -59,16 +60,16 @@ def _launches_as_loops(func: PrimFunc) -> PrimFunc:
 def _check_threads_share_nothing(launch) -> None:
     def visit(n):
         if isinstance(n, S.BufferStore) and n.buffer.scope.startswith("shared"):
-            raise VectorError(f"threads of {launch.tag} share buffer {n.buffer.name!r} (scope "
+            raise EngineFormError(f"threads of {launch.tag} share buffer {n.buffer.name!r} (scope "
                               f"{n.buffer.scope}): cooperative thread code is not run as a loop")
         if isinstance(n, E.Call) and n.op in ("tvm_storage_sync", "tvm_thread_allreduce"):
-            raise VectorError(f"threads of {launch.tag} synchronise ({n.op}): not run as a loop")
+            raise EngineFormError(f"threads of {launch.tag} synchronise ({n.op}): not run as a loop")
 
     post_order_visit(launch.body, visit)
 
 
 def has_vectors(node) -> bool:
-    """Whether ``node`` holds a vector expression (a Ramp, a Broadcast or a vector load)."""
+    """Whether ``node`` holds vector code: a Ramp, a Broadcast or a buffer of vector elements."""
     found = []
 
     def visit(n):
@@ -86,13 +87,13 @@ def devectorize(func: PrimFunc) -> PrimFunc:
     if not has_vectors(func.body):
         return func
     if any(b.dtype.lanes > 1 for b in func.buffer_map.values()):
-        raise VectorError("a parameter buffer of vector elements is not supported")
+        raise EngineFormError("a parameter buffer of vector elements is not supported")
     scalar: dict = {}  # id(buffer of vectors) -> its buffer of scalars
 
     def of_scalars(b: Buffer) -> Buffer:
         if id(b) not in scalar:
             if b.strides or b.elem_offset is not None:
-                raise VectorError(f"buffer {b.name!r} of {b.dtype} elements is not compact")
+                raise EngineFormError(f"buffer {b.name!r} of {b.dtype} elements is not compact")
             lanes = b.dtype.lanes
             scalar[id(b)] = attrs.evolve(b, dtype=E.with_lanes(b.dtype, 1),
                                          shape=tuple(b.shape) + (E.IntImm(dt.int64, lanes),))
@@ -127,7 +128,7 @@ def _access(buf: Buffer, indices, lane, lanes, of_scalars) -> tuple:
     the row of its lanes in the buffer of scalars."""
     if buf.dtype.lanes > 1:
         if buf.dtype.lanes != lanes or any(i.dtype.lanes > 1 for i in indices):
-            raise VectorError(f"buffer {buf.name!r} of {buf.dtype} elements accessed with {lanes} lanes")
+            raise EngineFormError(f"buffer {buf.name!r} of {buf.dtype} elements accessed with {lanes} lanes")
         return of_scalars(buf), tuple(indices) + (lane,)
     return buf, tuple(lane_of(i, lane, lanes, of_scalars) for i in indices)
 
@@ -138,7 +139,7 @@ def lane_of(e, lane: E.Var, lanes: int, of_scalars=None):
     if d.lanes == 1:
         return e
     if d.lanes != lanes:
-        raise VectorError(f"vectors of {d.lanes} and {lanes} lanes in one store")
+        raise EngineFormError(f"vectors of {d.lanes} and {lanes} lanes in one store")
     if isinstance(e, E.Ramp):
         at = lane if e.base.dtype == dt.int32 else E.Cast(e.base.dtype, lane)
         unit = isinstance(e.stride, E.IntImm) and e.stride.value == 1
@@ -147,7 +148,7 @@ def lane_of(e, lane: E.Var, lanes: int, of_scalars=None):
         return e.value
     if isinstance(e, E.BufferLoad):
         if e.buffer.dtype.lanes > 1 and of_scalars is None:
-            raise VectorError(f"buffer {e.buffer.name!r} of {e.buffer.dtype} elements")
+            raise EngineFormError(f"buffer {e.buffer.name!r} of {e.buffer.dtype} elements")
         return E.BufferLoad(*_access(e.buffer, e.indices, lane, lanes, of_scalars))
 
     def each(x):
@@ -163,4 +164,4 @@ def lane_of(e, lane: E.Var, lanes: int, of_scalars=None):
         return E.Cast(E.with_lanes(d, 1), each(e.value))
     if isinstance(e, E.Call):
         return E.Call(E.with_lanes(d, 1), e.op, [each(a) for a in e.args])
-    raise VectorError(f"the engines cannot run the vector expression {type(e).__name__} ({d}) lane by lane")
+    raise EngineFormError(f"the engines cannot run the vector expression {type(e).__name__} ({d}) lane by lane")

@@ -41,11 +41,11 @@ def interpret(func: PrimFunc, *args, vectorize: bool = True, scratch_fill: "floa
 def _lane_by_lane(func: PrimFunc, name: str) -> PrimFunc:
     """``func`` with its vector stores (TVM's VectorizeLoop) run as loops over their lanes and
     its thread launches as loops."""
-    from .devectorize import VectorError, for_engines
+    from .devectorize import EngineFormError, for_engines
 
     try:
         return for_engines(func)
-    except VectorError as err:
+    except EngineFormError as err:
         raise InterpError(f"{name}: {err}") from None
 
 
