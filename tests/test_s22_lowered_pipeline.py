@@ -189,3 +189,13 @@ def test_threads_sharing_memory_are_refused_not_run_wrongly():
     with pytest.raises(InterpError, match="share buffer 's'.*cooperative thread code"):
         tir.run(func, np.zeros(12, dtype="float32"))
     assert "thread launches" in opinfo.analyze(func).refused
+
+
+def test_show_outlines_lowered_allocations_and_thread_launches(capsys):
+    from opinfo.cli import main
+
+    assert main(["show", str(FIXTURES / "s22_threads_nn_softmax.py")]) == 0
+    out = capsys.readouterr().out
+    assert "launch blockIdx.x blockIdx_x<9>" in out and "    launch threadIdx.x threadIdx_x<4>" in out
+    assert main(["show", str(FIXTURES / "s22_vectorized_broadcast_to.py")]) == 0
+    assert "alloc T_broadcast_to_local: float32x4[8] (local)" in capsys.readouterr().out

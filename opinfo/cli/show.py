@@ -6,6 +6,7 @@ import json
 import tir
 from tir import relax as rx
 from tir.expr import as_int
+from tir.stmt import LaunchThread
 
 from .common import InputError, fail, read_module, with_examples
 
@@ -104,10 +105,15 @@ def _outline(s, depth: int) -> list:
         its = ", ".join(f"{iv.var.name}:{iv.kind.value[0].upper()}<{dim(iv.dom.extent)}>" for iv in b.iter_vars)
         init = " (with init)" if b.init is not None else ""
         return [f"{pad}block {b.name} [{its}]{init}"] + _outline(b.body, depth + 1)
-    if isinstance(s, tir.AllocateBuffer) and s.source is not None:
+    if isinstance(s, tir.AllocateBuffer):  # in the body: TIR after TVM's lowering passes
         b = s.buffer
-        return [f"{pad}view {b.name}: {b.dtype}{_shape(b.shape)} of {s.source.name}"] + _outline(s.body, depth)
-    if isinstance(s, (tir.LetStmt, tir.AttrStmt, tir.AllocateBuffer, tir.IfThenElse)):
+        scope = f" ({b.scope})" if b.scope != "global" else ""
+        what = f"view {b.name}: {b.dtype}{_shape(b.shape)} of {s.source.name}" if s.source is not None \
+            else f"alloc {b.name}: {b.dtype}{_shape(b.shape)}{scope}"
+        return [pad + what] + _outline(s.body, depth)
+    if isinstance(s, LaunchThread):
+        return [f"{pad}launch {s.tag} {s.var.name}<{dim(s.extent)}>"] + _outline(s.body, depth + 1)
+    if isinstance(s, (tir.LetStmt, tir.AttrStmt, tir.IfThenElse)):
         inner = [s.then_case, s.else_case] if isinstance(s, tir.IfThenElse) else [s.body]
         return [line for x in inner if x is not None for line in _outline(x, depth)]
     return []
