@@ -75,9 +75,10 @@ def _for(s, ctx, mask, vec):
         raise InterpError(f"{ctx.where}: a loop cannot run under a lane mask")
     if vec:
         from .interp_distribute import run_distributed
+        from .interp_flat import run_flat
         from .interp_nest import run_nest
 
-        if run_nest(s, ctx) or run_distributed(s, ctx):
+        if run_nest(s, ctx) or run_distributed(s, ctx) or run_flat(s, ctx):
             return
     lo = scalar_int(s.min, ctx, "loop start")
     extent = max(scalar_int(s.extent, ctx, "loop extent"), 0)  # negative: no iteration, as in C
