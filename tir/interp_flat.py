@@ -75,10 +75,13 @@ def _plan(loop: S.For):
         if known != tuple(access.indices):
             return None  # another element of a written buffer: lanes could meet
     loop_vars = [lp.loop_var for lp in loops]
-    used = set()
+    used, read = set(), set()
     for idx in index.values():
         for e in idx:
-            post_order_visit(e, lambda n: used.add(n) if isinstance(n, E.Var) else None)
+            post_order_visit(e, lambda n: used.add(n) if isinstance(n, E.Var)
+                             else read.add(n.buffer) if isinstance(n, E.BufferLoad) else None)
+    if read & set(index):
+        return None  # an index read from a buffer the nest writes: checked once, it could change
     lane_count = max((k + 1 for k, v in enumerate(loop_vars) if v in used), default=0)
     if lane_count == 0:
         return None
