@@ -78,3 +78,27 @@ def f(x: T.Buffer((6,), "float32"), o: T.Buffer((6,), "float32")):
     interpret(func, x, fast)
     interpret(func, x, walked, vectorize=False)
     np.testing.assert_array_equal(fast, walked)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 6), st.booleans())
+def test_a_nest_with_an_inner_loop_runs_as_lanes_like_the_walk(n, k, guarded):
+    """``for i: o[i] = 0; for r: o[i] += x[i, r]`` (the init outside the inner loop, as TVM's
+    lowering leaves a reduction): lanes over i, r stepped; an inner loop under a condition
+    that differs per lane is walked."""
+    inner = f"for r in range({k}):\n            o[i] = o[i] + x[i * {k} + r]"
+    if guarded:
+        inner = f"if i % 2 == 0:\n            {inner.replace(chr(10), chr(10) + '    ')}"
+    func = tir.parse(f'''
+# from tvm.script import tirx as T
+@T.prim_func
+def f(x: T.Buffer(({n * k},), "float32"), o: T.Buffer(({n},), "float32")):
+    for i in range({n}):
+        o[i] = T.float32(1.0)
+        {inner}
+''')
+    x = np.random.default_rng(n * 10 + k).standard_normal(n * k).astype("float32")
+    fast, walked = np.zeros(n, "float32"), np.zeros(n, "float32")
+    interpret(func, x, fast)
+    interpret(func, x, walked, vectorize=False)
+    np.testing.assert_array_equal(fast, walked)

@@ -11,12 +11,15 @@ as compiled code does).
 This is sound when no two lanes touch one element of a written buffer and nothing else reads
 one: every access (store or load) of a buffer the nest writes uses one index tuple, of the
 lane loops only, giving distinct elements on distinct lanes (checked on the grid before
-running), and no buffer read shares storage with a written one (a view). A nest of any other
-form (inner loops or allocations in its body, calls with side effects, another index) is left
-to the walk: :func:`run_flat` returns False.
+running), and no buffer read shares storage with a written one (a view). Loops inside the
+body (a reduction's init before its loop) are stepped on every lane alike: their ranges may not
+depend on the lanes, and they may not sit under a condition (which may differ from lane to
+lane). A nest of any other form (allocations in its body, calls with side effects, another
+index) is left to the walk: :func:`run_flat` returns False.
 """
 from __future__ import annotations
 
+import attrs
 import numpy as np
 
 from . import expr as E
@@ -92,17 +95,30 @@ def _plan(loop: S.For):
             post_order_visit(e, lambda n: found.append(n) if n in loop_vars else None)
             if found:
                 return None
+    under_if = []
+    post_order_visit(body, lambda n: under_if.extend(_loops(n.then_case) + _loops(n.else_case or n.then_case))
+                     if isinstance(n, S.IfThenElse) else None)
+    if under_if:
+        return None  # a loop under a condition that may differ from lane to lane
+    inner |= _loop_vars(body)  # loops inside the body run step by step on every lane too
     if inner & used:
         return None
+    lanes = set(loop_vars[:lane_count])
+    for lp in _loops(flat):  # ... the same number of steps on every lane (lets written out)
+        found = []
+        post_order_visit(lp.min, lambda n: found.append(n) if n in lanes else None)
+        post_order_visit(lp.extent, lambda n: found.append(n) if n in lanes else None)
+        if found:
+            return None
     return loops, body, lane_count, index, {a.buffer for a in stores + loads}
 
 
 def _simple(body) -> bool:
-    """Only stores, lets and ifs (no loops, allocations, blocks or calls run for effect)."""
+    """Only stores, lets, ifs and loops (no allocations, blocks or calls run for effect)."""
     ok = [True]
 
     def visit(n):
-        if isinstance(n, S.Stmt) and not isinstance(n, (S.SeqStmt, S.BufferStore, S.LetStmt, S.IfThenElse)):
+        if isinstance(n, S.Stmt) and not isinstance(n, (S.SeqStmt, S.BufferStore, S.LetStmt, S.IfThenElse, S.For)):
             ok[0] = False
         if isinstance(n, E.Call) and n.op.startswith(("tvm_", "call_")):
             ok[0] = False
@@ -110,6 +126,16 @@ def _simple(body) -> bool:
 
     pre_order_visit(body, visit)
     return ok[0]
+
+
+def _loops(body) -> list:
+    found = []
+    post_order_visit(body, lambda n: found.append(n) if isinstance(n, S.For) else None)
+    return found
+
+
+def _loop_vars(body) -> set:
+    return {lp.loop_var for lp in _loops(body)}
 
 
 def _inline_lets(body):
@@ -122,6 +148,8 @@ def _inline_lets(body):
     if isinstance(body, S.IfThenElse):
         return S.IfThenElse(body.condition, _inline_lets(body.then_case),
                             _inline_lets(body.else_case) if body.else_case is not None else None)
+    if isinstance(body, S.For):
+        return attrs.evolve(body, body=_inline_lets(body.body))
     return body
 
 
