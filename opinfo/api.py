@@ -4,7 +4,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from tir.devectorize import has_vectors
+from tir.devectorize import is_vector
 from tir.expr import IntImm
 from tir.function import PrimFunc
 from tir.module import IRModule
@@ -89,17 +89,20 @@ def _reads_an_output(ops) -> bool:
     return False
 
 
-def _views(func: PrimFunc) -> bool:
-    """Some buffer is a view of another's storage: the analyses assume distinct buffers."""
-    found = []
-    post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, AllocateBuffer) and n.source else None)
-    return bool(found)
+_LOWERED = (
+    ("view", lambda n: isinstance(n, AllocateBuffer) and n.source is not None),  # buffers not distinct
+    ("vector", is_vector),
+    ("threads", lambda n: isinstance(n, LaunchThread)),
+)
+"""Forms of TIR after TVM's lowering passes that the analyses do not read, in the order their
+refusal is given."""
 
 
-def _launches(func: PrimFunc) -> bool:
-    found = []
-    post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, LaunchThread) else None)
-    return bool(found)
+def _lowered_form(func: PrimFunc) -> "str | None":
+    """The refusal for TIR after TVM's lowering passes (one walk of the body), or None."""
+    seen = set()
+    post_order_visit(func.body, lambda n: seen.update(k for k, test in _LOWERED if test(n)))
+    return next((REFUSALS[k] for k, _ in _LOWERED if k in seen), None)
 
 
 def _foreign(func: PrimFunc) -> bool:
@@ -300,12 +303,9 @@ def _refusal(func: PrimFunc, merged: PrimFunc, moved: PrimFunc) -> "str | None":
     """The reason the function is not read at all (soundness gates), or None."""
     if _foreign(func):
         return REFUSALS["foreign"]
-    if _views(func):
-        return REFUSALS["view"]
-    if has_vectors(func.body):
-        return REFUSALS["vector"]
-    if _launches(func):
-        return REFUSALS["threads"]
+    lowered = _lowered_form(func)
+    if lowered is not None:
+        return lowered
     if partial_writes(func) or (merged is not func and partial_writes(merged)) \
             or (moved is not merged and partial_writes(moved)):
         return REFUSALS["partial"]

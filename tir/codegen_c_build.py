@@ -118,12 +118,9 @@ class CFunction:
 
 def build(func: PrimFunc) -> CFunction:
     """Emit, compile (or reuse) and load ``func``; returns a callable on numpy arrays."""
-    from .devectorize import EngineFormError, for_engines
+    from .devectorize import for_engines
 
-    try:
-        source = emit_c(for_engines(func))  # vector stores and thread launches as loops
-    except EngineFormError as err:
-        raise InterpError(f"{func.name or 'prim_func'}: {err}") from None
+    source = emit_c(for_engines(func))  # vector stores and thread launches as loops
     key = hashlib.sha256(source.encode()).hexdigest()
     cfunc = _LOADED.get(key)
     if cfunc is None:

@@ -27,16 +27,21 @@ from . import stmt as S
 from .buffer import Buffer
 from .function import PrimFunc
 from .functor import post_order_visit, substitute, transform
+from .interp_data import InterpError
 
 
-class EngineFormError(ValueError):
+class EngineFormError(InterpError):
     """Lowered code the engines cannot run: a vector form not run lane by lane, or threads that
     cannot run as loops."""
 
 
 def for_engines(func: PrimFunc) -> PrimFunc:
-    """``func`` as the engines run it: thread launches as loops, vector stores lane by lane."""
-    return devectorize(_launches_as_loops(func))
+    """``func`` as the engines run it: thread launches as loops, vector stores lane by lane
+    (an :class:`EngineFormError` naming the function when it cannot be)."""
+    try:
+        return devectorize(_launches_as_loops(func))
+    except EngineFormError as err:
+        raise EngineFormError(f"{func.name or 'prim_func'}: {err}") from None
 
 
 @functools.lru_cache(maxsize=256)
@@ -68,15 +73,15 @@ def _check_threads_share_nothing(launch) -> None:
     post_order_visit(launch.body, visit)
 
 
+def is_vector(n) -> bool:
+    """Whether node ``n`` is vector code: a Ramp, a Broadcast or a buffer of vector elements."""
+    return isinstance(n, (E.Ramp, E.Broadcast)) or isinstance(n, Buffer) and n.dtype.lanes > 1
+
+
 def has_vectors(node) -> bool:
-    """Whether ``node`` holds vector code: a Ramp, a Broadcast or a buffer of vector elements."""
+    """Whether ``node`` holds vector code (:func:`is_vector`)."""
     found = []
-
-    def visit(n):
-        if not found and (isinstance(n, (E.Ramp, E.Broadcast)) or isinstance(n, Buffer) and n.dtype.lanes > 1):
-            found.append(n)
-
-    post_order_visit(node, visit)
+    post_order_visit(node, lambda n: found.append(n) if not found and is_vector(n) else None)
     return bool(found)
 
 

@@ -312,8 +312,7 @@ class BufferLoad(PrimExpr):
 
     @property
     def dtype(self) -> DataType:
-        lanes = max((i.dtype.lanes for i in self.indices), default=1)
-        return self.buffer.dtype if lanes == 1 else with_lanes(self.buffer.dtype, lanes)
+        return access_dtype(self.buffer, self.indices)
 
 
 @attrs.frozen(cache_hash=True)
@@ -334,6 +333,13 @@ class Let(PrimExpr):
 def with_lanes(d: DataType, lanes: int) -> DataType:
     """``d`` with ``lanes`` lanes (``float32`` -> ``float32x4``)."""
     return d if d.lanes == lanes else DataType(d.code, d.bits, lanes)
+
+
+def access_dtype(buffer, indices) -> DataType:
+    """The type of what ``buffer[indices]`` loads or stores: the buffer's element type, a
+    vector of it when an index is a vector (a Ramp: TVM's vector access)."""
+    lanes = max((i.dtype.lanes for i in indices), default=1)
+    return buffer.dtype if lanes == 1 else with_lanes(buffer.dtype, lanes)
 
 
 def _lanes(self, attribute, value):

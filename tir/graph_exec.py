@@ -123,7 +123,7 @@ class GraphExecutor:
 
     # ``R.const(0.0, "float32")`` written inline as an argument: a 0-d (or literal list) tensor
     def _const(self, e: R.OpCall, env, sym):
-        args = list(e.args) + [e.attrs[k] for k in ("dtype",) if k in e.attrs]
+        args = list(e.args) + ([e.attrs["dtype"]] if "dtype" in e.attrs else [])
         if not 1 <= len(args) <= 2 or isinstance(args[0], R.RExpr):
             raise InterpError(f"{sym.where}: R.const takes a value and a dtype")
         value, dtype = args[0], (args[1] if len(args) == 2 else None)

@@ -48,8 +48,9 @@ def _scan(ufunc, op: str):
     return run
 
 
-def _order(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
-    """Indices sorting ``x`` along ``axis``, stable in both directions."""
+def stable_order(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """Indices sorting ``x`` along ``axis``, stable in both directions (equal values keep their
+    order, the first index first), as TVM's sort kernels order them."""
     if not descending:
         return np.argsort(x, axis=axis, kind="stable")
     flipped = np.flip(x, axis=axis)  # stable descending: reverse, sort ascending, reverse back
@@ -60,13 +61,13 @@ def _order(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
 def _sort(args, attrs):
     x = _tensor(args, "sort")
     axis = _axis(attrs, x, "sort")
-    return np.ascontiguousarray(np.take_along_axis(x, _order(x, axis, bool(attrs.get("descending"))), axis))
+    return np.ascontiguousarray(np.take_along_axis(x, stable_order(x, axis, bool(attrs.get("descending"))), axis))
 
 
 def _argsort(args, attrs):
     x = _tensor(args, "argsort")
     axis = _axis(attrs, x, "argsort")
-    idx = _order(x, axis, bool(attrs.get("descending")))
+    idx = stable_order(x, axis, bool(attrs.get("descending")))
     return np.ascontiguousarray(idx.astype(_dtype(attrs, "int32")))
 
 
@@ -78,7 +79,7 @@ def _topk(args, attrs):
         raise InterpError(f"R.topk: k must be an integer, got {k!r}")
     n = x.shape[axis]
     k = n if k < 1 else min(k, n)  # k < 1 takes everything, as TVM's topk does
-    idx = np.take(_order(x, axis, bool(attrs.get("largest", True))), np.arange(k), axis=axis)
+    idx = np.take(stable_order(x, axis, bool(attrs.get("largest", True))), np.arange(k), axis=axis)
     values = np.ascontiguousarray(np.take_along_axis(x, idx, axis))
     indices = np.ascontiguousarray(idx.astype(_dtype(attrs, "int32")))
     ret = attrs.get("ret_type", "both")

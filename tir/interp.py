@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import expr as E
+from .devectorize import for_engines
 from .function import PrimFunc
 from .interp_data import BufferData, InterpError, StepLimit, compact_strides, np_dtype
 from .interp_expr import Ctx, evaluate
@@ -28,7 +29,7 @@ def interpret(func: PrimFunc, *args, vectorize: bool = True, scratch_fill: "floa
     name = func.name or "prim_func"
     if len(args) != len(func.params):
         raise InterpError(f"{name}: expects {len(func.params)} arguments ({_param_names(func)}), got {len(args)}")
-    func = _lane_by_lane(func, name)
+    func = for_engines(func)  # vector stores (VectorizeLoop) lane by lane, thread launches as loops
     ctx = Ctx(where=f"function {name!r}", scratch_fill=scratch_fill, steps_left=max_steps)
     arrays = bind_params(func, args, ctx, name)
     with np.errstate(all="ignore"):
@@ -36,17 +37,6 @@ def interpret(func: PrimFunc, *args, vectorize: bool = True, scratch_fill: "floa
     for arr, data in arrays:
         if arr.flags.writeable and not np.shares_memory(arr, data.flat):
             arr[...] = data.view()
-
-
-def _lane_by_lane(func: PrimFunc, name: str) -> PrimFunc:
-    """``func`` with its vector stores (TVM's VectorizeLoop) run as loops over their lanes and
-    its thread launches as loops."""
-    from .devectorize import EngineFormError, for_engines
-
-    try:
-        return for_engines(func)
-    except EngineFormError as err:
-        raise InterpError(f"{name}: {err}") from None
 
 
 def _param_names(func) -> str:

@@ -86,11 +86,12 @@ class BufferData:
         reads the storage's bytes as that type (TVM's storage reuse)."""
         size = int(np.prod(shape)) if shape else 1
         flat, offset, poison = self.flat, self.offset, self.poison
-        if dtype is not None and np.dtype(dtype) != flat.dtype:
+        want = flat.dtype if dtype is None else np.dtype(dtype)
+        if want != flat.dtype:
             start = offset * flat.itemsize
-            if self.bf16 or start % np.dtype(dtype).itemsize or flat.nbytes % np.dtype(dtype).itemsize:
-                raise InterpError(f"{what}: the storage of {self.name!r} cannot be read as {np.dtype(dtype)}")
-            flat, offset, poison = flat.view(dtype), start // np.dtype(dtype).itemsize, None
+            if self.bf16 or start % want.itemsize or flat.nbytes % want.itemsize:
+                raise InterpError(f"{what}: the storage of {self.name!r} cannot be read as {want}")
+            flat, offset, poison = flat.view(want), start // want.itemsize, None
         if self.strides != compact_strides(self.shape) or offset + size > flat.size:
             raise InterpError(f"{what} of shape {tuple(shape)} does not fit the storage of {self.name!r}")
         # not scratch: a value read out of bounds may not be stored through it

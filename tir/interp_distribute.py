@@ -34,13 +34,7 @@ from . import stmt as S
 from .interp_data import InterpError
 from .interp_expr import Ctx, evaluate
 from .interp_nest import bind_grid, bind_iter_vars, predicate_mask
-from .loop_nest import block_accesses, collect_nest, free_vars, stores_and_loads
-
-_PLANS: dict = {}
-"""``id(loop) -> (loop, plan)``: the distribution of a loop entered once per outer iteration
-is worked out once. Bounded; the loop is kept to check the id."""
-_MAX_PLANS = 256
-
+from .loop_nest import block_accesses, collect_nest, free_vars, per_loop, stores_and_loads
 
 class _Item:
     """One nest of the sequence, wrapped in the common loops."""
@@ -77,18 +71,10 @@ def _has_load(nodes) -> bool:
     return any(stores_and_loads(n)[1] for n in nodes)
 
 
+@per_loop
 def _plan(loop: S.For) -> "list | None":
-    hit = _PLANS.get(id(loop))
-    if hit is not None and hit[0] is loop:
-        return hit[1]
-    plan = _make_plan(loop)
-    if len(_PLANS) >= _MAX_PLANS:
-        _PLANS.clear()
-    _PLANS[id(loop)] = (loop, plan)
-    return plan
-
-
-def _make_plan(loop: S.For) -> "list | None":
+    """The distribution of ``loop`` (worked out once: a loop may be entered once per outer
+    iteration)."""
     chain, s = [], loop
     while isinstance(s, S.For):
         chain.append(s)

@@ -24,25 +24,19 @@ import numpy as np
 
 from . import expr as E
 from . import stmt as S
-from .functor import post_order_visit, pre_order_visit, substitute
+from .functor import post_order_stmts, pre_order_visit, substitute
 from .interp_data import InterpError
 from .interp_expr import Ctx, evaluate
 from .interp_stmt import run_stmt, scalar_int
+from .loop_nest import free_vars, per_loop, stores_and_loads
 
 MAX_LANES = 1 << 22
 """The most lanes one grid takes (the index arrays of every access are that long)."""
 
-_PLANS: dict = {}
-
 
 def run_flat(loop: S.For, ctx: Ctx) -> bool:
     """Run the nest rooted at ``loop`` as lanes; False (nothing run) when it does not fit."""
-    plan = _PLANS.get(id(loop))
-    if plan is None or plan[0] is not loop:
-        if len(_PLANS) > 256:
-            _PLANS.clear()
-        plan = _PLANS[id(loop)] = (loop, _plan(loop))
-    plan = plan[1]
+    plan = _plan(loop)
     if plan is None:
         return False
     loops, body, lane_count, accesses, touched = plan
@@ -57,6 +51,7 @@ def run_flat(loop: S.For, ctx: Ctx) -> bool:
             ctx.vars.pop(lp.loop_var, None)
 
 
+@per_loop
 def _plan(loop: S.For):
     """(loops, body, number of lane loops, {written buffer: its one index tuple}, every buffer
     the body accesses), or None."""
@@ -67,9 +62,7 @@ def _plan(loop: S.For):
     if not _simple(body):
         return None
     flat = _inline_lets(body)
-    stores, loads = [], []
-    post_order_visit(flat, lambda n: stores.append(n) if isinstance(n, S.BufferStore)
-                     else loads.append(n) if isinstance(n, E.BufferLoad) else None)
+    stores, loads = stores_and_loads(flat)
     if not stores:
         return None
     index: dict = {}
@@ -78,39 +71,32 @@ def _plan(loop: S.For):
         if known != tuple(access.indices):
             return None  # another element of a written buffer: lanes could meet
     loop_vars = [lp.loop_var for lp in loops]
-    used, read = set(), set()
-    for idx in index.values():
-        for e in idx:
-            post_order_visit(e, lambda n: used.add(n) if isinstance(n, E.Var)
-                             else read.add(n.buffer) if isinstance(n, E.BufferLoad) else None)
+    used = set().union(*(free_vars(e) for idx in index.values() for e in idx))
+    read = {ld.buffer for idx in index.values() for e in idx for ld in stores_and_loads(e)[1]}
     if read & set(index):
         return None  # an index read from a buffer the nest writes: checked once, it could change
     lane_count = max((k + 1 for k, v in enumerate(loop_vars) if v in used), default=0)
     if lane_count == 0:
         return None
-    inner = set(loop_vars[lane_count:])
-    for lp in loops:  # the lanes' loops and the steps' loops run the same ranges on every lane
-        for e in (lp.min, lp.extent):
-            found = []
-            post_order_visit(e, lambda n: found.append(n) if n in loop_vars else None)
-            if found:
-                return None
-    under_if = []
-    post_order_visit(body, lambda n: under_if.extend(_loops(n.then_case) + _loops(n.else_case or n.then_case))
-                     if isinstance(n, S.IfThenElse) else None)
-    if under_if:
+    lanes, inner_loops = set(loop_vars[:lane_count]), _loops(flat)
+    if any(_ranges_use(lp, loop_vars) for lp in loops) or any(_ranges_use(lp, lanes) for lp in inner_loops):
+        return None  # every lane runs the same steps (the lets written out in the inner ones)
+    if any(isinstance(s, S.IfThenElse) and _loops(s) for s in _stmts(body)):
         return None  # a loop under a condition that may differ from lane to lane
-    inner |= _loop_vars(body)  # loops inside the body run step by step on every lane too
-    if inner & used:
+    stepped = set(loop_vars[lane_count:]) | {lp.loop_var for lp in inner_loops}
+    if stepped & used:
         return None
-    lanes = set(loop_vars[:lane_count])
-    for lp in _loops(flat):  # ... the same number of steps on every lane (lets written out)
-        found = []
-        post_order_visit(lp.min, lambda n: found.append(n) if n in lanes else None)
-        post_order_visit(lp.extent, lambda n: found.append(n) if n in lanes else None)
-        if found:
-            return None
     return loops, body, lane_count, index, {a.buffer for a in stores + loads}
+
+
+def _ranges_use(loop: S.For, variables) -> bool:
+    return bool((free_vars(loop.min) | free_vars(loop.extent)) & set(variables))
+
+
+def _stmts(body) -> list:
+    found = []
+    post_order_stmts(body, found.append)
+    return found
 
 
 def _simple(body) -> bool:
@@ -129,13 +115,7 @@ def _simple(body) -> bool:
 
 
 def _loops(body) -> list:
-    found = []
-    post_order_visit(body, lambda n: found.append(n) if isinstance(n, S.For) else None)
-    return found
-
-
-def _loop_vars(body) -> set:
-    return {lp.loop_var for lp in _loops(body)}
+    return [s for s in _stmts(body) if isinstance(s, S.For)]
 
 
 def _inline_lets(body):

@@ -26,15 +26,7 @@ from . import stmt as S
 from .interp_expr import Ctx, evaluate
 from .interp_reduce import plan_combine, reduce_stores
 from .interp_stmt import at_init_point, run_stmt, scalar_int, take_steps
-from .loop_nest import Nest, collect_nest, reads_only_own_elements, stores_and_loads
-
-
-_PLANS: dict = {}
-"""``id(loop) -> (loop, nest, combines, facts)``: a nest inside an outer loop the grid does not
-cover (a region's bins read at run time, rfactor's partial block under its blockized outer
-block) is entered once per outer iteration; its analysis, walks of the whole block, does not
-change. Bounded; the loop is kept to check the id."""
-_MAX_PLANS = 256
+from .loop_nest import Nest, collect_nest, per_loop, reads_only_own_elements, stores_and_loads
 
 
 class _Facts:
@@ -50,10 +42,11 @@ class _Facts:
         self.stores = stores
 
 
+@per_loop
 def _plan(loop: S.For) -> tuple:
-    hit = _PLANS.get(id(loop))
-    if hit is not None and hit[0] is loop:
-        return hit[1:]
+    """(nest, combines, facts): worked out once per loop (a nest inside an outer loop the grid
+    does not cover, a region's bins read at run time, rfactor's partial block under its
+    blockized outer block, is entered once per outer iteration)."""
     nest = collect_nest(loop)
     combines = facts = None
     block = nest.realize.block if nest is not None else None
@@ -62,9 +55,6 @@ def _plan(loop: S.For) -> tuple:
         if block.init is not None or any(iv.kind == S.IterKind.REDUCE for iv in block.iter_vars):
             stores = reduce_stores(block)
             combines = plan_combine(nest, stores) if stores is not None else None
-    if len(_PLANS) >= _MAX_PLANS:
-        _PLANS.clear()
-    _PLANS[id(loop)] = (loop, nest, combines, facts)
     return nest, combines, facts
 
 

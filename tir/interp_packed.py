@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import expr as E
+from .graph_ops import stable_order
 from .interp_data import InterpError
 
 
@@ -70,13 +71,7 @@ def _argsort(args, ctx, evaluate) -> None:
     # the arrays as described, over the buffers' storage (a flattened view passes its source's shape)
     values, out = (ctx.data(b).reshaped(b.name, dims, f"{ctx.where}: argsort array").view()
                    for b, dims in ((src, src_dims), (dst, dst_dims)))
-    if not ascend:  # stable descending: equal values keep their order
-        values = np.flip(values, axis)
-        order = np.flip(np.argsort(values, axis=axis, kind="stable"), axis)
-        order = values.shape[axis] - 1 - order
-    else:
-        order = np.argsort(values, axis=axis, kind="stable")
-    out[...] = order.astype(out.dtype)
+    out[...] = stable_order(values, axis, not ascend).astype(out.dtype)
 
 
 RUNTIME = {"tvm.contrib.sort.argsort": _argsort}

@@ -6,6 +6,8 @@ feeds either spatial or reduction iteration variables, never both.
 """
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 from . import expr as E
@@ -24,6 +26,30 @@ class Nest:
     realize: S.BlockRealize
     reduce_axes: tuple
     """Grid axes of loops that feed reduction iteration variables."""
+
+
+MAX_PLANS = 256
+"""The most loops :func:`per_loop` keeps a plan for."""
+
+
+def per_loop(make):
+    """``make(loop)`` worked out once per loop: a nest inside an outer loop is entered once per
+    outer iteration, and its plan (walks of its body) does not change. Bounded; keyed by the
+    loop's id, the loop kept to check it."""
+    plans: dict = {}
+
+    @functools.wraps(make)
+    def plan(loop):
+        hit = plans.get(id(loop))
+        if hit is not None and hit[0] is loop:
+            return hit[1]
+        if len(plans) >= MAX_PLANS:
+            plans.clear()
+        value = make(loop)
+        plans[id(loop)] = (loop, value)
+        return value
+
+    return plan
 
 
 def free_vars(node) -> set:

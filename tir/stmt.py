@@ -166,7 +166,8 @@ class AllocateBuffer(Stmt):
     buffer: Buffer
     body: Stmt
     source: "Buffer | None" = None
-    """The buffer whose storage ``buffer`` views (same dtype, no more elements), or None."""
+    """The buffer whose storage ``buffer`` views (no more bytes; of another type where TVM
+    reuses storage), or None."""
 
 
 @attrs.frozen(cache_hash=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from . import relax as rx
 from .buffer import Buffer, BufferRegion
-from .expr import BufferLoad, Let, Var, with_lanes
+from .expr import BufferLoad, Let, Var, access_dtype
 from .function import PrimFunc
 from .functor import children
 from .module import IRModule
@@ -154,7 +154,7 @@ class _TirChecker:
     def _allocate(self, s: AllocateBuffer) -> None:
         self.visit_all(s.buffer.shape)
         if s.source is not None:
-            self.visit(s.source)  # a view of a buffer in scope, of its dtype
+            self.visit(s.source)  # a view of a buffer in scope (of another type: storage reuse)
             if s.source.dtype != s.buffer.dtype and "bfloat" in (s.source.dtype.code, s.buffer.dtype.code):
                 self.fail(f"view {s.buffer.name!r} is {s.buffer.dtype} but {s.source.name!r} is {s.source.dtype} "
                           "(bfloat16 storage is held as float32: no view of another type)")
@@ -164,10 +164,9 @@ class _TirChecker:
 
     def _store(self, s: BufferStore) -> None:
         self._rank(s.buffer, len(s.indices), "stored with")
-        lanes = max((i.dtype.lanes for i in s.indices), default=1)  # a vector store
-        want = s.buffer.dtype if lanes == 1 else with_lanes(s.buffer.dtype, lanes)
+        want = access_dtype(s.buffer, s.indices)  # a vector for a vector store
         if s.value.dtype != want:
-            into = f"{want} buffer" if lanes == 1 else f"{want} elements of buffer"
+            into = f"{want} buffer" if want.lanes == 1 else f"{want} elements of buffer"
             self.fail(f"store of a {s.value.dtype} value into {into} {s.buffer.name!r}")
         self.visit(s.buffer)
         self.visit(s.value)

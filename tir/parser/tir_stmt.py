@@ -7,7 +7,7 @@ import attrs
 
 from .. import dtype as dt
 from ..buffer import Buffer
-from ..expr import Cast, IntImm, PrimExpr, Var, with_lanes
+from ..expr import Cast, IntImm, PrimExpr, Var, access_dtype
 from ..errors import ParseError
 from ..stmt import BufferStore, Evaluate, IfThenElse, LetStmt, While, seq
 from . import block as blk
@@ -50,7 +50,7 @@ def stmt_list(ctx, nodes: list, owner=None) -> list:
             out.append(guarded(node, _launch, ctx, node.value, blk.single_target(node).id, nodes[k + 1:], node))
             return out
         if _is_body_alloc(ctx, node, owner, out):
-            out.append(guarded(node, _body_alloc, ctx, node, nodes[k + 1:]))
+            out.append(guarded(node, _allocated, ctx, node, nodes[k + 1:]))
             return out
         let = guarded(node, _let_header, ctx, node)
         if let is not None:
@@ -116,26 +116,27 @@ SCOPED_ALLOCS = {"T.alloc_local": "local", "T.alloc_shared": "shared"}
 """Allocations TVM 0.27 prints with their storage scope in the name."""
 
 
+def _assigned_call(node) -> "str | None":
+    """The function called in ``name = f(...)`` (dotted: ``T.alloc_local``), else None."""
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+        return dotted(node.value.func)
+    return None
+
+
 def _is_alloc_local(node) -> bool:
-    return (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-            and dotted(node.value.func) in SCOPED_ALLOCS)
+    return _assigned_call(node) in SCOPED_ALLOCS
 
 
 def _alloc_local(ctx, node: ast.Assign, rest: list):
     """``buf = T.alloc_local(shape, dtype)`` (``T.alloc_shared``): a buffer in ``"local"``
     (``"shared"``) scope (TVM's ``T.alloc_buffer(..., scope="local")``) allocated for the rest
     of the suite."""
-    from ..stmt import AllocateBuffer
-
-    target = blk.single_target(node)
     call = node.value
     name = dotted(call.func)
     scope = SCOPED_ALLOCS[name]
     if any(k.arg == "scope" for k in call.keywords):
         raise error(call, f"{name} takes no scope: it is always \"{scope}\"")
-    buf = _at_start(attrs.evolve(buffer_from_call(ctx, call, target.id, call.args), scope=scope))
-    inner = _with_buffer(ctx, target.id, buf, rest, node)
-    return AllocateBuffer(buf, inner)
+    return _allocated(ctx, node, rest, scope)
 
 
 def _at_start(buf):
@@ -148,19 +149,21 @@ def _is_body_alloc(ctx, node, owner, before: list) -> bool:
     """``b = T.alloc_buffer(...)`` among the statements of a body, not in the header of a
     block or function (the start of its own suite, before any statement): TVM's allocation
     statement (after its lowering passes), whose shape may use a variable bound just before."""
-    if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-            and dotted(node.value.func) == "T.alloc_buffer"):
+    if _assigned_call(node) != "T.alloc_buffer":
         return False
     frame = ctx.frames[-1] if ctx.frames else None
     return frame is not None and (before or owner is not getattr(frame, "node", None))
 
 
-def _body_alloc(ctx, node: ast.Assign, rest: list):
-    """A buffer allocated for the rest of the suite (an elem_offset of 0 is its start)."""
+def _allocated(ctx, node: ast.Assign, rest: list, scope: "str | None" = None):
+    """``b = T.alloc_*(shape, dtype)``: a buffer (in ``scope`` when given) allocated for the
+    rest of the suite (an elem_offset of 0 is its start)."""
     from ..stmt import AllocateBuffer
 
     target = blk.single_target(node)
     buf = _at_start(buffer_from_call(ctx, node.value, target.id, node.value.args))
+    if scope is not None:
+        buf = attrs.evolve(buf, scope=scope)
     inner = _with_buffer(ctx, target.id, buf, rest, node)
     return AllocateBuffer(buf, inner)
 
@@ -172,8 +175,7 @@ def _with_buffer(ctx, name: str, buf, nodes: list, node):
 
 
 def _is_launch(node) -> bool:
-    return (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-            and dotted(node.value.func) == "T.launch_thread")
+    return _assigned_call(node) == "T.launch_thread"
 
 
 def _launch(ctx, call: ast.Call, name: str, nodes: list, node):
@@ -233,8 +235,7 @@ def _view(ctx, node: ast.Assign, rest: list):
 
 
 def _is_decl_assign(node) -> bool:
-    return (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-            and dotted(node.value.func) == "T.decl_buffer")
+    return _assigned_call(node) == "T.decl_buffer"
 
 
 def _decl_assign(ctx, node: ast.Assign, rest: list):
@@ -384,8 +385,7 @@ def _store(ctx, target: ast.Subscript, value, value_node):
     if not isinstance(buf, Buffer):
         raise error(target.value, f"cannot store into {describe(target.value)!r}; expected a buffer")
     idx = indices(ctx, buf, target.slice, target)
-    lanes = max((i.dtype.lanes for i in idx), default=1)  # a vector store: a Ramp index
-    want = buf.dtype if lanes == 1 else with_lanes(buf.dtype, lanes)
+    want = access_dtype(buf, idx)  # a vector for a vector store (a Ramp index)
     value = to_prim(value, value_node, want)
     if value.dtype.is_bool and want.is_integer and want.bits == 8 and value.dtype.lanes == want.lanes:
         value = Cast(want, value)  # TVM keeps bool vectors in int8 storage
