@@ -209,7 +209,7 @@ def _call(ctx, node):
     if name == "R.call_tir":
         return _call_tir(ctx, node)
     if name == "R.call_dps_packed":
-        args = positional(node, 2, 3, ("out_ty",))
+        args = positional(node, 2, 3, OUT_TY)
         func = expr(ctx, args[0])
         if not isinstance(func, str):
             raise error(args[0], "R.call_dps_packed needs the external function's name as a string")
@@ -281,7 +281,7 @@ def _op_sequence(ctx, node):
 
 
 def _call_tir(ctx, node):
-    args = positional(node, 2, 3, ("out_ty", "tir_vars"))
+    args = positional(node, 2, 3, OUT_TY + ("tir_vars",))
     gv = global_ref(ctx, args[0])
     if gv is None:
         raise error(args[0], "R.call_tir needs a function of the module, written cls.name")
@@ -306,10 +306,18 @@ def _args(ctx, node) -> tuple:
     return (value(ctx, node),)
 
 
+OUT_TY = ("out_ty", "out_sinfo")
+"""The output type's keyword: ``out_ty`` since TVM 0.27, ``out_sinfo`` before."""
+
+
 def _out_ty(ctx, node, args):
-    out = args[2] if len(args) > 2 else keyword(node, "out_ty")
+    given = [kw for kw in node.keywords if kw.arg in OUT_TY]
+    if len(given) + (len(args) > 2) > 1:
+        raise error(node, f"{describe(node.func)}: the output type is given twice (out_ty and out_sinfo are one "
+                          "argument)")
+    out = args[2] if len(args) > 2 else given[0].value if given else None
     if out is None:
-        raise error(node, f"{describe(node.func)} needs out_ty=R.Tensor(...)")
+        raise error(node, f"{describe(node.func)} needs out_ty=R.Tensor(...) (out_sinfo= in TVM before 0.27)")
     return struct_info(ctx, out)
 
 

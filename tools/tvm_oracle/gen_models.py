@@ -21,6 +21,11 @@ def jsonable(v):
         return float(v.value)
     if cls == "ShapeExpr":
         return [jsonable(x) for x in v.values]
+    if cls == "PrimValue":  # TVM 0.25/0.26 pass some arguments so
+        return jsonable(v.value)
+    if cls in ("Constant", "GenericConst"):
+        data = v.data if hasattr(v, "data") else v.value
+        return jsonable(data.numpy().item()) if data.numpy().size == 1 else str(v)
     if isinstance(v, tvm.ir.Op):
         return v.name
     if hasattr(v, "__len__") and hasattr(v, "__getitem__") and not hasattr(v, "keys"):
@@ -58,8 +63,18 @@ def attrs_of(call):
     return name, out
 
 
+def tensor_type(shape, dtype):
+    """A tensor's type for relax.Var: TensorStructInfo in TVM 0.25/0.26 (whose relax.TensorType
+    is another class there), TensorType since 0.27."""
+    return getattr(relax, "TensorStructInfo", relax.TensorType)(shape, dtype)
+
+
+def ty_of(expr):
+    return expr.struct_info if hasattr(expr, "struct_info") else expr.ty
+
+
 def shape_of(sinfo):
-    if type(sinfo).__name__ == "TensorType" and sinfo.shape is not None:
+    if type(sinfo).__name__ in ("TensorType", "TensorStructInfo") and sinfo.shape is not None:
         return [str(x) if type(x).__name__ != "IntImm" else f"T.int64({x.value})" for x in sinfo.shape.values]
     return None
 
@@ -122,7 +137,8 @@ def emit(model, name, out_dir, source):
                 if src is None:
                     continue
                 op, at = attrs_of(src)
-                rec = {"op": op, "attrs": at, "input_shapes": [shape_of(a.ty) for a in src.args if type(a.ty).__name__ == "TensorType"]}
+                rec = {"op": op, "attrs": at, "input_shapes": [shape_of(ty_of(a)) for a in src.args
+                                                        if type(ty_of(a)).__name__ in ("TensorType", "TensorStructInfo")]}
                 if gv in prim and (prim[gv]["op"], prim[gv]["attrs"]) != (op, at):
                     prim[gv]["ambiguous"] = True
                 elif gv not in prim:

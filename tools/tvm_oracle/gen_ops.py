@@ -4,7 +4,7 @@ import numpy as np
 import tvm
 from tvm import relax
 from tvm import tirx
-from gen_models import attrs_of, jsonable
+from gen_models import attrs_of, jsonable, tensor_type
 
 R = relax.op
 F = "float32"
@@ -882,7 +882,7 @@ def build(name, rng, dynamic):
         shp = list(shape)
         if dynamic and i == 0 and shp:
             shp[0] = n
-        params.append(relax.Var("x" if i == 0 else f"y{i}" if len(inputs) > 2 else "y", relax.TensorType(shp, dt)))
+        params.append(relax.Var("x" if i == 0 else f"y{i}" if len(inputs) > 2 else "y", tensor_type(shp, dt)))
     with bb.function("main", params):
         with bb.dataflow():
             call = fn(params)
@@ -894,7 +894,7 @@ def build(name, rng, dynamic):
     name, attrs = attrs_of(call)
     for k, a in zip(ARG_NAMES.get(name, ()), call.args):
         if k is not None:
-            attrs[k] = jsonable(a.value.numpy().item() if type(a).__name__ == "GenericConst" else a)
+            attrs[k] = jsonable(a)
     return mod, attrs, inputs
 
 
