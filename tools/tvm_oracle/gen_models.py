@@ -69,6 +69,11 @@ def tensor_type(shape, dtype):
     return getattr(relax, "TensorStructInfo", relax.TensorType)(shape, dtype)
 
 
+def var_name(var) -> str:
+    """A Relax variable's name: ``name`` since TVM 0.26, ``name_hint`` in 0.25."""
+    return var.name if hasattr(var, "name") else var.name_hint
+
+
 def ty_of(expr):
     return expr.struct_info if hasattr(expr, "struct_info") else expr.ty
 
@@ -118,7 +123,7 @@ def emit(model, name, out_dir, source):
         for bd in b.bindings:
             if (isinstance(bd.value, relax.Call) and isinstance(bd.value.op, tvm.ir.Op)
                     and bd.value.op.name != "relax.call_tir"):  # emit_te by the frontend: no Relax op
-                calls[bd.var.name] = bd.value
+                calls[var_name(bd.var)] = bd.value
     lmod = relax.transform.LegalizeOps()(mod)
     kmod = relax.transform.AnnotateTIROpPattern()(lmod)
     kinds = {}
@@ -133,7 +138,7 @@ def emit(model, name, out_dir, source):
             v = bd.value
             if isinstance(v, relax.Call) and v.op.name == "relax.call_tir":
                 gv = v.args[0].name_hint
-                src = calls.get(bd.var.name)
+                src = calls.get(var_name(bd.var))
                 if src is None:
                     continue
                 op, at = attrs_of(src)
