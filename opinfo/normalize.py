@@ -76,6 +76,7 @@ from .loop_partition import merge_partitions
 from .predicates import drop_predicates
 from .probe import NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, scalar_int, shape_envs, shape_vars
 from .realize_check import SHAPE_VALUES, covers_domain
+from .reduce_fuse import fuse_split_reductions
 from .rewrite import EMPTY, loaded, prune, stored, stores_in, without_allocs
 from .rfactor import merge_rfactor
 from .tags import tag
@@ -557,4 +558,5 @@ def normalize(func: PrimFunc) -> "PrimFunc | None":
         func = dropped
     # rfactor's partial block may write a reindex copy of the buffer the final block reads
     # (reindex applied to the partial block): merged once the copy is gone
-    return unit_reductions(merge_rfactor(merge_padding(func)))
+    # an rfactor'ed split reduction merged back reduces over two variables a * F + b: one
+    return fuse_split_reductions(unit_reductions(merge_rfactor(merge_padding(func))))
