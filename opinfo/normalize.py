@@ -77,6 +77,7 @@ from .predicates import drop_predicates
 from .probe import NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, scalar_int, shape_envs, shape_vars
 from .realize_check import SHAPE_VALUES, covers_domain
 from .reduce_fuse import fuse_split_reductions
+from .unit_axes import restore_unit_vars
 from .rewrite import EMPTY, loaded, prune, stored, stores_in, without_allocs
 from .rfactor import merge_rfactor
 from .tags import tag
@@ -559,4 +560,5 @@ def normalize(func: PrimFunc) -> "PrimFunc | None":
     # rfactor's partial block may write a reindex copy of the buffer the final block reads
     # (reindex applied to the partial block): merged once the copy is gone
     # an rfactor'ed split reduction merged back reduces over two variables a * F + b: one
-    return fuse_split_reductions(unit_reductions(merge_rfactor(merge_padding(func))))
+    # dlight-style blocks that write a unit axis at a constant 0 get its variable back
+    return restore_unit_vars(fuse_split_reductions(unit_reductions(merge_rfactor(merge_padding(func)))))

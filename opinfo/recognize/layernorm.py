@@ -20,6 +20,7 @@ from tir.expr import Add, FloatImm, FloorDiv, FloorMod
 from tir.functor import pre_order_visit
 
 from ..semantic import ArgReduce, Inlined, Reduce
+from ..unit_axes import rebuilt
 from .common import Match, Space, strip
 from .numeric import Check, claim, data_operands, float_consts, param_loads, reduction_sizes, signature, unique
 
@@ -118,7 +119,9 @@ def _candidates(check: Check, data, others: list):
                     yield "nn.layer_norm", axes, eps, gamma, beta
             if len(others) == 1 and _fits(check, others[0], axes):
                 yield "nn.rms_norm", axes, eps, others[0], None
-            if len(others) == 2 and _same_rank_throughout(check):
+            if len(others) == 2 and _same_rank_throughout(check) and not rebuilt(check.ctx.sem.func):
+                # (rebuilt blocks: group_norm's grouping reshape may have been inlined, and
+                # with one channel per group its computation is this one)
                 # instance_norm normalises each sample and channel over all other axes
                 # (Relax's frontends always pass those; unit dimensions make other axis
                 # sets compute the same values, so only this one is read)

@@ -1,0 +1,132 @@
+"""Unit axes a block writes at a constant 0 get their block variable back.
+
+TVM's legalized functions give every output axis a block variable, extent-1 axes included
+(``T_reshape[v0, v1, v2]`` with ``v1`` in ``[0, 1)``). Schedules that rebuild a block's
+iteration space from its loops -- TVM's dlight rules fuse the spatial loops of every block
+and drop the unit ones -- leave ``expand_dims[v0, T.int64(0), v1]`` instead: the axis is
+still written, at its one index, but no variable says so, and recognizers that read an op's
+axes off its block variables lose it (an ``expand_dims`` looks like a copy of mismatched
+rank, a keepdims mean like a reduction into a buffer of another rank).
+
+:func:`restore_unit_vars` gives such a block a spatial variable of extent 1 bound to 0 for
+each such axis and writes it in place of the constant, in every store of the block and in
+every load of the same buffer at the same indices (a reduction's update reads what it
+accumulates). Only blocks whose stores all write one index tuple are changed. A variable
+whose only value is 0 standing for the constant 0: the function computes exactly the same.
+"""
+from __future__ import annotations
+
+import attrs
+
+from tir.buffer import Range
+from tir.expr import BufferLoad, IntImm, Var
+from tir.function import PrimFunc
+from tir.functor import transform
+from tir.stmt import BlockRealize, BufferStore, IterKind, IterVar
+from tir.structural import structural_equal
+
+from .affine import const_of
+
+
+def _own(n):
+    """Stop at nested blocks: only the block's own statements are read and rewritten."""
+    return n if isinstance(n, BlockRealize) else None
+
+
+def _stores(block) -> list:
+    found: list = []
+
+    def pre(n):
+        if isinstance(n, BufferStore):
+            found.append(n)
+        return _own(n)
+
+    for part in (block.body, block.init):
+        if part is not None:
+            transform(part, lambda n: None, pre)
+    return found
+
+
+def _unit_positions(stores: list) -> "tuple | None":
+    """The positions written at constant 0 on an axis of extent 1 of every stored buffer,
+    when all stores use one index tuple; None when there is nothing to restore."""
+    first = stores[0].indices
+    if any(len(s.indices) != len(first) or not all(structural_equal(a, b) for a, b in zip(s.indices, first))
+           for s in stores[1:]):
+        return None
+    positions = tuple(d for d, i in enumerate(first)
+                      if isinstance(i, IntImm) and i.value == 0
+                      and all(const_of(s.buffer.shape[d]) == 1 for s in stores))
+    return positions or None
+
+
+def _restored(realize: BlockRealize) -> "BlockRealize | None":
+    block = realize.block
+    if not block.iter_vars:
+        return None  # the root, an opaque block
+    stores = _stores(block)
+    if not stores:
+        return None
+    positions = _unit_positions(stores)
+    if positions is None:
+        return None
+    index = tuple(stores[0].indices)
+    buffers = {id(s.buffer) for s in stores}
+    dtype = index[positions[0]].dtype
+    names = {iv.var.name for iv in block.iter_vars}
+    new_vars = []
+    for d in positions:
+        name = f"v_unit{d}"
+        while name in names:
+            name += "_"
+        names.add(name)
+        new_vars.append(Var(name, dtype))
+    target = list(index)
+    for d, v in zip(positions, new_vars):
+        target[d] = v
+    target = tuple(target)
+    same = lambda idx: len(idx) == len(index) and all(structural_equal(a, b) for a, b in zip(idx, index))  # noqa: E731
+
+    def post(n):
+        if isinstance(n, BufferStore) and id(n.buffer) in buffers and same(n.indices):
+            return attrs.evolve(n, indices=target)
+        if isinstance(n, BufferLoad) and id(n.buffer) in buffers:
+            if not same(n.indices):
+                raise _Skip
+            return attrs.evolve(n, indices=target)
+        return None
+
+    try:
+        body = transform(block.body, post, _own)
+        init = transform(block.init, post, _own) if block.init is not None else None
+    except _Skip:
+        return None  # the block reads the buffer elsewhere: leave it
+    ivs = tuple(IterVar(v, Range(IntImm(dtype, 0), IntImm(dtype, 1)), IterKind.SPATIAL) for v in new_vars)
+    new = attrs.evolve(block, iter_vars=ivs + tuple(block.iter_vars), body=body, init=init)
+    values = tuple(IntImm(dtype, 0) for _ in new_vars) + tuple(realize.iter_values)
+    return attrs.evolve(realize, iter_values=values, block=new)
+
+
+class _Skip(Exception):
+    pass
+
+
+RESTORED = "opinfo.unit_axes_restored"
+"""Attribute of a normalized function some of whose blocks got unit variables back: its
+blocks were rebuilt by a schedule (TVM's legalization writes every unit axis's variable),
+which may have inlined the blocks whose form tells two ops of one computation apart
+(group_norm's grouping reshape, see :func:`rebuilt`)."""
+
+
+def restore_unit_vars(func: PrimFunc) -> PrimFunc:
+    """``func`` with unit axes written at a constant given block variables (module doc),
+    marked with :data:`RESTORED` when any block changed."""
+    out = transform(func, lambda n: _restored(n) if isinstance(n, BlockRealize) else None)
+    if out is func:
+        return func
+    return attrs.evolve(out, attrs={**dict(out.attrs), RESTORED: True})
+
+
+def rebuilt(func: PrimFunc) -> bool:
+    """Whether :func:`restore_unit_vars` had to restore unit variables in ``func``."""
+    return bool(func.attrs.get(RESTORED, False))
