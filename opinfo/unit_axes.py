@@ -6,7 +6,10 @@ iteration space from its loops -- TVM's dlight rules fuse the spatial loops of e
 and drop the unit ones -- leave ``expand_dims[v0, T.int64(0), v1]`` instead: the axis is
 still written, at its one index, but no variable says so, and recognizers that read an op's
 axes off its block variables lose it (an ``expand_dims`` looks like a copy of mismatched
-rank, a keepdims mean like a reduction into a buffer of another rank).
+rank, a keepdims mean like a reduction into a buffer of another rank). Operands of the
+output's rank that read the same unit axis at 0 read it at the new variable too, as TVM's
+elementwise and broadcast ops write them (a broadcast operand is read at 0 only where the
+output's extent is not 1).
 
 :func:`restore_unit_vars` gives such a block a spatial variable of extent 1 bound to 0 for
 each such axis and writes it in place of the constant, in every store of the block and in
@@ -94,6 +97,14 @@ def _restored(realize: BlockRealize) -> "BlockRealize | None":
             if not same(n.indices):
                 raise _Skip
             return attrs.evolve(n, indices=target)
+        if isinstance(n, BufferLoad) and len(n.indices) == len(index):
+            # an operand of the output's rank read at 0 on the same unit axis: TVM's
+            # elementwise and broadcast ops read it at the output's variable there
+            idx, changed = list(n.indices), False
+            for d, v in zip(positions, new_vars):
+                if isinstance(idx[d], IntImm) and idx[d].value == 0 and const_of(n.buffer.shape[d]) == 1:
+                    idx[d], changed = v, True
+            return attrs.evolve(n, indices=tuple(idx)) if changed else None
         return None
 
     try:

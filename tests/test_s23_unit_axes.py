@@ -61,3 +61,17 @@ def test_untouched_function_is_not_marked():
     func = normalize(_func("s23_dlight_variance"))
     again = restore_unit_vars(func)
     assert again is func
+
+
+def test_operands_of_the_output_rank_read_the_unit_axis_at_the_new_variable():
+    # add on NCHW4c buffers (1, 2, 3, 3, 4) + (1, 2, 1, 3, 4), dlight-scheduled: the batch axis
+    # is written and read at 0; the broadcast operand's axis 2 (extent 1 where the output's is
+    # 3) stays at 0
+    func = _func("s23_dlight_add_packed")
+    assert _ops(func) == [("add", {})]
+    norm = restore_unit_vars(func)
+    (block,) = [b for b in norm.blocks() if b.iter_vars]
+    unit = block.iter_vars[0].var
+    x, x1 = block.body.value.a, block.body.value.b
+    assert x.indices[0] is unit and x1.indices[0] is unit
+    assert isinstance(x1.indices[2], tir.expr.IntImm) and x1.indices[2].value == 0
