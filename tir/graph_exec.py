@@ -106,6 +106,23 @@ class GraphExecutor:
             raise InterpError(f"{sym.where}: R.shape_of takes a tensor")
         return ShapeValue(value.shape)
 
+    # ``R.shape([1, n * 4])``: a shape value
+    def _shape(self, e: R.OpCall, env, sym):
+        if len(e.args) != 1 or e.attrs or not isinstance(e.args[0], tuple):
+            raise InterpError(f"{sym.where}: R.shape takes one list of dimensions")
+        return ShapeValue(_dim_value(d.value if isinstance(d, R.PrimValue) else d, sym) for d in e.args[0])
+
+    # ``R.reshape(x, R.shape([...]))``: the same elements in row-major order
+    def _reshape(self, e: R.OpCall, env, sym):
+        if len(e.args) != 2 or e.attrs:
+            raise InterpError(f"{sym.where}: R.reshape takes a tensor and a shape")
+        x, shape = self.eval(e.args[0], env, sym), self.eval(e.args[1], env, sym)
+        if not isinstance(x, np.ndarray) or not isinstance(shape, ShapeValue):
+            raise InterpError(f"{sym.where}: R.reshape takes a tensor and a shape")
+        if int(np.prod(shape)) != x.size:
+            raise InterpError(f"{sym.where}: R.reshape: {x.size} elements cannot take the shape {tuple(shape)}")
+        return x.reshape(tuple(shape))
+
     # ``R.where(cond, x1, x2)`` left unlegalized (a symbolic broadcast: masked_fill of a
     # batch of unknown size), run with numpy's broadcasting; the result has x1's type
     def _where(self, e: R.OpCall, env, sym):
@@ -181,8 +198,9 @@ class GraphExecutor:
         return outs[0] if not isinstance(e.out_type, R.TupleType) else tuple(outs)
 
 
-_GRAPH_OPS = ("tensor_to_shape", "shape_of", "match_cast", "where", "const")
-"""Graph-level Relax ops the executor runs itself: shape ops, and a where LegalizeOps left."""
+_GRAPH_OPS = ("tensor_to_shape", "shape_of", "match_cast", "where", "const", "shape", "reshape")
+"""Graph-level Relax ops the executor runs itself: shape ops, a where LegalizeOps left, and
+the ``R.reshape`` TVM's build pipeline writes for a reshape PrimFunc (RewriteDataflowReshape)."""
 
 
 class ShapeValue(tuple):

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import ast
 
+import attrs
+
 from .. import dtype as dt
 from .. import relax as rx
 from ..expr import IntImm, PrimExpr, StringImm, Var
@@ -89,8 +91,73 @@ def _statement(ctx, s, attrs, blocks, loose):
     if _is_symbolic_declaration(s):
         _declare(ctx, s)
         return None
+    if _is_allocation(s):
+        _allocate(ctx, s)
+        return None
+    if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and global_ref(ctx, s.value.func) is not None:
+        loose.extend(_dps_call(ctx, s.value))
+        return None
     loose.append(binding(ctx, s))
     return None
+
+
+# ------------------------------------------------------------------ after CallTIRRewrite
+# TVM's build pipeline (CallTIRRewrite) turns ``lv = R.call_tir(cls.f, (x,), out_ty=T)`` into
+# ``alloc: T = R.builtin.alloc_tensor(...)`` and a statement ``cls.f(x, alloc)`` that writes
+# it. Read back, the pair is that call_tir again, bound to the allocation's name at the call.
+
+@attrs.frozen(eq=False)
+class _Allocation:
+    """A name bound to ``R.builtin.alloc_tensor``, not yet written by a call."""
+
+    name: str
+    out_type: object
+
+
+def _is_allocation(s) -> bool:
+    return (isinstance(s, (ast.Assign, ast.AnnAssign)) and isinstance(s.value, ast.Call)
+            and dotted(s.value.func) == "R.builtin.alloc_tensor")
+
+
+def _allocate(ctx, s) -> None:
+    if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name):
+        ctx.define(s.target.id, _Allocation(s.target.id, struct_info(ctx, s.annotation)))
+        return
+    raise error(s, "R.builtin.alloc_tensor: write the allocation as name: R.Tensor(...) = ..., as TVM prints it")
+
+
+def _dps_call(ctx, node) -> list:
+    """``cls.f(inputs..., outputs...)``: the outputs are the trailing allocations."""
+    gv = global_ref(ctx, node.func)
+    positional(node, 1, len(node.args))
+    args = []
+    for a in node.args:
+        found = ctx.lookup(a.id, a) if isinstance(a, ast.Name) else None
+        args.append(found if isinstance(found, _Allocation) else value(ctx, a))
+    k = len(args)
+    while k and isinstance(args[k - 1], _Allocation):
+        k -= 1
+    inputs, outputs = args[:k], args[k:]
+    if not outputs:
+        raise error(node, f"{describe(node.func)}(...): a call statement writes its trailing arguments, which must be "
+                          "allocations (name: R.Tensor(...) = R.builtin.alloc_tensor(...))")
+    if len({id(o) for o in outputs}) != len(outputs):
+        raise error(node, f"{describe(node.func)}(...): one allocation is written twice by the call")
+    if any(isinstance(a, _Allocation) for a in inputs):
+        raise error(node, f"{describe(node.func)}(...): an allocation is read before a call writes it")
+    if len(outputs) == 1:
+        out = outputs[0]
+        var = rx.RVar(out.name, out.out_type)
+        ctx.define(out.name, var)
+        return [rx.Binding(var, rx.CallTIR(gv, tuple(inputs), out.out_type))]
+    types = rx.TupleType(tuple(o.out_type for o in outputs))
+    whole = rx.RVar("_".join(o.name for o in outputs), types)
+    bindings = [rx.Binding(whole, rx.CallTIR(gv, tuple(inputs), types))]
+    for i, out in enumerate(outputs):
+        var = rx.RVar(out.name, out.out_type)
+        ctx.define(out.name, var)
+        bindings.append(rx.Binding(var, rx.TupleGetItem(whole, i)))
+    return bindings
 
 
 def _is_symbolic_declaration(s) -> bool:
@@ -153,6 +220,8 @@ def value(ctx, node):
     """A graph-level expression: variable, tuple, tuple item, call_tir, call_dps_packed, call."""
     if isinstance(node, ast.Name):
         v = ctx.lookup(node.id, node)
+        if isinstance(v, _Allocation):
+            raise error(node, f"{node.id!r} is an allocation (R.builtin.alloc_tensor) read before a call writes it")
         if isinstance(v, PrimExpr):
             return rx.PrimValue(v)
         if not isinstance(v, rx.RExpr):
