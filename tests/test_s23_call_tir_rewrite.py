@@ -16,6 +16,9 @@ import tir
 from tests.fixture_util import FIXTURES
 
 REWRITTEN = (FIXTURES / "s23_call_tir_rewrite.py").read_text()
+PLANNED = (FIXTURES / "s23_kill_after_last_use.py").read_text()
+"""The same module further through StaticPlanBlockMemory, LowerAllocTensor and KillAfterLastUse:
+R.memory.alloc_storage / alloc_tensor and kill statements."""
 ZERO = (FIXTURES / "s23_zero_pipeline.py").read_text()
 ENGINES = ["interp"] + (["c"] if shutil.which("gcc") else [])
 
@@ -40,11 +43,21 @@ def test_read_as_the_call_tir_it_came_from():
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_runs_as_the_zero_pipeline_module(engine):
-    got = tir.run(tir.parse(REWRITTEN), *_inputs(), engine=engine)
+@pytest.mark.parametrize("text", [REWRITTEN, PLANNED], ids=["call_tir_rewrite", "planned_and_killed"])
+def test_runs_as_the_zero_pipeline_module(engine, text):
+    got = tir.run(tir.parse(text), *_inputs(), engine=engine)
     want = tir.run(tir.parse(ZERO), *_inputs(), engine=engine)
     assert got.shape == (1, 64)
     np.testing.assert_array_equal(got, want)
+
+
+def test_planned_memory_is_read_as_the_calls():
+    assert "R.memory.kill_tensor" in PLANNED and "R.memory.alloc_storage" in PLANNED
+    named = _named(tir.parse(PLANNED))
+    assert named["fused_conv2d_add_relu"] == ["nn.conv2d", "add", "nn.relu"] and named["softmax"] == ["nn.softmax"]
+    bad = PLANNED.replace("R.memory.alloc_tensor(storage1,", "R.memory.alloc_tensor(x,")
+    with pytest.raises(tir.ParseError, match="R.memory.alloc_tensor takes storage from R.memory.alloc_storage"):
+        tir.parse(bad)
 
 
 def test_an_allocation_read_before_a_call_writes_it():

@@ -94,6 +94,11 @@ def _statement(ctx, s, attrs, blocks, loose):
     if _is_allocation(s):
         _allocate(ctx, s)
         return None
+    if _is_storage(s):
+        ctx.define(s.target.id if isinstance(s, ast.AnnAssign) else s.targets[0].id, _STORAGE)
+        return None
+    if isinstance(s, ast.Expr) and dotted(getattr(s.value, "func", None)) in _KILLS:
+        return None  # the end of a lifetime the memory planner chose: nothing to compute
     if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and global_ref(ctx, s.value.func) is not None:
         loose.extend(_dps_call(ctx, s.value))
         return None
@@ -114,12 +119,32 @@ class _Allocation:
     out_type: object
 
 
+_STORAGE = object()
+"""What a name bound to ``R.memory.alloc_storage`` stands for: storage only tensors use."""
+
+_KILLS = ("R.memory.kill_tensor", "R.memory.kill_storage")
+
+
 def _is_allocation(s) -> bool:
+    """``R.builtin.alloc_tensor(...)``, or (after StaticPlanBlockMemory) a tensor placed in
+    planned storage, ``R.memory.alloc_tensor(storage, offset, shape, dtype)``: the planner
+    gives tensors whose lifetimes overlap distinct bytes, so each is a value of its own."""
     return (isinstance(s, (ast.Assign, ast.AnnAssign)) and isinstance(s.value, ast.Call)
-            and dotted(s.value.func) == "R.builtin.alloc_tensor")
+            and dotted(s.value.func) in ("R.builtin.alloc_tensor", "R.memory.alloc_tensor"))
+
+
+def _is_storage(s) -> bool:
+    return (isinstance(s, (ast.Assign, ast.AnnAssign)) and isinstance(s.value, ast.Call)
+            and dotted(s.value.func) == "R.memory.alloc_storage"
+            and isinstance(s.target if isinstance(s, ast.AnnAssign) else s.targets[0], ast.Name))
 
 
 def _allocate(ctx, s) -> None:
+    call = s.value
+    if dotted(call.func) == "R.memory.alloc_tensor":
+        first = call.args[0] if call.args else None
+        if not (isinstance(first, ast.Name) and ctx.lookup(first.id, first) is _STORAGE):
+            raise error(call, "R.memory.alloc_tensor takes storage from R.memory.alloc_storage first")
     if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name):
         ctx.define(s.target.id, _Allocation(s.target.id, struct_info(ctx, s.annotation)))
         return
