@@ -109,11 +109,15 @@ def _statement(ctx, s, attrs, blocks, loose):
 # ------------------------------------------------------------------ after CallTIRRewrite
 # TVM's build pipeline (CallTIRRewrite) turns ``lv = R.call_tir(cls.f, (x,), out_ty=T)`` into
 # ``alloc: T = R.builtin.alloc_tensor(...)`` and a statement ``cls.f(x, alloc)`` that writes
-# it. Read back, the pair is that call_tir again, bound to the allocation's name at the call.
+# it; StaticPlanBlockMemory / LowerAllocTensor place the allocation in planned storage
+# (``R.memory.alloc_tensor(storage, ...)``), KillAfterLastUse adds ``R.memory.kill_*``
+# statements. Read back, the pair is that call_tir again, bound to the allocation's name at
+# the call; kills end lifetimes and compute nothing.
 
 @attrs.frozen(eq=False)
 class _Allocation:
-    """A name bound to ``R.builtin.alloc_tensor``, not yet written by a call."""
+    """A name bound to an allocation (``R.builtin.alloc_tensor``, ``R.memory.alloc_tensor``),
+    not yet written by a call."""
 
     name: str
     out_type: object
@@ -148,7 +152,7 @@ def _allocate(ctx, s) -> None:
     if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name):
         ctx.define(s.target.id, _Allocation(s.target.id, struct_info(ctx, s.annotation)))
         return
-    raise error(s, "R.builtin.alloc_tensor: write the allocation as name: R.Tensor(...) = ..., as TVM prints it")
+    raise error(s, f"{dotted(call.func)}: write the allocation as name: R.Tensor(...) = ..., as TVM prints it")
 
 
 def _dps_call(ctx, node) -> list:
