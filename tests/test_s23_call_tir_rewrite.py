@@ -19,6 +19,9 @@ REWRITTEN = (FIXTURES / "s23_call_tir_rewrite.py").read_text()
 PLANNED = (FIXTURES / "s23_kill_after_last_use.py").read_text()
 """The same module further through StaticPlanBlockMemory, LowerAllocTensor and KillAfterLastUse:
 R.memory.alloc_storage / alloc_tensor and kill statements."""
+RUNTIME = (FIXTURES / "s23_lower_runtime_builtin.py").read_text()
+"""And through LowerRuntimeBuiltin: R.vm.alloc_storage / alloc_tensor / kill_object, the reshape as
+R.call_packed("vm.builtin.reshape", ...)."""
 ZERO = (FIXTURES / "s23_zero_pipeline.py").read_text()
 ENGINES = ["interp"] + (["c"] if shutil.which("gcc") else [])
 
@@ -43,7 +46,8 @@ def test_read_as_the_call_tir_it_came_from():
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("text", [REWRITTEN, PLANNED], ids=["call_tir_rewrite", "planned_and_killed"])
+@pytest.mark.parametrize("text", [REWRITTEN, PLANNED, RUNTIME], ids=["call_tir_rewrite", "planned_and_killed",
+                                                                   "runtime_builtins"])
 def test_runs_as_the_zero_pipeline_module(engine, text):
     got = tir.run(tir.parse(text), *_inputs(), engine=engine)
     want = tir.run(tir.parse(ZERO), *_inputs(), engine=engine)
@@ -58,6 +62,12 @@ def test_planned_memory_is_read_as_the_calls():
     bad = PLANNED.replace("R.memory.alloc_tensor(storage1,", "R.memory.alloc_tensor(x,")
     with pytest.raises(tir.ParseError, match="R.memory.alloc_tensor takes storage from R.memory.alloc_storage"):
         tir.parse(bad)
+
+
+def test_other_runtime_calls_are_not_run():
+    bad = RUNTIME.replace('"vm.builtin.reshape"', '"vm.builtin.unknown"')
+    with pytest.raises(tir.interp_data.InterpError, match="calls a function of the TVM runtime; cannot execute"):
+        tir.run(tir.parse(bad), *_inputs())
 
 
 def test_an_allocation_read_before_a_call_writes_it():

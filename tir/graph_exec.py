@@ -80,6 +80,8 @@ class GraphExecutor:
             return self.run(*args, name=e.func.name)
         if isinstance(e, R.OpCall) and e.op in _GRAPH_OPS:
             return getattr(self, "_" + e.op)(e, env, sym)
+        if isinstance(e, R.OpCall) and e.op == "call_packed":
+            return self._runtime_call(e, env, sym)
         if isinstance(e, R.OpCall) and e.op in NUMPY_OPS:
             args = [self.eval(a, env, sym) for a in e.args]
             try:
@@ -122,6 +124,13 @@ class GraphExecutor:
         if int(np.prod(shape)) != x.size:
             raise InterpError(f"{sym.where}: R.reshape: {x.size} elements cannot take the shape {tuple(shape)}")
         return x.reshape(tuple(shape))
+
+    # ``R.call_packed("vm.builtin.reshape", x, shape)``: LowerRuntimeBuiltin's R.reshape
+    def _runtime_call(self, e: R.OpCall, env, sym):
+        name = e.args[0] if e.args else None
+        if name != "vm.builtin.reshape":
+            raise InterpError(f"{sym.where}: R.call_packed({name!r}) calls a function of the TVM runtime; cannot execute")
+        return self._reshape(R.OpCall("reshape", tuple(e.args[1:]), {}), env, sym)
 
     # ``R.where(cond, x1, x2)`` left unlegalized (a symbolic broadcast: masked_fill of a
     # batch of unknown size), run with numpy's broadcasting; the result has x1's type

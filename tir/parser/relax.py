@@ -111,7 +111,8 @@ def _statement(ctx, s, attrs, blocks, loose):
 # ``alloc: T = R.builtin.alloc_tensor(...)`` and a statement ``cls.f(x, alloc)`` that writes
 # it; StaticPlanBlockMemory / LowerAllocTensor place the allocation in planned storage
 # (``R.memory.alloc_tensor(storage, ...)``), KillAfterLastUse adds ``R.memory.kill_*``
-# statements. Read back, the pair is that call_tir again, bound to the allocation's name at
+# statements, LowerRuntimeBuiltin renames them ``R.vm.*`` and a reshape becomes
+# ``R.call_packed("vm.builtin.reshape", x, shape)``. Read back, the pair is that call_tir again, bound to the allocation's name at
 # the call; kills end lifetimes and compute nothing.
 
 @attrs.frozen(eq=False)
@@ -126,7 +127,10 @@ class _Allocation:
 _STORAGE = object()
 """What a name bound to ``R.memory.alloc_storage`` stands for: storage only tensors use."""
 
-_KILLS = ("R.memory.kill_tensor", "R.memory.kill_storage")
+_KILLS = ("R.memory.kill_tensor", "R.memory.kill_storage", "R.vm.kill_object")
+_ALLOCATIONS = ("R.builtin.alloc_tensor", "R.memory.alloc_tensor", "R.vm.alloc_tensor")
+_PLACED = ("R.memory.alloc_tensor", "R.vm.alloc_tensor")
+_STORAGES = ("R.memory.alloc_storage", "R.vm.alloc_storage")
 
 
 def _is_allocation(s) -> bool:
@@ -134,21 +138,21 @@ def _is_allocation(s) -> bool:
     planned storage, ``R.memory.alloc_tensor(storage, offset, shape, dtype)``: the planner
     gives tensors whose lifetimes overlap distinct bytes, so each is a value of its own."""
     return (isinstance(s, (ast.Assign, ast.AnnAssign)) and isinstance(s.value, ast.Call)
-            and dotted(s.value.func) in ("R.builtin.alloc_tensor", "R.memory.alloc_tensor"))
+            and dotted(s.value.func) in _ALLOCATIONS)
 
 
 def _is_storage(s) -> bool:
     return (isinstance(s, (ast.Assign, ast.AnnAssign)) and isinstance(s.value, ast.Call)
-            and dotted(s.value.func) == "R.memory.alloc_storage"
+            and dotted(s.value.func) in _STORAGES
             and isinstance(s.target if isinstance(s, ast.AnnAssign) else s.targets[0], ast.Name))
 
 
 def _allocate(ctx, s) -> None:
     call = s.value
-    if dotted(call.func) == "R.memory.alloc_tensor":
+    if dotted(call.func) in _PLACED:
         first = call.args[0] if call.args else None
         if not (isinstance(first, ast.Name) and ctx.lookup(first.id, first) is _STORAGE):
-            raise error(call, "R.memory.alloc_tensor takes storage from R.memory.alloc_storage first")
+            raise error(call, f"{dotted(call.func)} takes storage from {dotted(call.func).replace('tensor', 'storage')} first")
     if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name):
         ctx.define(s.target.id, _Allocation(s.target.id, struct_info(ctx, s.annotation)))
         return
