@@ -22,6 +22,9 @@ R.memory.alloc_storage / alloc_tensor and kill statements."""
 RUNTIME = (FIXTURES / "s23_lower_runtime_builtin.py").read_text()
 """And through LowerRuntimeBuiltin: R.vm.alloc_storage / alloc_tensor / kill_object, the reshape as
 R.call_packed("vm.builtin.reshape", ...)."""
+SHAPE_LOWERED = (FIXTURES / "s23_vm_shape_lower.py").read_text()
+"""And through ComputePrimValue, VMShapeLower and AttachGlobalSymbol: the parameters checked
+against main's static types (vm.builtin.check_tensor_info / match_shape)."""
 ZERO = (FIXTURES / "s23_zero_pipeline.py").read_text()
 ENGINES = ["interp"] + (["c"] if shutil.which("gcc") else [])
 
@@ -46,8 +49,8 @@ def test_read_as_the_call_tir_it_came_from():
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("text", [REWRITTEN, PLANNED, RUNTIME], ids=["call_tir_rewrite", "planned_and_killed",
-                                                                   "runtime_builtins"])
+@pytest.mark.parametrize("text", [REWRITTEN, PLANNED, RUNTIME, SHAPE_LOWERED],
+                         ids=["call_tir_rewrite", "planned_and_killed", "runtime_builtins", "vm_shape_lower"])
 def test_runs_as_the_zero_pipeline_module(engine, text):
     got = tir.run(tir.parse(text), *_inputs(), engine=engine)
     want = tir.run(tir.parse(ZERO), *_inputs(), engine=engine)
@@ -62,6 +65,12 @@ def test_planned_memory_is_read_as_the_calls():
     bad = PLANNED.replace("R.memory.alloc_tensor(storage1,", "R.memory.alloc_tensor(x,")
     with pytest.raises(tir.ParseError, match="R.memory.alloc_tensor takes storage from R.memory.alloc_storage"):
         tir.parse(bad)
+
+
+def test_symbolic_shape_heap_is_refused_with_the_place():
+    text = (FIXTURES / "s23_vm_shape_lower_symbolic.py").read_text()
+    with pytest.raises(tir.ParseError, match=r"\d+:\d+: vm.builtin.match_shape binds symbolic dimensions"):
+        tir.parse(text)
 
 
 def test_other_runtime_calls_are_not_run():

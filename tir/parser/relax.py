@@ -99,6 +99,11 @@ def _statement(ctx, s, attrs, blocks, loose):
         return None
     if isinstance(s, ast.Expr) and dotted(getattr(s.value, "func", None)) in _KILLS:
         return None  # the end of a lifetime the memory planner chose: nothing to compute
+    if _is_shape_heap(s):
+        ctx.define(s.target.id, _STORAGE)
+        return None
+    if isinstance(s, ast.Expr) and _is_static_check(s.value):
+        return None  # VMShapeLower's checks of the parameters against main's (static) types
     if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and global_ref(ctx, s.value.func) is not None:
         loose.extend(_dps_call(ctx, s.value))
         return None
@@ -112,7 +117,8 @@ def _statement(ctx, s, attrs, blocks, loose):
 # it; StaticPlanBlockMemory / LowerAllocTensor place the allocation in planned storage
 # (``R.memory.alloc_tensor(storage, ...)``), KillAfterLastUse adds ``R.memory.kill_*``
 # statements, LowerRuntimeBuiltin renames them ``R.vm.*`` and a reshape becomes
-# ``R.call_packed("vm.builtin.reshape", x, shape)``. Read back, the pair is that call_tir again, bound to the allocation's name at
+# ``R.call_packed("vm.builtin.reshape", x, shape)``, VMShapeLower checks the parameters
+# (static shapes only: its shape heap of symbolic dimensions is not read). Read back, the pair is that call_tir again, bound to the allocation's name at
 # the call; kills end lifetimes and compute nothing.
 
 @attrs.frozen(eq=False)
@@ -145,6 +151,41 @@ def _is_storage(s) -> bool:
     return (isinstance(s, (ast.Assign, ast.AnnAssign)) and isinstance(s.value, ast.Call)
             and dotted(s.value.func) in _STORAGES
             and isinstance(s.target if isinstance(s, ast.AnnAssign) else s.targets[0], ast.Name))
+
+
+_CHECKS = ("vm.builtin.check_tensor_info", "vm.builtin.check_shape_info", "vm.builtin.check_tuple_info",
+           "vm.builtin.check_prim_value_info")
+
+
+def _is_shape_heap(s) -> bool:
+    """``shape_heap: R.Any = R.null_value()``: VMShapeLower's store of symbolic dimensions."""
+    return (isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and isinstance(s.value, ast.Call)
+            and dotted(s.value.func) == "R.null_value" and not s.value.args)
+
+
+def _is_static_check(call) -> bool:
+    """``R.call_packed("vm.builtin.check_tensor_info", x, ...)``, or a
+    ``"vm.builtin.match_shape"`` that only compares dimensions with constants (each
+    dimension's code 0): VMShapeLower's checks of values main's types already state. A
+    match_shape that stores a symbolic dimension (another code) is refused: the shape heap it
+    fills is not read."""
+    if not (isinstance(call, ast.Call) and dotted(call.func) == "R.call_packed" and call.args
+            and isinstance(call.args[0], ast.Constant)):
+        return False
+    name = call.args[0].value
+    if name in _CHECKS:
+        return True
+    if name != "vm.builtin.match_shape":
+        return False
+    rest = call.args[3:]
+    if not rest or not isinstance(rest[0], ast.Constant):
+        return False
+    ndim = rest[0].value
+    codes = rest[1:1 + 2 * ndim:2]
+    if len(codes) != ndim or not all(isinstance(c, ast.Constant) and c.value == 0 for c in codes):
+        raise error(call, "vm.builtin.match_shape binds symbolic dimensions (VMShapeLower's shape heap): not read; "
+                          "print the module before VMShapeLower")
+    return True
 
 
 def _allocate(ctx, s) -> None:
