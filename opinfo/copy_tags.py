@@ -10,6 +10,7 @@ abstains when the tag names another op or is unknown.
 """
 from __future__ import annotations
 
+import re
 
 import attrs
 
@@ -61,14 +62,23 @@ to the same loop, told apart by its tag (T_take or T_gather)."""
 GATHER_TAGS = {"T_take": "take", "T_gather": "gather_elements"}
 
 
+def _tag(block_name: str) -> str:
+    """The compute tag of a block, also when FuseTIR appended digits to a repeated name (the
+    second broadcast_to of a fused kernel is ``T_broadcast_to1``)."""
+    t = tag(block_name)
+    if t in TAGS or t in GATHER_TAGS or t in COMPUTING_TAGS:
+        return t
+    return re.sub(r"\d+$", "", t)
+
+
 def settle(op, in_shape, out_shape, block_names):
     """``op``, a reshape, or None (see the module doc)."""
     if op.name == TAKE_OR_GATHER:
-        named = {GATHER_TAGS.get(tag(b)) for b in block_names}
+        named = {GATHER_TAGS.get(_tag(b)) for b in block_names}
         return attrs.evolve(op, name=named.pop()) if len(named) == 1 and None not in named else None
     if not order_preserving(op, in_shape, out_shape):
         return None if _contradicted(op, block_names) else op
-    tags = {TAGS.get(tag(b)) for b in block_names}
+    tags = {TAGS.get(_tag(b)) for b in block_names}
     if len(tags) != 1 or None in tags:
         return None
     (tag_op,) = tags
@@ -94,9 +104,9 @@ def _contradicted(op, block_names) -> bool:
     """Whether the function's compute tags name another op than ``op``: a strided_slice
     reversing a whole axis is a flip's loop (its end, one past the start, is not seen), a
     tile of a unit axis is a broadcast_to's, a resize from 1x1 a broadcast_to's."""
-    if op.name in COPIES and any(tag(b) in COMPUTING_TAGS for b in block_names):
+    if op.name in COPIES and any(_tag(b) in COMPUTING_TAGS for b in block_names):
         return True
-    named = {TAGS.get(tag(b)) for b in block_names}
+    named = {TAGS.get(_tag(b)) for b in block_names}
     if len(named) != 1 or None in named:
         return False
     (tag_op,) = named

@@ -1,5 +1,5 @@
-"""concat inside a fused kernel: some of the joined tensors are intermediate buffers (the
-results of earlier ops of the kernel), not parameters.
+"""concat and stack inside a fused kernel: some of the joined tensors are intermediate buffers
+(the results of earlier ops of the kernel), not parameters.
 
 TVM writes concat as a chain of selects over the operands' loads (``if v >= offset_last:
 last elif ...: ... else first``), whatever the operands are. The chain is read with each
@@ -61,8 +61,8 @@ def match_intermediate_concat(expr, space: Space, ctx) -> "Match | None":
     if None in const_extents(space):
         m = movement_dynamic._concat(chain, space, order)
     else:
-        m = movement_select._concat(chain, space, order)
-    if m is None or m.name != "concat":
+        m = movement_select._concat(chain, space, order) or movement_select._stack(chain, space, order)
+    if m is None or m.name not in ("concat", "stack"):
         return None
     back = {id(l): p for l, p in zip(loads, parts)}
-    return Match("concat", m.attrs, tuple((role, back[id(l)], sp) for role, l, sp in m.inputs))
+    return Match(m.name, m.attrs, tuple((role, back[id(l)], sp) for role, l, sp in m.inputs))
