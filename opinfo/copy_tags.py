@@ -10,10 +10,9 @@ abstains when the tag names another op or is unknown.
 """
 from __future__ import annotations
 
-import re
-
 import attrs
 
+from .ew_tags import bare
 from .ew_tree import _SCALAR_ROOTS as SCALAR_ROOTS
 from .tags import tag
 
@@ -66,9 +65,7 @@ def _tag(block_name: str) -> str:
     """The compute tag of a block, also when FuseTIR appended digits to a repeated name (the
     second broadcast_to of a fused kernel is ``T_broadcast_to1``)."""
     t = tag(block_name)
-    if t in TAGS or t in GATHER_TAGS or t in COMPUTING_TAGS:
-        return t
-    return re.sub(r"\d+$", "", t)
+    return t if t in TAGS or t in GATHER_TAGS or t in COMPUTING_TAGS else bare(t)
 
 
 def settle(op, in_shape, out_shape, block_names):

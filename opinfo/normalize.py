@@ -558,7 +558,7 @@ def normalize(func: PrimFunc) -> "PrimFunc | None":
             break
         func = dropped
     # rfactor's partial block may write a reindex copy of the buffer the final block reads
-    # (reindex applied to the partial block): merged once the copy is gone
-    # an rfactor'ed split reduction merged back reduces over two variables a * F + b: one
-    # dlight-style blocks that write a unit axis at a constant 0 get its variable back
+    # (reindex applied to the partial block): merged once the copy is gone. Merged back, a
+    # split reduction reduces over two variables a * F + b, made one; blocks rebuilt from
+    # loops (dlight) that write a unit axis at a constant 0 get its variable back.
     return restore_unit_vars(fuse_split_reductions(unit_reductions(merge_rfactor(merge_padding(func)))))

@@ -46,10 +46,11 @@ def _int_exprs(node) -> list:
     return found
 
 
-def _uses(e, var: Var) -> bool:
+def _uses(e, a: Var, b: Var) -> bool:
+    """Whether ``e`` reads ``a`` or ``b`` (one walk of it)."""
     seen: set = set()
     collect_vars(e, seen)
-    return any(v is var for v in seen)
+    return any(v is a or v is b for v in seen)
 
 
 def _fusable(exprs: list, a: Var, b: Var, inner: int) -> bool:
@@ -57,14 +58,14 @@ def _fusable(exprs: list, a: Var, b: Var, inner: int) -> bool:
     ``inner`` * coefficient(b), and neither appears inside one of its non-variable atoms."""
     used = False
     for e in exprs:
-        if not (_uses(e, a) or _uses(e, b)):
+        if not _uses(e, a, b):
             continue
         used = True
         form = affine(e)
         if form is None:
             return False
         for atom in form:
-            if isinstance(atom, PrimExpr) and not isinstance(atom, Var) and (_uses(atom, a) or _uses(atom, b)):
+            if isinstance(atom, PrimExpr) and not isinstance(atom, Var) and _uses(atom, a, b):
                 return False
         ca = next((c for k, c in form.items() if k is a), 0)
         cb = next((c for k, c in form.items() if k is b), 0)

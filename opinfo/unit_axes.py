@@ -50,12 +50,15 @@ def _stores(block) -> list:
     return found
 
 
+def _same_indices(a, b) -> bool:
+    return len(a) == len(b) and all(structural_equal(x, y) for x, y in zip(a, b))
+
+
 def _unit_positions(stores: list) -> "tuple | None":
     """The positions written at constant 0 on an axis of extent 1 of every stored buffer,
     when all stores use one index tuple; None when there is nothing to restore."""
     first = stores[0].indices
-    if any(len(s.indices) != len(first) or not all(structural_equal(a, b) for a, b in zip(s.indices, first))
-           for s in stores[1:]):
+    if not all(_same_indices(s.indices, first) for s in stores[1:]):
         return None
     positions = tuple(d for d, i in enumerate(first)
                       if isinstance(i, IntImm) and i.value == 0
@@ -88,13 +91,12 @@ def _restored(realize: BlockRealize) -> "BlockRealize | None":
     for d, v in zip(positions, new_vars):
         target[d] = v
     target = tuple(target)
-    same = lambda idx: len(idx) == len(index) and all(structural_equal(a, b) for a, b in zip(idx, index))  # noqa: E731
 
     def post(n):
-        if isinstance(n, BufferStore) and id(n.buffer) in buffers and same(n.indices):
+        if isinstance(n, BufferStore) and id(n.buffer) in buffers and _same_indices(n.indices, index):
             return attrs.evolve(n, indices=target)
         if isinstance(n, BufferLoad) and id(n.buffer) in buffers:
-            if not same(n.indices):
+            if not _same_indices(n.indices, index):
                 raise _Skip
             return attrs.evolve(n, indices=target)
         if isinstance(n, BufferLoad) and len(n.indices) == len(index):

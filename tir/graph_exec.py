@@ -118,7 +118,10 @@ class GraphExecutor:
     def _reshape(self, e: R.OpCall, env, sym):
         if len(e.args) != 2 or e.attrs:
             raise InterpError(f"{sym.where}: R.reshape takes a tensor and a shape")
-        x, shape = self.eval(e.args[0], env, sym), self.eval(e.args[1], env, sym)
+        return self._reshaped(*e.args, env, sym)
+
+    def _reshaped(self, data, shape, env, sym):
+        x, shape = self.eval(data, env, sym), self.eval(shape, env, sym)
         if not isinstance(x, np.ndarray) or not isinstance(shape, ShapeValue):
             raise InterpError(f"{sym.where}: R.reshape takes a tensor and a shape")
         if int(np.prod(shape)) != x.size:
@@ -130,7 +133,9 @@ class GraphExecutor:
         name = e.args[0] if e.args else None
         if name != "vm.builtin.reshape":
             raise InterpError(f"{sym.where}: R.call_packed({name!r}) calls a function of the TVM runtime; cannot execute")
-        return self._reshape(R.OpCall("reshape", tuple(e.args[1:]), {}), env, sym)
+        if len(e.args) != 3:
+            raise InterpError(f"{sym.where}: vm.builtin.reshape takes a tensor and a shape")
+        return self._reshaped(e.args[1], e.args[2], env, sym)
 
     # ``R.where(cond, x1, x2)`` left unlegalized (a symbolic broadcast: masked_fill of a
     # batch of unknown size), run with numpy's broadcasting; the result has x1's type
