@@ -225,7 +225,7 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     ``conventions``: whether an op may be reported with attributes the loops leave open,
     filled in by the convention of framework importers (:attr:`.info.OpInfo.assumed`; a
     pool's ceil_mode). The default (None) allows it only when ``context`` shows a network
-    (``main`` calls PrimFuncs more than once); otherwise the function abstains. Tools that
+    (:func:`.graph_context.is_network`); otherwise the function abstains. Tools that
     work on imported networks (the layout planner, BYOC) pass True."""
     kind = pattern_kind(prim_func)
     merged = merge_partitions(prim_func)
@@ -326,6 +326,27 @@ def analyze_in_network(prim_func: PrimFunc, name: "str | None" = None,
 
 def analyze_module(mod: IRModule) -> dict:
     """``{name: FuncInfo}`` for every PrimFunc of ``mod``, in module order, each with the
-    context of the module's graph-level ``main``."""
+    context of the module's graph-level ``main``.
+
+    A small graph (``main`` calls a few distinct PrimFuncs, not a network: the kernels
+    FuseOps leaves for a handful of ops) is read as a whole: when one of its kernels is not
+    recognised, the others' ops are withheld (:attr:`.info.FuncInfo.withheld`), since the
+    graph's op sequence they would give is incomplete. A network's kernels stand alone."""
     graph = ModuleContext(mod)
-    return {name: analyze(f, name, graph.for_function(name)) for name, f in mod.prim_funcs()}
+    infos = {name: analyze(f, name, graph.for_function(name)) for name, f in mod.prim_funcs()}
+    return _whole_graph(infos, graph)
+
+
+def _whole_graph(infos: dict, graph: ModuleContext) -> dict:
+    """``infos`` with the ops of a small graph's kernels withheld when one kernel abstains."""
+    contexts = {name: graph.for_function(name) for name in infos}
+    called = [name for name, ctx in contexts.items() if ctx is not None]
+    if len(called) < 2 or any(contexts[name].network for name in called):
+        return infos
+    if all(infos[name].ops for name in called) or not any(infos[name].ops for name in called):
+        return infos
+    out = dict(infos)
+    for name in called:
+        if infos[name].ops:
+            out[name] = attrs.evolve(infos[name], ops=(), withheld=infos[name].ops)
+    return out

@@ -112,8 +112,20 @@ class FuncContext:
     """(name, TensorType or None when not a known tensor type) of each parameter of
     ``main`` that nothing uses, shapes and tuples left out."""
     network: bool = False
-    """``main`` calls PrimFuncs more than once: the function is one op of a network (as
-    a framework importer writes it), not an op lowered on its own."""
+    """``main`` looks like a network a framework importer wrote (:func:`is_network`): the
+    function is one op of it, not an op lowered on its own or one kernel of a small graph."""
+
+
+NETWORK_CALLS = 8
+"""A ``main`` making at least this many PrimFunc calls is read as a network."""
+
+
+def is_network(calls_per_func: list) -> bool:
+    """Whether a ``main`` calling each PrimFunc ``calls_per_func[i]`` times is a network an
+    importer wrote: a kernel shared by several call sites (a layer repeated with the same
+    shapes), or many calls. A graph of a few distinct kernels (an op lowered on its own, a
+    small graph after FuseOps) is not: the importers' conventions are not its own."""
+    return any(n > 1 for n in calls_per_func) or sum(calls_per_func) >= NETWORK_CALLS
 
 
 class ModuleContext:
@@ -144,7 +156,6 @@ class ModuleContext:
             g.order.append(p)
         used = set()
         by_name: dict = {}
-        n_calls = 0
         for b in main.bindings:
             direct = _vars_in(b.value)
             used |= direct
@@ -156,7 +167,6 @@ class ModuleContext:
             g.order.append(b.var)
             call = b.value
             if isinstance(call, CallTIR) and call.func.name in prim_names:
-                n_calls += 1
                 site = CallSite(tuple(call.args), tuple(_type_of(a, g.types, graph_funcs) for a in call.args),
                                 call.out_type, b.var, g)
                 by_name.setdefault(call.func.name, []).append(site)
@@ -168,9 +178,10 @@ class ModuleContext:
         # object type may hold a tensor (its type None: any shape)
         unused = tuple((p.name, p.type if isinstance(p.type, TensorType) else None) for p in main.params
                        if id(p) not in used and not isinstance(p.type, (ShapeType, TupleType)))
+        network = is_network([len(calls) for calls in by_name.values()])
         for name, calls in by_name.items():
             if refs.get(name, 0) == len(calls):
-                self._funcs[name] = FuncContext(tuple(calls), unused, n_calls > 1)
+                self._funcs[name] = FuncContext(tuple(calls), unused, network)
 
 
 def _references(mod, names: set) -> dict:

@@ -104,10 +104,17 @@ class FuncInfo:
     written in part, storage read before it is written, loops that do not run a block's
     domain, a reading that computes something else when lowered again); None otherwise."""
 
+    withheld: tuple = attrs.field(default=(), converter=tuple)
+    """Not an answer: the ops of a kernel of a small graph (:func:`opinfo.analyze_module`)
+    withheld because another kernel of the graph is not recognised, so the graph's op
+    sequence would be incomplete. Empty otherwise."""
+
     def to_json(self) -> dict:
         out = {"name": self.name, "kind": self.kind, "ops": [o.to_json() for o in self.ops]}
         if self.undecided:
             out["undecided"] = [o.to_json() for o in self.undecided]
+        if self.withheld:
+            out["withheld"] = [o.to_json() for o in self.withheld]
         if self.refused:
             out["refused"] = self.refused
         return out

@@ -16,7 +16,8 @@ def add_parser(subparsers) -> None:
                                               "opinfo analyze planned.py --dot | dot -Tsvg -o graph.svg",
                                               note="A function that cannot be recognised with certainty has no "
                                               "ops: never a guess. Where it can, it says why: 'undecided' (a reading "
-                                              "whose starred name or attributes the loops leave open) or 'refused' "
+                                              "whose starred name or attributes the loops leave open), 'withheld' (a "
+                                              "kernel of a small graph whose other kernel is not recognised) or 'refused' "
                                               "(a soundness check). Exit 2 when a file could not be read."))
     p.add_argument("paths", nargs="+", metavar="PATH", help="a TVMScript file or a folder of .py files")
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per file")
@@ -111,6 +112,8 @@ def table(rec: dict) -> str:
         ops = "; ".join(_op_text(o) for o in fn["ops"])
         if not ops and fn.get("undecided"):
             ops = "(undecided: " + "; ".join(_op_text(o) for o in fn["undecided"]) + ")"
+        if not ops and fn.get("withheld"):
+            ops = "(withheld: " + "; ".join(_op_text(o) for o in fn["withheld"]) + ")"
         ops = ops or (f"(refused: {fn['refused']})" if fn.get("refused") else "(not recognized)")
         if fn.get("refuted"):
             ops += " (refuted by re-lowering: " + "; ".join(_op_text(o) for o in fn["refuted"]) + ")"
@@ -122,6 +125,9 @@ def table(rec: dict) -> str:
     if any(fn.get("undecided") and not fn["ops"] for fn in rec["functions"]):
         lines.append("  undecided: not reported; the loops leave the starred name or attributes open (other values "
                      "compute the same); shown with the importers' convention, which a network gets")
+    if any(fn.get("withheld") and not fn["ops"] for fn in rec["functions"]):
+        lines.append("  withheld: not reported; another kernel of this small graph is not recognised, so the "
+                     "graph's op sequence would be incomplete")
     return "\n".join(lines)
 
 

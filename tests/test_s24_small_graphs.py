@@ -1,0 +1,106 @@
+"""A small graph (``main`` calling a few distinct kernels: an op lowered on its own, the
+kernels FuseOps leaves for a handful of ops) is read as a whole, and it is no network: the
+importers' conventions (a pool's ceil_mode, resize's rounding_method) are not its own."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tir
+from opinfo.api import analyze_module
+from opinfo.graph_context import NETWORK_CALLS, is_network
+from tir.topi.graph import GraphBuilder
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _relu_pool(pool_twice: bool = False):
+    """relu then a max pool whose ceil_mode the loops leave open: padded after by one, or
+    not padded and ceil_mode (TVM pads by stride - 1 more then), the same loops."""
+    g = GraphBuilder()
+    x = g.input("x", (1, 2, 8, 8))
+    y = g.relu(x)
+    outs = [g.max_pool2d(y, pool_size=[2, 2], strides=[2, 2], padding=[0, 0, 1, 1])]
+    if pool_twice:
+        outs.append(g.max_pool2d(y, pool_size=[2, 2], strides=[2, 2], padding=[0, 0, 1, 1]))
+    return g.build(*outs)
+
+
+def _names(infos):
+    return {name: [o.name for o in info.ops] for name, info in infos.items()}
+
+
+def test_is_network():
+    assert not is_network([1]) and not is_network([1, 1, 1])
+    assert is_network([1, 2])  # a kernel shared by two call sites: a layer repeated
+    assert is_network([1] * NETWORK_CALLS) and not is_network([1] * (NETWORK_CALLS - 1))
+
+
+def test_a_kernel_that_abstains_withholds_the_others():
+    mod = _relu_pool()
+    infos = analyze_module(mod)
+    assert len(infos) == 2 and all(info.ops == () for info in infos.values())
+    (relu,) = [info for info in infos.values() if info.withheld]
+    assert [o.name for o in relu.withheld] == ["nn.relu"]
+    (pool,) = [info for info in infos.values() if not info.withheld]
+    assert [o.name for o in pool.undecided] == ["nn.max_pool2d"]  # ceil_mode left open
+    assert relu.to_json()["withheld"][0]["op"] == "nn.relu" and relu.to_json()["ops"] == []
+
+
+def test_in_a_network_each_kernel_stands_alone():
+    """The pool called twice: a network; ceil_mode takes the importers' convention and
+    relu keeps its answer."""
+    infos = analyze_module(_relu_pool(pool_twice=True))
+    names = sorted(n for ops in _names(infos).values() for n in ops)
+    assert names == ["nn.max_pool2d", "nn.relu"]
+    (pool,) = [info for info in infos.values() if info.ops and info.ops[0].name == "nn.max_pool2d"]
+    assert pool.ops[0].attrs["ceil_mode"] is False and "ceil_mode" in pool.ops[0].assumed
+
+
+def test_a_small_graph_read_whole_is_reported_whole():
+    g = GraphBuilder()
+    x = g.input("x", (2, 6))
+    w = g.input("w", (6, 4))
+    y = g.softmax(g.relu(g.matmul(x, w)), axis=-1)
+    infos = analyze_module(g.build(y))
+    assert sorted(n for ops in _names(infos).values() for n in ops) == ["matmul", "nn.relu", "nn.softmax"]
+    assert not any(info.withheld for info in infos.values())
+
+
+def test_resize_in_a_small_graph_keeps_relax_default_rounding():
+    """Inside a network the ONNX importer's nearest_mode is reported for a linear resize; a
+    graph of two kernels is no network: Relax's default ``round`` stands."""
+    g = GraphBuilder()
+    x = g.input("x", (1, 2, 4, 4))
+    y = g.call("image.resize2d", g.relu(x), size=[8, 8], layout="NCHW", method="linear",
+               coordinate_transformation_mode="half_pixel", rounding_method="round")
+    infos = analyze_module(g.build(y))
+    (resize,) = [o for info in infos.values() for o in info.ops if o.name == "image.resize2d"]
+    assert resize.attrs["rounding_method"] == "round" and not resize.assumed
+
+
+def test_withheld_kernels_still_run(tmp_path):
+    """Withholding is about the report only: the module runs as before."""
+    mod = _relu_pool()
+    x = np.random.default_rng(0).standard_normal((1, 2, 8, 8)).astype("float32")
+    got = tir.run(mod, x)
+    want = np.maximum(x, 0).reshape(1, 2, 4, 2, 4, 2).max(axis=(3, 5))
+    np.testing.assert_allclose(got, want)
+
+
+def test_cli_says_withheld(tmp_path):
+    path = tmp_path / "small_graph.py"
+    path.write_text(tir.to_script(_relu_pool()))
+    run = lambda *a: subprocess.run([sys.executable, "-m", "opinfo", "analyze", str(path), *a],
+                                    capture_output=True, text=True, cwd=ROOT)
+    table = run()
+    assert table.returncode == 0, table.stderr
+    assert "(withheld: nn.relu" in table.stdout and "withheld: not reported" in table.stdout
+    (rec,) = [json.loads(line) for line in run("--json").stdout.splitlines()]
+    assert all(fn["ops"] == [] for fn in rec["functions"])
+    assert [fn.get("withheld", [{}])[0].get("op") for fn in rec["functions"]].count("nn.relu") == 1
