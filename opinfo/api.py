@@ -225,7 +225,9 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     ``conventions``: whether an op may be reported with attributes the loops leave open,
     filled in by the convention of framework importers (:attr:`.info.OpInfo.assumed`; a
     pool's ceil_mode). The default (None) allows it only when ``context`` shows a network
-    (:func:`.graph_context.is_network`); otherwise the function abstains. Tools that
+    (:func:`.graph_context.is_network`); a kernel of a smaller graph of several kernels
+    only the name a forward op shares with a gradient op (:data:`GRAPH_CONVENTIONS`);
+    otherwise the function abstains. Tools that
     work on imported networks (the layout planner, BYOC) pass True."""
     kind = pattern_kind(prim_func)
     merged = merge_partitions(prim_func)
@@ -270,7 +272,7 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     if conventions and context is not None and context.network:
         ops = network_conventions.in_network(ops)  # where main shows the importer's network
     undecided = ()
-    if not conventions and any(op.assumed for op in ops):
+    if not conventions and any(op.assumed for op in ops) and not _graph_convention(ops, context):
         # an attribute the loops leave open: abstain (a fused list stays whole or empty),
         # keeping the withheld reading to say why
         undecided, ops = ops, ()
@@ -283,6 +285,18 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
         ops = undecided = ()  # lowered afresh from the answer, the op computes something else
         refused = REFUSALS["refuted"]
     return FuncInfo(name if name is not None else prim_func.name, kind, ops, undecided, refused)
+
+
+GRAPH_CONVENTIONS = frozenset({"op"})
+"""What an op of a graph of several kernels may assume short of a network: its name where
+a forward op and a gradient op lower the same (``sum``, not ``collapse_sum_to``: graphs are
+written with forward ops). The importers' attribute conventions (a pool's ceil_mode, ...)
+stay a network's."""
+
+
+def _graph_convention(ops: tuple, context: "FuncContext | None") -> bool:
+    """Whether every assumption of ``ops`` holds in the graph ``context`` shows."""
+    return context is not None and context.graph and all(set(op.assumed) <= GRAPH_CONVENTIONS for op in ops)
 
 
 REFUSALS = {

@@ -111,6 +111,8 @@ class FuncContext:
     unused: tuple
     """(name, TensorType or None when not a known tensor type) of each parameter of
     ``main`` that nothing uses, shapes and tuples left out."""
+    graph: bool = False
+    """``main`` calls other PrimFuncs too: the function is one kernel of a graph."""
     network: bool = False
     """``main`` looks like a network a framework importer wrote (:func:`is_network`): the
     function is one op of it, not an op lowered on its own or one kernel of a small graph."""
@@ -178,10 +180,11 @@ class ModuleContext:
         # object type may hold a tensor (its type None: any shape)
         unused = tuple((p.name, p.type if isinstance(p.type, TensorType) else None) for p in main.params
                        if id(p) not in used and not isinstance(p.type, (ShapeType, TupleType)))
-        network = is_network([len(calls) for calls in by_name.values()])
+        counts = [len(calls) for calls in by_name.values()]
+        network = is_network(counts)
         for name, calls in by_name.items():
             if refs.get(name, 0) == len(calls):
-                self._funcs[name] = FuncContext(tuple(calls), unused, network)
+                self._funcs[name] = FuncContext(tuple(calls), unused, sum(counts) > 1, network)
 
 
 def _references(mod, names: set) -> dict:

@@ -104,3 +104,39 @@ def test_cli_says_withheld(tmp_path):
     (rec,) = [json.loads(line) for line in run("--json").stdout.splitlines()]
     assert all(fn["ops"] == [] for fn in rec["functions"])
     assert [fn.get("withheld", [{}])[0].get("op") for fn in rec["functions"]].count("nn.relu") == 1
+
+
+def test_a_graph_names_sum_where_collapse_sum_to_lowers_the_same():
+    """sum with keepdims then divide: FuseOps leaves two kernels. The sum alone abstains
+    (collapse_sum_to computes the same); in a graph of several kernels it is the forward op,
+    and the graph is read whole. Its ceil_mode-like attribute conventions stay a network's."""
+    g = GraphBuilder()
+    x = g.input("x", (2, 5))
+    s = g.sum(x, axis=[1], keepdims=True)
+    infos = analyze_module(g.build(g.divide(x, s)))
+    ops = [o for info in infos.values() for o in info.ops]
+    assert sorted(o.name for o in ops) == ["divide", "sum"]
+    (total,) = [o for o in ops if o.name == "sum"]
+    assert total.assumed == ("op",) and list(total.attrs["axis"]) == [1] and total.attrs["keepdims"] is True
+    alone = GraphBuilder()
+    y = alone.input("x", (2, 5))
+    (info,) = analyze_module(alone.build(alone.sum(y, axis=[1], keepdims=True))).values()
+    assert info.ops == () and [o.name for o in info.undecided] == ["sum"]
+
+
+def test_a_product_written_by_its_own_block_is_multiply_then_sum():
+    """x[i, k] * x1[k] summed over k is what matmul computes, but TVM's matmul is one block:
+    FuseTIR's kernel of multiply then sum keeps the product's block, so the loops show the
+    two ops (it was read as matmul before). The fixture is TVM 0.27's fused kernel."""
+    from tests.fixture_util import FIXTURES
+    mod = tir.parse((FIXTURES / "s24_fused_multiply_sum.py").read_text())
+    infos = analyze_module(mod)
+    ops = infos["fused_multiply_sum"].ops
+    assert [o.name for o in ops] == ["multiply", "sum"]
+    assert list(ops[1].attrs["axis"]) == [1] and ops[1].attrs["keepdims"] is False
+    assert [o.name for o in infos["erf"].ops] == ["erf"]
+    rng = np.random.default_rng(1)
+    x, x1 = rng.standard_normal((3, 5)).astype("float32"), rng.standard_normal(5).astype("float32")
+    from math import erf
+    want = np.array([erf(v) for v in (x * x1).sum(axis=1)], dtype="float32")
+    np.testing.assert_allclose(tir.run(mod, x, x1), want, rtol=1e-5, atol=1e-6)

@@ -121,7 +121,8 @@ def table(rec: dict) -> str:
             ops += "  [verified]"
         lines.append(f"  {fn['name']:<28} {fn['kind']:<18} {ops}")
     if any(o.get("assumed") for fn in rec["functions"] for o in fn["ops"]):
-        lines.append("  * not decided by the loops: the convention of framework importers (inside a network)")
+        lines.append("  * not decided by the loops: the convention of framework importers (inside a network; "
+                     "in a graph of several kernels only a forward op's name, sum for collapse_sum_to)")
     if any(fn.get("undecided") and not fn["ops"] for fn in rec["functions"]):
         lines.append("  undecided: not reported; the loops leave the starred name or attributes open (other values "
                      "compute the same); shown with the importers' convention, which a network gets")

@@ -22,8 +22,8 @@ SPATIAL = "DHW"
 
 
 def _candidates(src, ctx) -> list:
-    """(padded data, weight load) pairs the product ``src`` may be."""
-    src = strip(src)
+    """(padded data, weight load) pairs the product ``src`` may be (the reduction's own
+    product: one written by a block of its own is a multiply op, see matmul)."""
     if not isinstance(src, Mul):
         return []
     out = []

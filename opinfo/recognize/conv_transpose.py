@@ -57,7 +57,7 @@ def match_conv_transpose(expr, space: Space, ctx) -> "Match | None":
     e = strip(expr)
     if not isinstance(e, Reduce) or e.combiner != "sum" or float_of(e.init) != 0.0:
         return None
-    src = strip(e.source)
+    src = e.source  # the reduction's own product (see matmul)
     while isinstance(src, Cast):
         src = strip(src.value)
     if not isinstance(src, Mul) or not all(isinstance(i, Var) for i in space.indices):

@@ -34,9 +34,11 @@ def match_matmul(expr, space: Space, ctx) -> "Match | None":
     e = strip(expr)
     if not isinstance(e, Reduce) or e.combiner != "sum" or len(e.axes) != 1:
         return None
-    if float_of(e.init) != 0.0 or not isinstance(strip(e.source), Mul):
+    # the product is the reduction's own: TVM's matmul is one block. A product written by
+    # a block of its own is a multiply op whose result a sum reads (FuseTIR keeps both).
+    src = e.source
+    if float_of(e.init) != 0.0 or not isinstance(src, Mul):
         return None
-    src = strip(e.source)
     a, b = _load(src.a, ctx), _load(src.b, ctx)
     k = e.axes[0].var
     if a is None or b is None or a.indices[-1] is not k:
