@@ -49,15 +49,17 @@ def _alarm(*_):
 
 
 def answers(text: str, infos: "dict | None" = None):
-    """(module, {function: [(op, sorted attrs, operands)]}) of ``text``: an answer naming
-    other operands (``minimum(x, x)`` for ``minimum(x, y)``) is a changed one. ``infos``,
+    """(module, {function: [(op, sorted attrs, operands, constants)]}) of ``text``: an answer
+    naming other operands (``minimum(x, x)`` for ``minimum(x, y)``) or other folded scalar
+    constants (``subtract`` of -3.0 for ``subtract`` of 3.0) is a changed one. ``infos``,
     when given, receives each function's :class:`opinfo.FuncInfo`."""
     mod = tir.parse(text)
     found = analyze_module(mod)
     if infos is not None:
         infos.update(found)
     return mod, {name: [(op.name, repr(sorted(dict(op.attrs).items())),
-                         tuple((o.role, o.buffer) for o in op.operands)) for op in info.ops]
+                         tuple((o.role, o.buffer) for o in op.operands), tuple(op.constants))
+                        for op in info.ops]
                  for name, info in found.items()}
 
 
