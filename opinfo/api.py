@@ -347,13 +347,14 @@ def analyze_module(mod: IRModule) -> dict:
     recognised, the others' ops are withheld (:attr:`.info.FuncInfo.withheld`), since the
     graph's op sequence they would give is incomplete. A network's kernels stand alone."""
     graph = ModuleContext(mod)
-    infos = {name: analyze(f, name, graph.for_function(name)) for name, f in mod.prim_funcs()}
-    return _whole_graph(infos, graph)
+    contexts = {name: graph.for_function(name) for name, _ in mod.prim_funcs()}
+    infos = {name: analyze(f, name, contexts[name]) for name, f in mod.prim_funcs()}
+    return _whole_graph(infos, contexts)
 
 
-def _whole_graph(infos: dict, graph: ModuleContext) -> dict:
-    """``infos`` with the ops of a small graph's kernels withheld when one kernel abstains."""
-    contexts = {name: graph.for_function(name) for name in infos}
+def _whole_graph(infos: dict, contexts: dict) -> dict:
+    """``infos`` with the ops of a small graph's kernels withheld when one kernel abstains
+    (``contexts``: each function's FuncContext, None where main does not call it)."""
     called = [name for name, ctx in contexts.items() if ctx is not None]
     if len(called) < 2 or any(contexts[name].network for name in called):
         return infos

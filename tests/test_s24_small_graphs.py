@@ -6,14 +6,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from math import erf
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 import tir
 from opinfo.api import analyze_module
 from opinfo.graph_context import NETWORK_CALLS, is_network
+from tests.fixture_util import FIXTURES
 from tir.topi.graph import GraphBuilder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,7 +129,6 @@ def test_a_product_written_by_its_own_block_is_multiply_then_sum():
     """x[i, k] * x1[k] summed over k is what matmul computes, but TVM's matmul is one block:
     FuseTIR's kernel of multiply then sum keeps the product's block, so the loops show the
     two ops (it was read as matmul before). The fixture is TVM 0.27's fused kernel."""
-    from tests.fixture_util import FIXTURES
     mod = tir.parse((FIXTURES / "s24_fused_multiply_sum.py").read_text())
     infos = analyze_module(mod)
     ops = infos["fused_multiply_sum"].ops
@@ -137,6 +137,5 @@ def test_a_product_written_by_its_own_block_is_multiply_then_sum():
     assert [o.name for o in infos["erf"].ops] == ["erf"]
     rng = np.random.default_rng(1)
     x, x1 = rng.standard_normal((3, 5)).astype("float32"), rng.standard_normal(5).astype("float32")
-    from math import erf
     want = np.array([erf(v) for v in (x * x1).sum(axis=1)], dtype="float32")
     np.testing.assert_allclose(tir.run(mod, x, x1), want, rtol=1e-5, atol=1e-6)

@@ -110,10 +110,9 @@ def table(rec: dict) -> str:
     lines = [rec["file"]]
     for fn in rec["functions"]:
         ops = "; ".join(_op_text(o) for o in fn["ops"])
-        if not ops and fn.get("undecided"):
-            ops = "(undecided: " + "; ".join(_op_text(o) for o in fn["undecided"]) + ")"
-        if not ops and fn.get("withheld"):
-            ops = "(withheld: " + "; ".join(_op_text(o) for o in fn["withheld"]) + ")"
+        for key in ("undecided", "withheld"):  # readings not reported, and why
+            if not ops and fn.get(key):
+                ops = f"({key}: " + "; ".join(_op_text(o) for o in fn[key]) + ")"
         ops = ops or (f"(refused: {fn['refused']})" if fn.get("refused") else "(not recognized)")
         if fn.get("refuted"):
             ops += " (refuted by re-lowering: " + "; ".join(_op_text(o) for o in fn["refuted"]) + ")"
