@@ -21,7 +21,8 @@ from .loop_partition import merge_partitions
 from .decompose import Decomposer
 from .info import FuncInfo, OpInfo
 from .kind import pattern_kind
-from .normalize import cache_scope, drop_dead_blocks, normalize
+from .normalize import cache_scope, drop_dead_blocks, forward_fills, merge_inits, normalize
+from .rfactor_guarded import merge_guarded_rfactor
 from .op_graph import folded_copies, folds_accounted, fusable, settle_copies, tags_agree
 from .recognize import families
 from .recognize.common import shape_of
@@ -206,6 +207,12 @@ def _misrealized(merged: PrimFunc) -> bool:
     declared (padded) domain, and is restored to that part (:mod:`.pad_einsum`), which is
     what the recognizers read."""
     if not misrealized(merged):
+        return False
+    # a dlight row reduction: its rfactor's partial block runs part of its domain (the
+    # split's tail is guarded), the merged reduction all of its own (:mod:`.rfactor_guarded`)
+    inits = merge_inits(forward_fills(merged))
+    guarded = merge_guarded_rfactor(inits)
+    if guarded is not inits and not misrealized(guarded):
         return False
     # a pad producer whose padding no reader loads (the loops stop at the unpadded extent)
     # is read through first (:mod:`.partial_copy`)

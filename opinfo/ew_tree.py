@@ -14,7 +14,7 @@ from tir.functor import collect_distinct, pre_order_visit
 from .probe import NotEvaluable, evaluate
 from .recognize import elementwise as ew
 from .recognize.common import strip
-from .recognize.ew_forms import calls_allowed
+from .recognize.ew_forms import calls_allowed, form_size_ok
 from .semantic import ArgReduce, Inlined, Reduce
 
 MAX_HOLES = 40
@@ -122,7 +122,7 @@ def identify(expr, leaves):
         found = _identify_impl(_under_output_cast(expr, leaves), leaves)
     except NotEvaluable:
         return None
-    if found is None or not calls_allowed(found[0], expr, leaves):
+    if found is None or not calls_allowed(found[0], expr, leaves) or not form_size_ok(found[0], found[1], expr, leaves):
         return None
     if found[0] != "astype" and (_changes_dtype(expr, leaves) or _cast_of_cast(expr, leaves)):
         return None  # an astype after the op (or two, to float16 and back) is an op of its own

@@ -76,10 +76,11 @@ from .loop_partition import merge_partitions
 from .predicates import drop_predicates
 from .probe import NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, scalar_int, shape_envs, shape_vars
 from .realize_check import SHAPE_VALUES, covers_domain
-from .reduce_fuse import fuse_split_reductions
+from .reduce_fuse import fuse_split_reductions, split_fused_reductions
 from .unit_axes import restore_unit_vars
 from .rewrite import EMPTY, loaded, prune, stored, stores_in, without_allocs
 from .rfactor import merge_rfactor
+from .rfactor_guarded import merge_guarded_rfactor
 from .tags import tag
 
 def _touches(block: Block, buf) -> bool:
@@ -541,7 +542,9 @@ def normalize(func: PrimFunc) -> "PrimFunc | None":
     # keeps it inside the unpadded part (a reduction split by the unpadded extent)
     func = unpad_einsum(distribute(merge_inits(forward_fills(clip_copies(drop_dead_blocks(unblockize(
         move_block_loops(merge_partitions(func)))))))))
-    func = drop_predicates(merge_padding(read_through_copies(func, pads_only=True)))
+    # a dlight row reduction's rfactor with its split's tail guarded is merged while the
+    # guard is there to read (:mod:`.rfactor_guarded`)
+    func = drop_predicates(merge_guarded_rfactor(merge_padding(read_through_copies(func, pads_only=True))))
     if func is None:
         return None
     func = drop_idle_vars(func)
@@ -561,4 +564,4 @@ def normalize(func: PrimFunc) -> "PrimFunc | None":
     # (reindex applied to the partial block): merged once the copy is gone. Merged back, a
     # split reduction reduces over two variables a * F + b, made one; blocks rebuilt from
     # loops (dlight) that write a unit axis at a constant 0 get its variable back.
-    return restore_unit_vars(fuse_split_reductions(unit_reductions(merge_rfactor(merge_padding(func)))))
+    return restore_unit_vars(split_fused_reductions(fuse_split_reductions(unit_reductions(merge_rfactor(merge_padding(func))))))

@@ -1,4 +1,5 @@
-"""Two reduction variables that only ever appear as ``a * F + b`` become one.
+"""Two reduction variables that only ever appear as ``a * F + b`` become one; one read only
+through its digits becomes one per digit.
 
 A reduction split into an outer and an inner part and then ``rfactor``-ed (TVM's dlight GPU
 rules do this to every row reduction: the inner part goes to the threads, the outer one is
@@ -6,45 +7,33 @@ what each thread sums) leaves, once :mod:`.rfactor` has merged the two blocks ba
 with two reduction variables ``a`` in ``[0, A)`` and ``b`` in ``[0, F)`` reading
 ``x[s, a * F + b]``. The reduction recognizers want one variable per reduced axis.
 
-When every integer expression of the block that uses ``a`` or ``b`` is affine in them with
-``a``'s coefficient ``F`` times ``b``'s (and neither sits inside a ``//``, a ``%`` or a
-product of variables), ``(a, b) -> c = a * F + b`` is a bijection of ``[0, A) x [0, F)`` onto
-``[0, A * F)`` and every such expression is the same function of ``c``: ``a`` is replaced by 0
-and ``b`` by ``c``, the block binds ``c`` to ``value_a * F + value_b``. The loops, the order
-the block instances run in and every value they compute are unchanged; only the block's
-coordinates are renamed.
+When ``a`` and ``b`` occur only inside integer sums affine in them with ``a``'s coefficient
+``F`` times ``b``'s (:func:`through_sum`; such a sum may sit under a ``//`` or a ``%``),
+``(a, b) -> c = a * F + b`` is a bijection of ``[0, A) x [0, F)`` onto ``[0, A * F)`` and every
+such sum is the same function of ``c``: ``a`` is replaced by 0 and ``b`` by ``c``, the block
+binds ``c`` to ``value_a * F + value_b``. The loops, the order the block instances run in and
+every value they compute are unchanged; only the block's coordinates are renamed.
+
+A reduction over several axes that dlight fused into one variable ``c`` reads the input at
+``c // 6`` and ``c % 6`` (:func:`split_fused_reductions`): when ``c`` occurs only as digits
+``c // d % m`` that tile its extent exactly (``d`` running 1, ``m0``, ``m0 * m1``, ... up to
+the extent), each digit becomes a reduction variable of its own, outermost first, bound to
+the same digit of ``c``'s binding -- again a renaming of coordinates. Only reductions of one
+input are split: a contraction keeps TVM's form (conv2d_NCHWc reads ``ic // 4``, ``ic % 4``).
 """
 from __future__ import annotations
 
 import attrs
 
-from tir.expr import (Add, Cast, Div, FloorDiv, FloorMod, IntImm, Max, Min, Mod, Mul, PrimExpr, Sub, Var)
+from tir.expr import Add, BufferLoad, FloorDiv, FloorMod, IntImm, Mul, PrimExpr, Sub, Var
 from tir.function import PrimFunc
-from tir.functor import substitute, transform
+from tir.functor import children, post_order_visit, substitute, transform
 from tir.buffer import Range
 from tir.stmt import Block, BlockRealize, IterKind, IterVar
 
 from .affine import affine, const_of
 from .probe import collect_vars
-
-_INT_ARITH = (Add, Sub, Mul, FloorDiv, FloorMod, Div, Mod, Min, Max, Var, IntImm, Cast)
-
-
-def _int_exprs(node) -> list:
-    """The maximal integer arithmetic expressions under ``node`` (an index, an operand of a
-    comparison, a stored index value), not looking inside them."""
-    found: list = []
-
-    def pre(n):
-        if isinstance(n, _INT_ARITH) and isinstance(n, PrimExpr) and not n.dtype.is_float and n.dtype.lanes == 1 \
-                and not n.dtype.is_bool:
-            found.append(n)
-            return n
-        return None
-
-    transform(node, lambda n: None, pre)
-    return found
-
+from .rewrite import stores_in
 
 def _uses(e, a: Var, b: Var) -> bool:
     """Whether ``e`` reads ``a`` or ``b`` (one walk of it)."""
@@ -53,25 +42,28 @@ def _uses(e, a: Var, b: Var) -> bool:
     return any(v is a or v is b for v in seen)
 
 
-def _fusable(exprs: list, a: Var, b: Var, inner: int) -> bool:
-    """Every expression using ``a`` or ``b`` is affine in them, with coefficient(a) ==
-    ``inner`` * coefficient(b), and neither appears inside one of its non-variable atoms."""
-    used = False
-    for e in exprs:
-        if not _uses(e, a, b):
-            continue
-        used = True
-        form = affine(e)
-        if form is None:
+def through_sum(expr, r: Var, k: Var, f: int) -> bool:
+    """Whether ``r`` and ``k`` occur in ``expr`` only inside integer sums affine in them with
+    ``r``'s coefficient ``f`` times ``k``'s (``(r * 16 + k) // 6`` for ``f`` 16): each such
+    sum is then a function of ``r * f + k``, and replacing ``r`` by 0 and ``k`` by that
+    fused variable keeps its value."""
+    def uses(e) -> bool:
+        seen: set = set()
+        collect_vars(e, seen)
+        return r in seen or k in seen
+
+    def ok(e) -> bool:
+        if not uses(e):
+            return True
+        if isinstance(e, PrimExpr) and e.dtype.is_int and e.dtype.lanes == 1:
+            form = affine(e)
+            if form is not None and not any(not isinstance(a, Var) and uses(a) for a in form if isinstance(a, PrimExpr)):
+                return form.get(r, 0) == f * form.get(k, 0)
+        if e is r or e is k:
             return False
-        for atom in form:
-            if isinstance(atom, PrimExpr) and not isinstance(atom, Var) and _uses(atom, a, b):
-                return False
-        ca = next((c for k, c in form.items() if k is a), 0)
-        cb = next((c for k, c in form.items() if k is b), 0)
-        if ca != inner * cb:
-            return False
-    return used
+        return all(ok(c) for c in children(e))
+
+    return ok(expr)
 
 
 def _is_zero(e) -> bool:
@@ -104,13 +96,13 @@ def _fuse_once(realize: BlockRealize) -> "BlockRealize | None":
               if iv.kind == IterKind.REDUCE and const_of(iv.dom.min) == 0 and const_of(iv.dom.extent) is not None]
     if len(reduce) < 2:
         return None
-    exprs = [e for part in _parts(block) for e in _int_exprs(part)]
     for ka, outer in reduce:
         for kb, inner in reduce:
             if ka == kb:
                 continue
             f = const_of(inner.dom.extent)
-            if f < 1 or not _fusable(exprs, outer.var, inner.var, f):
+            if f < 1 or not all(through_sum(part, outer.var, inner.var, f) for part in _parts(block)) \
+                    or not any(_uses(part, outer.var, inner.var) for part in _parts(block)):
                 continue
             a, b = outer.var, inner.var
             fused = Var(a.name, a.dtype)
@@ -145,6 +137,141 @@ def fuse_split_reductions(func: PrimFunc) -> PrimFunc:
         out = None
         while True:
             step = _fuse_once(out if out is not None else n)
+            if step is None:
+                return out
+            out = step
+
+    return transform(func, post)
+
+
+def _digit(e, c: Var) -> "tuple | None":
+    """``(d, m)`` when ``e`` is ``c // d % m``, ``c % m`` (``d`` 1) or ``c // d`` (``m`` None)
+    with positive constants; None otherwise."""
+    m = None
+    if isinstance(e, FloorMod):
+        m = const_of(e.b)
+        if m is None or m < 1:
+            return None
+        e = e.a
+    if e is c:
+        return (1, m) if m is not None else None
+    if isinstance(e, FloorDiv) and e.a is c:
+        d = const_of(e.b)
+        return (d, m) if d is not None and d >= 1 else None
+    return None
+
+
+def _digits_of(parts, c: Var) -> "list | None":
+    """The digits ``(d, m)`` through which ``parts`` read ``c``, or None when ``c`` also
+    occurs any other way."""
+    found: list = []
+    bad = []
+
+    def visit(e):
+        if bad:
+            return
+        dig = _digit(e, c)
+        if dig is not None:
+            if dig not in found:
+                found.append(dig)
+            return
+        if e is c:
+            bad.append(e)
+            return
+        for ch in children(e):
+            visit(ch)
+
+    for part in parts:
+        visit(part)
+    return None if bad else found
+
+
+def _tiling(digits: list, extent: int) -> "list | None":
+    """``[(d, m, extent of the digit)]`` from the least significant up when the digits tile
+    ``[0, extent)`` exactly (``c % m0``, ``c // m0 % m1``, ..., ``c // (m0 * ... )``); None
+    otherwise. A last digit written with a remainder is the same digit when the remainder
+    is its whole range."""
+    out, d = [], 1
+    rest = sorted(digits, key=lambda dm: dm[0])
+    for k, (dd, m) in enumerate(rest):
+        if dd != d:
+            return None
+        last = k == len(rest) - 1
+        if m is None:
+            if not last or extent % d:
+                return None
+            out.append((dd, m, extent // d))
+            return out
+        if last:
+            if d * m != extent:
+                return None
+        out.append((dd, m, m))
+        d *= m
+    return out if d == extent and len(out) > 1 else None
+
+
+def _one_input(block: Block) -> bool:
+    """Whether the block's body loads one buffer besides those it stores to: a reduction
+    of one input. A contraction (conv's packed channel ``ic // 4``, ``ic % 4`` of data and
+    kernel) keeps TVM's own form, which its recognizer reads."""
+    stored = {id(st.buffer) for st in stores_in(block.body)}
+    loads = set()
+    post_order_visit(block.body, lambda n: loads.add(id(n.buffer)) if isinstance(n, BufferLoad) else None)
+    return len(loads - stored) == 1
+
+
+def _split_once(realize: BlockRealize) -> "BlockRealize | None":
+    block = realize.block
+    if block.init is None or not _one_input(block):
+        return None
+    parts = _parts(block) + list(block.reads) + list(block.writes)
+    for pos, iv in enumerate(block.iter_vars):
+        extent = const_of(iv.dom.extent)
+        if iv.kind != IterKind.REDUCE or const_of(iv.dom.min) != 0 or extent is None:
+            continue
+        digits = _digits_of(parts, iv.var)
+        tiles = _tiling(digits, extent) if digits else None
+        if tiles is None:
+            continue
+        c, value, dtype = iv.var, realize.iter_values[pos], iv.dom.extent.dtype
+        fresh, mapping, bindings = [], {}, []
+        for d, m, ext in reversed(tiles):  # outermost first
+            var = Var(f"{c.name}_{len(fresh)}", c.dtype)
+            fresh.append(IterVar(var, Range(IntImm(dtype, 0), IntImm(dtype, ext)), IterKind.REDUCE))
+            bound = value if d == 1 else FloorDiv(value, IntImm(value.dtype, d))
+            if m is not None and d * m != extent:
+                bound = FloorMod(bound, IntImm(value.dtype, m))
+            bindings.append(bound)
+            mapping[(d, m)] = var
+            if m is not None and d * m == extent:
+                mapping[(d, None)] = var
+
+        def pre(n):
+            dig = _digit(n, c)
+            return mapping.get(dig) if dig is not None else None
+
+        def renamed(node):
+            return transform(node, lambda n: None, pre)
+
+        iter_vars = block.iter_vars[:pos] + tuple(fresh) + block.iter_vars[pos + 1:]
+        values = realize.iter_values[:pos] + tuple(bindings) + realize.iter_values[pos + 1:]
+        new = attrs.evolve(block, iter_vars=iter_vars, body=renamed(block.body),
+                           init=renamed(block.init) if block.init is not None else None,
+                           reads=tuple(renamed(r) for r in block.reads),
+                           writes=tuple(renamed(w) for w in block.writes))
+        return attrs.evolve(realize, iter_values=values, block=new)
+    return None
+
+
+def split_fused_reductions(func: PrimFunc) -> PrimFunc:
+    """``func`` with every reduction variable read only through digits that tile its
+    extent split into one variable per digit (see the module doc)."""
+    def post(n):
+        if not isinstance(n, BlockRealize):
+            return None
+        out = None
+        while True:
+            step = _split_once(out if out is not None else n)
             if step is None:
                 return out
             out = step

@@ -23,7 +23,7 @@ from tir.function import PrimFunc
 from tir.functor import post_order_visit, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IterKind, IterVar
 
-from .affine import affine, float_of
+from .affine import affine, const_of, float_of
 from .rewrite import EMPTY, loaded, prune, stored, without_allocs
 
 COMBINERS = (Add, Mul, Max, Min)
@@ -60,7 +60,7 @@ def _final(block: Block):
     split = split_update(block.body)
     if split is None or not isinstance(split[1], BufferLoad) or split[1].buffer is block.body.buffer:
         return None
-    if _plain_vars(split[1].indices, block) is None:
+    if _plain_vars([i for i in split[1].indices if const_of(i) is None], block) is None:
         return None
     return split
 
@@ -68,10 +68,21 @@ def _final(block: Block):
 def _partial(block: Block, combiner):
     """(store, contribution) of the partial block writing ``rf`` at its own variables."""
     store = block.body
-    if not isinstance(store, BufferStore) or _plain_vars(store.indices, block) is None:
+    if not isinstance(store, BufferStore):
         return None
+    written = [i for i in store.indices if const_of(i) is None]
+    if _plain_vars(written, block) is None:
+        return None
+    # a unit spatial axis may be written at its constant 0 (dlight rebuilds blocks from loops)
     spatial = [iv for iv in block.iter_vars if iv.kind == IterKind.SPATIAL]
-    if {id(i) for i in store.indices} != {id(iv.var) for iv in spatial}:
+    written_ids, spatial_ids = {id(i) for i in written}, {id(iv.var) for iv in spatial}
+    unwritten = [iv.var for iv in spatial if id(iv.var) not in written_ids]
+    if not written_ids <= spatial_ids or any(const_of(iv.dom.extent) != 1 for iv in spatial
+                                             if id(iv.var) not in written_ids):
+        return None
+    if unwritten and _reads_var(store.value, unwritten):
+        return None
+    if not all(const_of(i) == 0 for i in store.indices if const_of(i) is not None):
         return None
     if block.init is None:
         return (store, store.value) if len(spatial) == len(block.iter_vars) else None
@@ -79,6 +90,12 @@ def _partial(block: Block, combiner):
     if split is None or split[0] is not combiner or not _identity_init(block.init, store, combiner):
         return None
     return store, split[1]
+
+
+def _reads_var(expr, names) -> bool:
+    found = []
+    post_order_visit(expr, lambda n: found.append(n) if any(n is v for v in names) else None)
+    return bool(found)
 
 
 def _identity_init(init, store: BufferStore, combiner) -> bool:
@@ -111,6 +128,10 @@ def index_mapping(partial: Block, final: Block, mine, theirs) -> "dict | None":
     (``mine``) and read (``theirs``), each pair over the same domain; None otherwise."""
     mapping = {}
     for m, t in zip(mine, theirs):
+        if const_of(m) is not None or const_of(t) is not None:
+            if const_of(m) != const_of(t):
+                return None
+            continue
         a = next(iv for iv in partial.iter_vars if iv.var is m)
         b = next(iv for iv in final.iter_vars if iv.var is t)
         if affine(a.dom.extent) != affine(b.dom.extent) or affine(a.dom.min) != affine(b.dom.min):
@@ -213,16 +234,26 @@ def merge_rfactor(func: PrimFunc) -> PrimFunc:
     if not replace:
         return func
 
+    def rebuilt(n):
+        block, fresh = replace[id(n.block)]
+        loops = [Var(iv.var.name.removeprefix("v_"), iv.var.dtype) for iv in fresh]
+        body = BlockRealize(tuple(n.iter_values) + tuple(loops), n.predicate, block)
+        for var, iv in zip(reversed(loops), reversed(fresh)):
+            body = For(var, IntImm(var.dtype, 0), iv.dom.extent, ForKind.SERIAL, body)
+        return body
+
+    return replace_blocks(func, {key: rebuilt for key in replace}, drop, dropped_bufs)
+
+
+def replace_blocks(func: PrimFunc, build: dict, drop: set, dropped_bufs: set) -> PrimFunc:
+    """``func`` with the realizes of the blocks in ``drop`` (ids) removed, those of the blocks
+    ``build`` maps (id -> function of the BlockRealize giving its replacement) rebuilt, and
+    the allocations of ``dropped_bufs`` (ids) gone."""
     def pre(n):
         if isinstance(n, BlockRealize) and id(n.block) in drop:
             return EMPTY
-        if isinstance(n, BlockRealize) and id(n.block) in replace:
-            block, fresh = replace[id(n.block)]
-            loops = [Var(iv.var.name.removeprefix("v_"), iv.var.dtype) for iv in fresh]
-            body = BlockRealize(tuple(n.iter_values) + tuple(loops), n.predicate, block)
-            for var, iv in zip(reversed(loops), reversed(fresh)):
-                body = For(var, IntImm(var.dtype, 0), iv.dom.extent, ForKind.SERIAL, body)
-            return body
+        if isinstance(n, BlockRealize) and id(n.block) in build:
+            return build[id(n.block)](n)
         return None
 
     def post(n):

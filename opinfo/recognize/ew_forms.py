@@ -11,8 +11,11 @@ with a constant operand) is not named ``negative``.
 """
 from __future__ import annotations
 
-from tir.expr import And, BinaryOp, BufferLoad, Call, Max, Mod, Mul, Or
-from tir.functor import pre_order_visit
+import functools
+
+from tir.expr import And, BinaryOp, BufferLoad, Call, Max, Mod, Mul, Not, Or, Select
+from tir.functor import children, pre_order_visit
+from tir.stmt import BufferStore
 
 from ..semantic import ArgReduce, Reduce
 
@@ -77,3 +80,62 @@ def _outside(expr, leaves, node_type, key) -> set:
 
     pre_order_visit(expr, visit)
     return found
+
+
+def _size(expr, stop) -> int:
+    """Operations of ``expr`` outside loads, reductions and ``stop`` that depend on them:
+    intrinsic calls (``if_then_else`` aside, a guard), arithmetic and comparison nodes,
+    selects, negations. Casts, constants, operations on constants alone (TVM leaves
+    ``1 / 3`` unfolded in float16) and intermediates' markers are not counted."""
+    count = [0]
+
+    def walk(e) -> bool:
+        """Whether ``e`` depends on a load; counts its operations."""
+        if isinstance(e, (BufferLoad, Reduce, ArgReduce)) or e in stop:
+            return True
+        deps = [walk(c) for c in children(e)]
+        live = any(deps)
+        if live and (isinstance(e, (BinaryOp, Select, Not)) or isinstance(e, Call) and e.op not in _ANYWHERE):
+            count[0] += 1
+        return live
+
+    walk(expr)
+    return count[0]
+
+
+@functools.lru_cache(maxsize=None)
+def _form_size(name: str, attrs_items: tuple, dtypes: tuple) -> "int | None":
+    """Operations of op ``name``'s form as :mod:`tir.topi` lowers it (over all its blocks), or
+    None when the op is not lowered so."""
+    import tir
+
+    try:
+        func = tir.topi.lower(name, [((2, 3), d) for d in dtypes], **dict(attrs_items))
+    except (ValueError, TypeError, KeyError, NotImplementedError):
+        return None
+    total = 0
+    for block in func.blocks():
+        for store in _stores_of(block.body):
+            total += _size(store.value, set())
+    return total
+
+
+def _stores_of(stmt) -> list:
+    found = []
+    pre_order_visit(stmt, lambda n: found.append(n) if isinstance(n, BufferStore) else True)
+    return found
+
+
+def form_size_ok(name: str, attrs: dict, expr, leaves) -> bool:
+    """Whether ``expr`` over ``leaves`` performs no more operations than op ``name``'s TVM
+    form: an op that changes nothing on its operand's values (relu after exp, floor after
+    floor) computed in the same block as the op before it -- the chain inlined by
+    ``compute_inline`` or dlight -- is then not swallowed into one op. Forms not known to
+    :mod:`tir.topi` (and ops over a scalar constant) pass."""
+    try:
+        items = tuple(sorted(attrs.items()))
+        hash(items)
+    except TypeError:
+        return True
+    size = _form_size(name, items, tuple(str(leaf.dtype) for leaf in leaves))
+    return size is None or _size(expr, set(leaves)) <= size

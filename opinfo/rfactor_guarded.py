@@ -1,0 +1,224 @@
+"""Undo ``rfactor`` of a reduction whose split left a tail: the partial block's predicate.
+
+TVM's dlight GPU rules schedule a row reduction over ``N`` elements by splitting it into
+``r`` in ``[0, ceil(N / F))`` and ``k`` in ``[0, F)`` (``k`` goes to the threads), guarding the
+split with ``r * F + k < N``, and ``rfactor``-ing over ``k``:
+
+    rf[k, s] = rf[k, s] (+) f(s, r * F + k)      where r * F + k < N     (partial block)
+    out[s] = out[s] (+) rf[k, s]                  over k in [0, F)        (final block)
+
+The partial block's predicate drops points of its own iteration domain (the tail of the
+last ``r``), which :func:`.predicates.drop_predicates` rightly refuses, and :mod:`.rfactor`
+merges only once predicates are gone. Here the two blocks are merged first, and the two
+reduction variables become one: ``c = r * F + k`` over ``[0, N)`` exactly, the merged block
+binding ``c`` to the loops' ``r * F + k`` under the same predicate -- the form of a reduction
+split with a tail, whose predicate only restates ``c``'s domain. That is the unscheduled
+reduction over ``[0, N)`` when
+
+- the pair is one :mod:`.rfactor` merges (``rf`` written by the partial block alone, read
+  by the final block alone, same commutative combiner, the partial block named by
+  ``rfactor``, its init the combiner's identity),
+- the partial block reduces over one variable ``r`` and its predicate, in its own variables,
+  is the one comparison ``r * F + k < N`` with ``F`` the extent of ``k`` and ``r``'s extent
+  ``ceil(N / F)`` (``(N + F - 1) // F``), ``N`` free of the block's variables,
+- every integer expression of the contribution using ``r`` or ``k`` is affine in them with
+  ``r``'s coefficient ``F`` times ``k``'s (:func:`.reduce_fuse.through_sum`): then it is a
+  function of ``r * F + k`` alone, and the pairs the predicate keeps are ``c`` in ``[0, N)``,
+  each once.
+"""
+from __future__ import annotations
+
+import attrs
+
+from tir.expr import Add, And, FloorDiv, IntImm, LT, Mul, Var
+from tir.function import PrimFunc
+from tir.functor import post_order_visit, substitute
+from tir.buffer import Range
+from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IterKind, IterVar
+
+from .affine import affine, const_of, equal_extents
+from .predicates import _is_true
+from .probe import collect_vars, shape_vars
+from .reduce_fuse import _renamed, through_sum
+from .rewrite import loaded, stored
+from .rfactor import _final, _partial, combiner_identity, index_mapping, replace_blocks, rfactor_named
+
+
+def _own_terms(pred, realize: BlockRealize) -> "object | None":
+    """The partial block's predicate in its own variables, or None: every loop variable it
+    reads must be the whole binding of exactly one block variable, and no other binding
+    may read it."""
+    used: set = set()
+    collect_vars(pred, used)
+    inv = {}
+    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+        if isinstance(value, Var) and value in used:
+            if value in inv:
+                return None
+            inv[value] = iv.var
+    for value in realize.iter_values:
+        if not isinstance(value, Var):
+            seen: set = set()
+            collect_vars(value, seen)
+            if seen & set(inv):
+                return None
+    return substitute(pred, inv)
+
+
+def _tail(pred, r: IterVar, k: IterVar, shape: set):
+    """``N`` when ``pred`` is ``r * F + k < N`` with ``F`` the extent of ``k``, ``r``
+    running ``ceil(N / F)`` and ``N`` a constant or an expression of the function's shape
+    variables (``shape``); None otherwise."""
+    if not isinstance(pred, LT):
+        return None
+    f = const_of(k.dom.extent)
+    form = affine(pred.a)
+    if f is None or f < 1 or form is None or const_of(r.dom.min) != 0 or const_of(k.dom.min) != 0:
+        return None
+    if set(form) != {r.var, k.var} or form[r.var] != f or form[k.var] != 1:
+        return None
+    n = pred.b
+    seen: set = set()
+    collect_vars(n, seen)
+    if not seen <= shape:
+        return None
+    nc = const_of(n)
+    if nc is not None:
+        rc = const_of(r.dom.extent)
+        return n if rc is not None and (rc - 1) * f < nc <= rc * f else None
+    ceil = FloorDiv(Add(n, IntImm(n.dtype, f - 1)), IntImm(n.dtype, f))
+    return n if equal_extents(r.dom.extent, ceil) else None
+
+
+def _fold(final_realize: BlockRealize, partial_realize: BlockRealize, combiner, rf_load, shape: set):
+    """The merged BlockRealize (inside a loop over ``r``), or None."""
+    final, partial = final_realize.block, partial_realize.block
+    got = _partial(partial, combiner)
+    if got is None:
+        return None
+    store, contribution = got
+    mapping = index_mapping(partial, final, store.indices, rf_load.indices)
+    reduce = [iv for iv in partial.iter_vars if iv.kind != IterKind.SPATIAL]
+    if mapping is None or len(reduce) != 1:
+        return None
+    r = reduce[0]
+    pred = _own_terms(partial_realize.predicate, partial_realize)
+    if pred is None:
+        return None
+    for k_var, final_var in mapping.items():
+        k = next(iv for iv in partial.iter_vars if iv.var is k_var)
+        n = _tail(pred, r, k, shape)
+        if n is None:
+            continue
+        f = const_of(k.dom.extent)
+        if not through_sum(contribution, r.var, k_var, f):
+            return None
+        pos = next(i for i, iv in enumerate(final.iter_vars) if iv.var is final_var)
+        if final.iter_vars[pos].kind != IterKind.REDUCE:
+            return None
+        fused = Var(final_var.name, final_var.dtype)
+        rename = {**mapping, r.var: IntImm(r.var.dtype, 0), k_var: fused}
+        term = _renamed(contribution, rename)
+        value = final.body.value
+        value = combiner(value.a, term) if value.b is rf_load else combiner(term, value.b)
+        dtype = n.dtype
+        iter_vars = list(final.iter_vars)
+        iter_vars[pos] = IterVar(fused, Range(IntImm(dtype, 0), n), IterKind.REDUCE)
+        reads = tuple(x for x in final.reads if x.buffer is not rf_load.buffer) + tuple(
+            _renamed(x, rename) for x in partial.reads if x.buffer is not store.buffer)
+        block = attrs.evolve(final, iter_vars=tuple(iter_vars), reads=reads,
+                             body=attrs.evolve(final.body, value=value))
+        loop = Var(r.var.name.removeprefix("v"), r.var.dtype)
+        values = list(final_realize.iter_values)
+        binding = Add(Mul(loop, IntImm(loop.dtype, f)), values[pos])
+        values[pos] = binding
+        guard = LT(binding, n)
+        predicate = guard if _is_true(final_realize.predicate) else And(final_realize.predicate, guard)
+        body = BlockRealize(tuple(values), predicate, block)
+        return For(loop, IntImm(loop.dtype, 0), r.dom.extent, ForKind.SERIAL, body)
+    return None
+
+
+def _holds_blocks(block: Block) -> bool:
+    found = []
+    post_order_visit(block.body, lambda n: found.append(n) if isinstance(n, BlockRealize) else None)
+    return bool(found)
+
+
+def _fill_of(block: Block, rf, combiner) -> "object | None":
+    """The value a block stores into all of ``rf`` when it is ``rf[v...] = identity`` of
+    ``combiner`` over its own spatial variables, one per dimension in order, each running
+    that dimension whole; None otherwise."""
+    store = block.body
+    if block.init is not None or not isinstance(store, BufferStore) or store.buffer is not rf or loaded(block):
+        return None
+    if len(store.indices) != len(rf.shape) or any(iv.kind != IterKind.SPATIAL for iv in block.iter_vars):
+        return None
+    used = []
+    for idx, extent in zip(store.indices, rf.shape):
+        if const_of(idx) is not None:  # a unit dimension written at 0
+            if const_of(idx) != 0 or const_of(extent) != 1:
+                return None
+            continue
+        iv = next((iv for iv in block.iter_vars if iv.var is idx), None)
+        if iv is None or any(u is iv for u in used) or const_of(iv.dom.min) != 0 \
+                or not equal_extents(iv.dom.extent, extent):
+            return None
+        used.append(iv)
+    return store.value if combiner_identity(combiner, store.value, rf.dtype) else None
+
+
+def _with_init(realize: BlockRealize, value) -> "BlockRealize | None":
+    """The partial block with the init ``rf[its store's indices] = value``."""
+    store = realize.block.body
+    if not isinstance(store, BufferStore):
+        return None
+    init = BufferStore(store.buffer, value, store.indices)
+    return attrs.evolve(realize, block=attrs.evolve(realize.block, init=init))
+
+
+def merge_guarded_rfactor(func: PrimFunc) -> PrimFunc:
+    """``func`` with every rfactor'ed reduction whose partial block guards a split's tail
+    merged back into one reduction over the unsplit extent (see the module doc)."""
+    root = func.root_block
+    if root is None:
+        return func
+    realizes = []
+    post_order_visit(func.body, lambda n: realizes.append(n) if isinstance(n, BlockRealize) else None)
+    realizes = [r for r in realizes if not _holds_blocks(r.block)]  # the root, blockize's outer blocks
+    blocks = [r.block for r in realizes]
+    allocated = {id(b) for b in root.alloc_buffers}
+    shape = shape_vars(func)
+    replace, drop, dropped_bufs = {}, set(), set()
+    for final_realize in realizes:
+        final = final_realize.block
+        found = _final(final)
+        if found is None:
+            continue
+        combiner, rf_load = found
+        rf = rf_load.buffer
+        writers = [r for r in realizes if id(rf) in stored(r.block)]
+        readers = [b for b in blocks if id(rf) in loaded(b) and all(b is not w.block for w in writers)]
+        fills = [w for w in writers if _fill_of(w.block, rf, combiner) is not None]
+        partials = [w for w in writers if w not in fills]
+        if id(rf) not in allocated or len(partials) != 1 or len(fills) > 1 or readers != [final] \
+                or any(w.block is final for w in writers):
+            continue
+        partial_realize = partials[0]
+        if not rfactor_named(partial_realize.block) or _is_true(partial_realize.predicate):
+            continue
+        if fills:  # decompose_reduction's init block, still apart: the guard kept merge_inits off
+            if partial_realize.block.init is not None or not _is_true(fills[0].predicate):
+                continue
+            partial_realize = _with_init(partial_realize, _fill_of(fills[0].block, rf, combiner))
+            if partial_realize is None:
+                continue
+        merged = _fold(final_realize, partial_realize, combiner, rf_load, shape)
+        if merged is not None:
+            replace[id(final)] = merged
+            drop.update(id(w.block) for w in writers)
+            dropped_bufs.add(id(rf))
+    if not replace:
+        return func
+    return replace_blocks(func, {key: (lambda n, stmt=stmt: stmt) for key, stmt in replace.items()},
+                          drop, dropped_bufs)

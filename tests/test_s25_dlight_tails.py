@@ -1,0 +1,108 @@
+"""dlight's row reductions with a guarded tail (opinfo.rfactor_guarded) and reductions over
+several axes that dlight fused into one variable (opinfo.reduce_fuse.split_fused_reductions).
+
+The fixtures are TVM 0.27's dlight schedules (target cuda) of Relax ops: the split of the
+reduction leaves a predicate ``r * F + k < N`` on rfactor's partial block, which drops points
+of that block's own domain; merged with the final block, the reduction over ``[0, N)`` is whole.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import opinfo
+import tir
+from opinfo.normalize import forward_fills, merge_inits, normalize
+from opinfo.rfactor_guarded import merge_guarded_rfactor
+from tests.fixture_util import FIXTURES
+
+
+def _funcs(name: str, old: str = "", new: str = "") -> dict:
+    text = (FIXTURES / f"{name}.py").read_text()
+    if old:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    return dict(tir.parse(text).prim_funcs())
+
+
+def _ops(func) -> list:
+    return [(op.name, op.attrs) for op in opinfo.analyze(func).ops]
+
+
+def _plain(value):
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _random(func, n: int = 7) -> list:
+    rng = np.random.default_rng(5)
+    arrays = []
+    for buf in func.buffers[:-1]:
+        shape = tuple(int(getattr(s, "value", n)) for s in buf.shape)
+        arrays.append(rng.normal(size=shape).astype("float32"))
+    return arrays
+
+
+@pytest.mark.parametrize("name, func, want", [
+    ("s25_dlight_sum_symbolic_tail", "sum", None),  # sum or collapse_sum_to: undecided
+    ("s25_dlight_square_mean_tail", "mean", [("mean", {"axis": [1, 2], "keepdims": False})]),
+    ("s25_dlight_rms_norm_symbolic", "rms_norm", [("nn.rms_norm", {"axes": [3], "epsilon": 1e-06})]),
+    ("s25_dlight_variance_symbolic", "variance", [("variance", {"axis": [0], "keepdims": True})]),
+])
+def test_guarded_tails_are_read(name, func, want):
+    f = _funcs(name)[func]
+    info = opinfo.analyze(f)
+    assert info.refused is None
+    if want is None:
+        assert info.ops == () and [op.name for op in info.undecided] == ["sum"]
+    else:
+        got = [(op.name, {k: _plain(op.attrs[k]) for k in w}) for op, (_, w) in zip(info.ops, want)]
+        assert len(info.ops) == len(want) and got == want
+
+
+@pytest.mark.parametrize("name, func", [
+    ("s25_dlight_sum_symbolic_tail", "sum"), ("s25_dlight_square_mean_tail", "mean"),
+    ("s25_dlight_rms_norm_symbolic", "rms_norm"),
+])
+def test_merged_function_computes_the_same(name, func):
+    # the merged reduction keeps the guard (a split's tail) until drop_predicates reads it
+    f = _funcs(name)[func]
+    merged = merge_guarded_rfactor(merge_inits(forward_fills(f)))
+    assert not [b for b in merged.blocks() if "_rf" in b.name]
+    assert normalize(f) is not None
+    args = _random(f)
+    np.testing.assert_allclose(tir.run(merged, *args), tir.run(f, *args), rtol=1e-5, atol=1e-6)
+
+
+def test_merge_keeps_the_guard_as_a_split_tail():
+    f = _funcs("s25_dlight_square_mean_tail")["mean"]
+    merged = merge_guarded_rfactor(merge_inits(f))
+    names = sorted(b.name for b in merged.blocks() if b.iter_vars)
+    assert names == ["T_divide", "lv_red"]  # the partial block and its init block are gone
+    red = next(b for b in merged.blocks() if b.name == "lv_red")
+    (iv,) = [iv for iv in red.iter_vars if iv.kind.name == "REDUCE"]
+    assert iv.dom.extent.value == 18
+    x, = _random(f)
+    np.testing.assert_allclose(tir.run(merged, x), tir.run(f, x), rtol=1e-6)
+
+
+@pytest.mark.parametrize("old, new", [
+    # the partial block's guard with another coefficient: its points are not r * 16 + k
+    ("T.where(ax1_ax2_fused_0 * T.int64(16) + ax1_ax2_fused_1 < T.int64(18))",
+     "T.where(ax1_ax2_fused_0 * T.int64(8) + ax1_ax2_fused_1 < T.int64(18))"),
+    # a guard leaving more than the last r's tail out: r runs 2, the guard keeps 15 < 16 + 1
+    ("T.where(ax1_ax2_fused_0 * T.int64(16) + ax1_ax2_fused_1 < T.int64(18))",
+     "T.where(ax1_ax2_fused_0 * T.int64(16) + ax1_ax2_fused_1 < T.int64(15))"),
+])
+def test_other_guards_are_not_merged(old, new):
+    f = _funcs("s25_dlight_square_mean_tail", old, new)["mean"]
+    assert merge_guarded_rfactor(merge_inits(f)) is merge_inits(f) or \
+        merge_guarded_rfactor(merge_inits(f)) == merge_inits(f)
+    assert not [op for op in opinfo.analyze(f).ops if op.name == "mean"]
+
+
+def test_digits_that_do_not_tile_are_not_split():
+    # c // 6 and c % 4 over 18: the digits overlap, no pair of axes is read
+    f = _funcs("s25_dlight_square_mean_tail",
+               "+ lv[v0, (vax1_ax2_fused_0 * T.int64(16) + vax1_ax2_fused_1) // T.int64(6), (vax1_ax2_fused_0 * T.int64(16) + vax1_ax2_fused_1) % T.int64(6)]",
+               "+ lv[v0, (vax1_ax2_fused_0 * T.int64(16) + vax1_ax2_fused_1) // T.int64(6), (vax1_ax2_fused_0 * T.int64(16) + vax1_ax2_fused_1) % T.int64(4)]")["mean"]
+    assert not [op for op in opinfo.analyze(f).ops if op.name == "mean"]
