@@ -443,23 +443,30 @@ def drop_cache_copies(func: PrimFunc) -> PrimFunc:
     return prune(transform(func, post, pre))
 
 
-def _unit_reduce_vars(block: Block) -> "Block | None":
-    """``block`` with its unit spatial variables that no store index uses made reduction
-    variables, when it has an init (else None). ``transform_block_layout`` and ``reindex``
-    turn a reduction variable of extent 1 spatial: as it takes the one value 0, its kind
-    changes nothing the block computes."""
+def _unit_reduce_vars(block: Block) -> "tuple | None":
+    """(``block`` with its unit spatial variables that no store index uses made reduction
+    variables, the positions of those nothing in the block reads at all), when it has an
+    init; None otherwise. ``transform_block_layout`` and ``reindex`` turn a reduction
+    variable of extent 1 spatial: as it takes the one value 0, its kind changes nothing the
+    block computes. One nothing reads is dropped (:func:`unit_reductions`): dlight rebuilds a
+    reduction's block from its loops, the unit axis of a ``keepdims`` output among them,
+    written at a constant 0 (:func:`.unit_axes.restore_unit_vars` gives the output its
+    variable back); it is no reduced axis."""
     if block.init is None:
         return None
     used = set()
     for store in stores_in(block.body) + stores_in(block.init):
         for i in store.indices:
             used.update(id(v) for v in _loads(i) if isinstance(v, Var))
+    read: set = set()
+    for part in (block.body, block.init):
+        collect_vars(part, read)
     unit = [k for k, iv in enumerate(block.iter_vars) if iv.kind == IterKind.SPATIAL and id(iv.var) not in used
             and const_of(iv.dom.min) == 0 and const_of(iv.dom.extent) == 1]
     if not unit:
         return None
     ivs = tuple(attrs.evolve(iv, kind=IterKind.REDUCE) if k in unit else iv for k, iv in enumerate(block.iter_vars))
-    return attrs.evolve(block, iter_vars=ivs)
+    return attrs.evolve(block, iter_vars=ivs), tuple(k for k in unit if block.iter_vars[k].var not in read)
 
 
 def unit_reductions(func: PrimFunc) -> PrimFunc:
@@ -468,7 +475,18 @@ def unit_reductions(func: PrimFunc) -> PrimFunc:
     changed = {id(b): nb for b in func.blocks() if (nb := _unit_reduce_vars(b)) is not None}
     if not changed:
         return func
-    return transform(func, lambda n: None, lambda n: changed.get(id(n)) if isinstance(n, Block) else None)
+
+    def pre(n):
+        if not isinstance(n, BlockRealize) or id(n.block) not in changed:
+            return None
+        block, unread = changed[id(n.block)]
+        if len(unread) == len(block.iter_vars):
+            unread = ()
+        keep = [k for k in range(len(block.iter_vars)) if k not in unread]
+        block = attrs.evolve(block, iter_vars=tuple(block.iter_vars[k] for k in keep))
+        return attrs.evolve(n, iter_values=tuple(n.iter_values[k] for k in keep), block=block)
+
+    return transform(func, lambda n: None, pre)
 
 
 def _binds_constant(n) -> bool:

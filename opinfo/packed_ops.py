@@ -41,6 +41,28 @@ def _packing_factors(packed: dict) -> bool:
 
 
 def recognize_packed(func, recognize_ops) -> "tuple | None":
+    """:func:`_recognize_packed`, except that packings which are no layout of the interface
+    (:func:`_merges_only`: ``w[o, 0, c // 3, c % 3]``, dlight fused ``kh, kw`` into one
+    variable ``c``) are no evidence of a packed layout when their reading names nothing: the
+    buffers are read as declared (None)."""
+    got = _recognize_packed(func, recognize_ops)
+    if got == () and _merges_only(func):
+        return None
+    return got
+
+
+def _merges_only(func) -> bool:
+    """Whether every packing read is no layout of the function's interface: a split merging
+    adjacent dimensions in order, or one of an intermediate buffer (dlight's rfactor scratch
+    ``rf[k, 0, c, h, w]``, whose unit dimension may read as a single block of channels)."""
+    readings = unpack_all(func)
+    params = {b.name for b in func.buffers}
+    return bool(readings) and all(
+        name not in params or all(s.inner == s.outer + 1 and not s.unit for s in splits)
+        for _, packed, _ in readings for name, splits in packed.items())
+
+
+def _recognize_packed(func, recognize_ops) -> "tuple | None":
     """The ops of ``func`` (recognized by ``recognize_ops``) when some buffer is packed,
     () when not certain; None when no buffer is packed.
 

@@ -18,8 +18,8 @@ A reduction over several axes that dlight fused into one variable ``c`` reads th
 ``c // 6`` and ``c % 6`` (:func:`split_fused_reductions`): when ``c`` occurs only as digits
 ``c // d % m`` that tile its extent exactly (``d`` running 1, ``m0``, ``m0 * m1``, ... up to
 the extent), each digit becomes a reduction variable of its own, outermost first, bound to
-the same digit of ``c``'s binding -- again a renaming of coordinates. Only reductions of one
-input are split: a contraction keeps TVM's form (conv2d_NCHWc reads ``ic // 4``, ``ic % 4``).
+the same digit of ``c``'s binding -- again a renaming of coordinates. Only a flattening of
+adjacent axes is split (:func:`_flattened`): a packed layout's channel keeps TVM's form.
 """
 from __future__ import annotations
 
@@ -29,11 +29,10 @@ from tir.expr import Add, BufferLoad, FloorDiv, FloorMod, IntImm, Mul, PrimExpr,
 from tir.function import PrimFunc
 from tir.functor import children, post_order_visit, substitute, transform
 from tir.buffer import Range
-from tir.stmt import Block, BlockRealize, IterKind, IterVar
+from tir.stmt import Block, BlockRealize, BufferStore, IterKind, IterVar
 
 from .affine import affine, const_of
 from .probe import collect_vars
-from .rewrite import stores_in
 
 def _uses(e, a: Var, b: Var) -> bool:
     """Whether ``e`` reads ``a`` or ``b`` (one walk of it)."""
@@ -210,19 +209,33 @@ def _tiling(digits: list, extent: int) -> "list | None":
     return out if d == extent and len(out) > 1 else None
 
 
-def _one_input(block: Block) -> bool:
-    """Whether the block's body loads one buffer besides those it stores to: a reduction
-    of one input. A contraction (conv's packed channel ``ic // 4``, ``ic % 4`` of data and
-    kernel) keeps TVM's own form, which its recognizer reads."""
-    stored = {id(st.buffer) for st in stores_in(block.body)}
-    loads = set()
-    post_order_visit(block.body, lambda n: loads.add(id(n.buffer)) if isinstance(n, BufferLoad) else None)
-    return len(loads - stored) == 1
+def _flattened(parts, c: Var, tiles: list) -> bool:
+    """Whether every load or store indexing one axis per digit of ``c`` (an index that is the
+    digit itself) gives the digits consecutive axes, most significant first: ``c`` is then
+    a flattening of adjacent axes (dlight fused ``kh, kw`` into one variable). A packed
+    layout's channel (``data[n, ic // 4, h, w, ic % 4]``, TVM's own conv2d_NCHWc) puts its
+    digits on axes far apart and keeps TVM's form, which its recognizer reads."""
+    rank = {(d, m): k for k, (d, m, _) in enumerate(reversed(tiles))}
+    rank.update({(d, None): k for k, (d, m, _) in enumerate(reversed(tiles)) if m is not None})
+    ok = [True]
+
+    def visit(n):
+        if isinstance(n, (BufferLoad, BufferStore)):
+            dims = [(dim, rank.get(_digit(i, c))) for dim, i in enumerate(n.indices) if _digit(i, c) is not None]
+            if len(dims) > 1:
+                ks = [k for _, k in dims]
+                ds = [dim for dim, _ in dims]
+                if ks != list(range(ks[0], ks[0] + len(ks))) or ds != list(range(ds[0], ds[0] + len(ds))):
+                    ok[0] = False
+
+    for part in parts:
+        post_order_visit(part, visit)
+    return ok[0]
 
 
 def _split_once(realize: BlockRealize) -> "BlockRealize | None":
     block = realize.block
-    if block.init is None or not _one_input(block):
+    if block.init is None:
         return None
     parts = _parts(block) + list(block.reads) + list(block.writes)
     for pos, iv in enumerate(block.iter_vars):
@@ -231,7 +244,7 @@ def _split_once(realize: BlockRealize) -> "BlockRealize | None":
             continue
         digits = _digits_of(parts, iv.var)
         tiles = _tiling(digits, extent) if digits else None
-        if tiles is None:
+        if tiles is None or not _flattened(_parts(block), iv.var, tiles):
             continue
         c, value, dtype = iv.var, realize.iter_values[pos], iv.dom.extent.dtype
         fresh, mapping, bindings = [], {}, []

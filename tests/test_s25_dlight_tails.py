@@ -106,3 +106,45 @@ def test_digits_that_do_not_tile_are_not_split():
                "+ lv[v0, (vax1_ax2_fused_0 * T.int64(16) + vax1_ax2_fused_1) // T.int64(6), (vax1_ax2_fused_0 * T.int64(16) + vax1_ax2_fused_1) % T.int64(6)]",
                "+ lv[v0, (vax1_ax2_fused_0 * T.int64(16) + vax1_ax2_fused_1) // T.int64(6), (vax1_ax2_fused_0 * T.int64(16) + vax1_ax2_fused_1) % T.int64(4)]")["mean"]
     assert not [op for op in opinfo.analyze(f).ops if op.name == "mean"]
+
+
+@pytest.mark.parametrize("name", ["s25_dlight_flip", "s25_dlight_flip_symbolic"])
+def test_rebuilt_flip_is_named_by_its_tag(name):
+    # dlight rebuilt the block from its loops: flip's n - 1 - v reads v * -1 + (n - 1), the
+    # form of a reversing strided_slice; the compute tag T_reverse_sequence is flip's alone
+    (func,) = _funcs(name).values()
+    assert _ops(func) == [("flip", {"axis": 0})]
+    renamed = _funcs(name, 'with T.sblock("T_reverse_sequence"):', 'with T.sblock("T_strided_slice_with_axes"):')
+    (func,) = renamed.values()
+    assert _ops(func) == []
+
+
+def test_keepdims_unit_axis_is_no_reduced_axis():
+    # dlight wrote the unit output axis of a keepdims reduction at 0 and kept its loop: the
+    # block's unit variable reads nothing and is dropped, not counted as a reduced axis
+    (func,) = _funcs("s25_dlight_nll_loss").values()
+    assert _ops(func) == [("nn.nll_loss", {"reduction": "mean", "ignore_index": -100})]
+
+
+def test_depthwise_conv_gets_its_unit_channel_back():
+    # x[.., o, ..] * w[o, 0, ..]: the one input channel per group lost its variable
+    (func,) = _funcs("s25_dlight_depthwise_conv2d").values()
+    (name, attrs), = _ops(func)
+    assert name == "nn.conv2d"
+    assert {k: _plain(attrs[k]) for k in ("groups", "strides", "dilation", "padding", "kernel_layout")} == {
+        "groups": 4, "strides": [1, 1], "dilation": [2, 1], "padding": [0, 0, 1, 1], "kernel_layout": "OIHW"}
+
+
+def test_several_unit_weight_axes_read_at_zero_abstain():
+    # a (3, 1, 1) kernel: its unit kernel axes and the unit channel all read at 0, which
+    # weight axis is the input channel is not shown
+    (func,) = _funcs("s25_dlight_depthwise_conv3d_unit_kernel").values()
+    assert _ops(func) == []
+
+
+def test_pool_whose_unit_window_lost_its_variable_is_no_packed_pool():
+    # adaptive_avg_pool3d to (11, 1, 1) over a depth of 11: dlight drops the depth window's
+    # unit variable, and the depth axis read as a channel block in the middle (NC11cHW) would
+    # make it a 2-D pool -- a wrong name; no packed layout has its block before H and W
+    (func,) = _funcs("s25_dlight_adaptive_pool3d_unit_depth").values()
+    assert _ops(func) == []

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import attrs
 
-from tir.expr import BufferLoad, Cast, Mul, Var
+from tir.buffer import Range
+from tir.expr import Add, BufferLoad, Cast, IntImm, Mul, Var
+from tir.functor import pre_order_visit, transform
+from tir.stmt import IterKind, IterVar
 
-from ..affine import const_of, float_of
+from ..affine import affine, const_of, float_of
 from ..semantic import Reduce
 from .common import Match, Space, strip
 from .conv_views import conv_views
@@ -48,7 +51,55 @@ def match_conv(expr, space: Space, ctx) -> "Match | None":
         got = _conv(e, space, padded, w, views) if views is not None else None
         if got is not None:
             return got
+    for p, w0 in _candidates(e.source, ctx):
+        restored = _with_unit_channel(e, space, p.load, w0)
+        if restored is None:
+            continue
+        for padded, w in _candidates(restored.source, ctx):
+            views = conv_views(restored, space, padded.load, w)
+            got = _conv(restored, space, padded, w, views) if views is not None else None
+            if got is not None:
+                return got
     return None
+
+
+def _with_unit_channel(e: Reduce, space: Space, x: BufferLoad, w: BufferLoad) -> "Reduce | None":
+    """``e`` with the input-channel reduction variable of extent 1 given back, when a
+    schedule that rebuilt the block from its loops (dlight) lost it: one input channel per
+    group (depthwise), TVM's ``x[.., o // M + rc, ..] * w[o, rc, ..]`` printed as
+    ``x[.., o // M, ..] * w[o, 0, ..]``. Given back only when exactly one weight axis of
+    extent 1 is read at a constant 0, no reduction variable reads the data without an output
+    variable beside it (no input channel left), and exactly one data axis reads the output
+    channel alone; the reduction over ``rc`` in ``[0, 1)`` computes the same."""
+    red = {id(iv.var) for iv in e.axes}
+    outs = [v for v in space.indices if isinstance(v, Var)]
+    units = [k for k, (i, n) in enumerate(zip(w.indices, w.buffer.shape)) if const_of(i) == 0 and const_of(n) == 1]
+    chans = [v for v in outs if any(_reads(i, v) for i in w.indices)]
+    if len(units) != 1 or len(chans) != 1:
+        return None
+    o = chans[0]
+    for i in x.indices:
+        f = affine(i) or {}
+        if any(isinstance(k, Var) and id(k) in red for k in f) and not any(isinstance(k, Var) and k in outs for k in f):
+            return None  # an input channel is there
+    dims = [j for j, i in enumerate(x.indices) if _reads(i, o)]
+    if len(dims) != 1 or any(_reads(x.indices[dims[0]], v) for v in outs if v is not o) or \
+            any(_reads(x.indices[dims[0]], iv.var) for iv in e.axes):
+        return None
+    rc = Var("v_rc", o.dtype)
+    new_w = attrs.evolve(w, indices=tuple(rc if k == units[0] else i for k, i in enumerate(w.indices)))
+    new_x = attrs.evolve(x, indices=tuple(Add(i, rc) if j == dims[0] else i for j, i in enumerate(x.indices)))
+    source = transform(e.source, lambda n: None,
+                       lambda n: new_w if n is w else new_x if n is x else None)
+    dtype = o.dtype
+    iv = IterVar(rc, Range(IntImm(dtype, 0), IntImm(dtype, 1)), IterKind.REDUCE)
+    return attrs.evolve(e, axes=tuple(e.axes) + (iv,), source=source)
+
+
+def _reads(e, v: Var) -> bool:
+    found = []
+    pre_order_visit(e, lambda n: not found and (found.append(n) if n is v else True))
+    return bool(found)
 
 
 class _Conv:

@@ -18,6 +18,7 @@ from .movement_select import match_select_movement
 from .movement_slice import whole_axes_assumed
 from .pad_modes import match_pad_modes
 from . import symbolic
+from ..tags import tags
 
 
 def match_movement(expr, space: Space, ctx) -> "Match | None":
@@ -27,7 +28,8 @@ def match_movement(expr, space: Space, ctx) -> "Match | None":
     if not pure_space(space):
         return None
     if isinstance(e, BufferLoad) and ctx.is_param(e.buffer):
-        return _take(e, space, ctx) or _affine_copy(e, space) or _mod_copy(e, space) or match_pad_modes(e, space, ctx)
+        return _take(e, space, ctx) or _affine_copy(e, space, flip_tagged(ctx)) or _mod_copy(e, space) \
+            or match_pad_modes(e, space, ctx)
     if isinstance(e, Call) and e.op == "if_then_else" or isinstance(e, Select):
         return match_select_movement(e, space, ctx)
     return None
@@ -48,7 +50,15 @@ def match_intermediate_movement(expr, space: Space, ctx) -> "Match | None":
     return _affine_copy(e, space) or _mod_copy(e, space)
 
 
-def _affine_copy(load, space) -> "Match | None":
+def flip_tagged(ctx) -> bool:
+    """Whether the function's only copy-like compute tag is flip's (``T_reverse_sequence``):
+    a schedule that rebuilt the block from its loops (dlight) writes flip's ``n - 1 - v`` as
+    ``v * -1 + (n - 1)``, the form of a reversing strided_slice, whose tag it does not have."""
+    found = {t for t in tags(ctx.sem.func) if t.startswith("T_reverse_sequence") or t.startswith("T_strided_slice")}
+    return found == {"T_reverse_sequence"}
+
+
+def _affine_copy(load, space, tagged_flip: bool = False) -> "Match | None":
     t = affine_terms(load, space)
     if t is None:
         return None
@@ -70,7 +80,7 @@ def _affine_copy(load, space) -> "Match | None":
             axes[j] = d
         return Match("permute_dims", {"axes": axes}, data_operand(load, space))
     if len(t) == space.rank and all(j == d for d, (j, _, _) in enumerate(t)):
-        return _slice_or_flip(load, space, t)
+        return _slice_or_flip(load, space, t, tagged_flip)
     return None
 
 
@@ -116,7 +126,7 @@ def _broadcast_family(load, space, t):
     return Match("reshape", {"shape": oute}, data_operand(load, space))
 
 
-def _slice_or_flip(load, space, t):
+def _slice_or_flip(load, space, t, tagged_flip: bool = False):
     ine, oute = load_extents(load), const_extents(space)
     changed = [d for d, (j, a, b) in enumerate(t)
                if (a, b) != (1, 0) or not _same_extent(load.buffer.shape[d], space.extents[d])]
@@ -126,7 +136,7 @@ def _slice_or_flip(load, space, t):
         return None  # an empty slice: every end at or before its begin prints the same
     # TVM writes flip's index ``n - 1 - v`` (a strided_slice with stride -1 writes ``v * -1 + b``)
     flips = [d for d in changed if t[d][1] == -1 and t[d][2] == ine[d] - 1 and oute[d] == ine[d]
-             and isinstance(load.indices[d], Sub)]
+             and (isinstance(load.indices[d], Sub) or tagged_flip)]
     if flips and len(flips) == len(changed) == 1:
         return Match("flip", {"axis": flips[0]}, data_operand(load, space))
     if any(t[d][1] <= 0 for d in changed):

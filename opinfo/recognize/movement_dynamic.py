@@ -17,6 +17,7 @@ from .extent import always_equal, sym
 from .movement_index import branches, const_extents, data_operand, load_extents, pure_space
 from .movement_select import chain_loads
 from .movement_slice import match_symbolic_slice
+from .movement import flip_tagged
 
 
 def match_dynamic_movement(expr, space: Space, ctx) -> "Match | None":
@@ -25,7 +26,7 @@ def match_dynamic_movement(expr, space: Space, ctx) -> "Match | None":
     if not pure_space(space) or None not in const_extents(space) and not _symbolic_loads(e):
         return None
     if isinstance(e, BufferLoad) and ctx.is_param(e.buffer):
-        return _flip(e, space) or match_symbolic_slice(e, space)
+        return _flip(e, space, flip_tagged(ctx)) or match_symbolic_slice(e, space)
     br = branches(e)
     if br is None:
         return None
@@ -45,8 +46,9 @@ def _symbolic_loads(e) -> bool:
                for p in parts)
 
 
-def _flip(load, space) -> "Match | None":
-    """flip along a symbolic axis: ``x[.., n - 1 - v, ..]``, every other axis read whole."""
+def _flip(load, space, tagged_flip: bool = False) -> "Match | None":
+    """flip along a symbolic axis: ``x[.., n - 1 - v, ..]``, every other axis read whole
+    (``v * -1 + (n - 1)`` under flip's compute tag alone: :func:`.movement.flip_tagged`)."""
     t = symbolic.sym_terms(load, space)
     if t is None or len(t) != space.rank:
         return None
@@ -58,7 +60,7 @@ def _flip(load, space) -> "Match | None":
             return None
         if (a, off) == (1, 0):
             continue
-        if a != -1 or not always_equal(off, ine[d] - 1) or not isinstance(load.indices[d], Sub):
+        if a != -1 or not always_equal(off, ine[d] - 1) or not (isinstance(load.indices[d], Sub) or tagged_flip):
             return None
         axes.append(d)
     return Match("flip", {"axis": axes[0]}, data_operand(load, space)) if len(axes) == 1 else None

@@ -226,13 +226,15 @@ def _framework_layout(layout: "str | None") -> bool:
 
 
 def layout_of(spatial, space: Space) -> "str | None":
-    """Layout letters: pooled dims D/H/W, the others N, C (and ``{k}c`` when packed)."""
+    """Layout letters: pooled dims D/H/W, the others N, C (and ``{k}c`` when packed, last)."""
     letters = SPATIAL[-len(spatial):]
     rest = [d for d in range(space.rank) if d not in spatial]
     names = {d: letters[i] for i, d in enumerate(spatial)}
     if len(rest) == 2:
         names.update({rest[0]: "N", rest[1]: "C"})
-    elif len(rest) == 3 and _packed(space, rest[1], rest[2]):
+    elif len(rest) == 3 and rest[2] == space.rank - 1 and _packed(space, rest[1], rest[2]):
+        # the channel's sub-axis last, as every packed layout has it (NCHW4c): a block in
+        # the middle (``NC11cHW``) is a third pooled axis whose window lost its variable
         k = const_of(space.extents[rest[2]])
         names.update({rest[0]: "N", rest[1]: "C", rest[2]: f"{k}c"})
     else:

@@ -1,7 +1,6 @@
 """Reductions: sum, prod, max, min, mean, variance, argmax, argmin (axis, keepdims)."""
 from __future__ import annotations
 
-import attrs
 
 from tir.expr import BufferLoad, Div, Mul, Sub, Var, max_value, min_value
 
@@ -70,14 +69,7 @@ def _reduction(e, space: Space) -> "tuple | None":
         # an init and update over spatial variables only (``reindex`` of a reduction whose
         # reduction loop has extent 1 makes it spatial): which axes were reduced is lost
         return None
-    # a reduction variable of extent 1 that the input does not read (a unit loop dlight
-    # rebuilt the block from) runs once and names no input axis: input_space reads plain
-    # variables only, so it could not stand for a unit axis read at 0
-    read: set = set()
-    collect_vars(e.source, read)
-    rvars = [iv.var for iv in e.axes if iv.var in read or const_of(iv.dom.extent) != 1]
-    if not rvars:
-        return None
+    rvars = [iv.var for iv in e.axes]
     dom = dict(space.dom)
     dom.update({iv.var: iv.dom.extent for iv in e.axes})
     ins = input_space(e.source, rvars, dom)
@@ -150,7 +142,7 @@ def match_variance(expr, space: Space, ctx) -> "Match | None":
     src = strip(inner[0].source)
     if not isinstance(src, BufferLoad) or src.buffer is not x.buffer:
         return None
-    if not _same_reading(src, inner[0], x, red):
+    if len(inner[0].axes) != len(red.axes) or not _same_reading(src, inner[0], x, red):
         return None
     got = _reduction(Reduce("sum", x, red.axes, red.init), space)
     if got is None:
@@ -159,23 +151,13 @@ def match_variance(expr, space: Space, ctx) -> "Match | None":
     return Match("variance", {"axis": axis, "keepdims": keep}, (("data", x, ins),))
 
 
-def _read_axes(axes, load: BufferLoad) -> list:
-    """``axes`` without those of extent 1 that ``load`` does not read."""
-    used: set = set()
-    for i in load.indices:
-        collect_vars(i, used)
-    return [iv for iv in axes if iv.var in used or const_of(iv.dom.extent) != 1]
-
-
 def _same_reading(src: BufferLoad, inner: Reduce, x: BufferLoad, red: Reduce) -> bool:
     """Whether the mean inside a variance reads the element the deviation subtracts it from:
     ``src`` (over the mean's reduction variables) is ``x`` (over the variance's) once each
     mean variable is renamed to the variance variable at the same position (a one-to-one
     pairing of equal extents); every other index is the same expression in both."""
-    # a reduction variable of extent 1 that its reading does not use runs once and sums
-    # nothing (a unit axis of the loops dlight rebuilt blocks from): not paired
-    mine = {id(iv.var): iv for iv in _read_axes(inner.axes, src)}
-    theirs = {id(iv.var): iv for iv in _read_axes(red.axes, x)}
+    mine = {id(iv.var): iv for iv in inner.axes}
+    theirs = {id(iv.var): iv for iv in red.axes}
     paired = {}
     if len(src.indices) != len(x.indices):
         return False
@@ -237,14 +219,6 @@ def _match_flat_arg(e: ArgReduce, space: Space) -> "Match | None":
 
 def match_arg(expr, space: Space, ctx) -> "Match | None":
     e = strip(expr)
-    if isinstance(e, ArgReduce):
-        # a unit reduction variable neither the input nor the index reads: see _reduction
-        read: set = set()
-        collect_vars(e.source, read)
-        collect_vars(e.index, read)
-        axes = tuple(iv for iv in e.axes if iv.var in read or const_of(iv.dom.extent) != 1)
-        if axes and len(axes) != len(e.axes):
-            e = attrs.evolve(e, axes=axes)
     if isinstance(e, ArgReduce) and len(e.axes) > 1:
         return _match_flat_arg(e, space)
     if not isinstance(e, ArgReduce) or len(e.axes) != 1 or e.index is not e.axes[0].var:
