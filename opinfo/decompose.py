@@ -26,6 +26,7 @@ from . import ew_tags
 from .affine import const_of
 from . import ew_tree
 from .recognize.common import Match, Space, aligned, strip
+from .recognize.ew_forms import op_form_ok
 from .recognize.multi_forms import form_allowed
 from .semantic import Inlined, Semantics
 
@@ -82,12 +83,23 @@ class Decomposer:
             return folded
         for family in self.families:
             m = family(expr, space, self)
-            if m is not None and form_allowed(m.name, expr, [e for _, e, _ in m.inputs]):
+            if m is not None and self._form_fits(m, expr):
                 return self._emit(m, out)
         inner = strip(expr)
         if inner is not expr:
             return self._produce(inner, space, out)
         return self._elementwise(expr, space, out)
+
+    @staticmethod
+    def _form_fits(m, expr) -> bool:
+        """Whether ``expr`` is written like op ``m``'s TVM form down to its inputs: the
+        intrinsics it calls (:func:`.multi_forms.form_allowed`), no cast of a cast (two
+        astype ops after it) and no more operations above its reductions
+        (:func:`.ew_forms.op_form_ok`): an op inlined after it into its last block (dlight,
+        ``reverse_compute_inline``) is not swallowed."""
+        inputs = [e for _, e, _ in m.inputs]
+        return form_allowed(m.name, expr, inputs) and not ew_tree.cast_of_cast(expr, inputs) \
+            and op_form_ok(m.name, m.attrs, expr, inputs)
 
     def _operand_of(self, expr, space):
         """The Operand holding an op's input: a parameter, or an intermediate decomposed over

@@ -124,7 +124,7 @@ def identify(expr, leaves):
         return None
     if found is None or not calls_allowed(found[0], expr, leaves) or not form_size_ok(found[0], found[1], expr, leaves):
         return None
-    if found[0] != "astype" and (_changes_dtype(expr, leaves) or _cast_of_cast(expr, leaves)):
+    if found[0] != "astype" and (_changes_dtype(expr, leaves) or cast_of_cast(expr, leaves)):
         return None  # an astype after the op (or two, to float16 and back) is an op of its own
     if inner_blocks(expr, leaves) and not multi_block(found[0], found[1], len(leaves)):
         # relu after exp, abs after negative: the tree computes one op's values but is
@@ -268,10 +268,33 @@ def _changes_dtype(expr, leaves) -> bool:
     return not out.is_bool and any(leaf.dtype != out for leaf in leaves if not leaf.dtype.is_bool)
 
 
-def _cast_of_cast(expr, leaves) -> bool:
-    """Whether a cast block of ``expr`` (outside its leaves) casts another cast block's
-    result: no op's form casts twice in a row, two astype ops do (float32 to float16 and
-    back rounds)."""
+def _computed(expr, stop) -> bool:
+    """Whether ``expr`` computes from a value: an intermediate, or an operation over a load,
+    a reduction or one of ``stop``. A load itself is not (TVM's float16 nearest resize casts
+    the element it reads to float32 and back), nor an index (``float32(int32(floor(v *
+    0.8)))``, a resize's weight, casts twice)."""
+    if expr in stop or isinstance(expr, BufferLoad):
+        return False
+    if isinstance(expr, Inlined):
+        return True
+    found = []
+
+    def visit(n):
+        if found:
+            return False
+        if n in stop or isinstance(n, (BufferLoad, Reduce, ArgReduce, Inlined)):
+            found.append(n)
+            return False
+        return True
+
+    pre_order_visit(expr, visit)
+    return bool(found)
+
+
+def cast_of_cast(expr, leaves) -> bool:
+    """Whether a cast in ``expr`` (outside its leaves) casts another cast's result, as
+    blocks of their own or inlined into one: no op's form casts twice in a row, two astype
+    ops do (float32 to float16 and back rounds; to float64 and back changes nothing)."""
     stop = set(leaves)
     found = []
 
@@ -279,8 +302,9 @@ def _cast_of_cast(expr, leaves) -> bool:
         if n in stop or isinstance(n, (BufferLoad, Reduce, ArgReduce)):
             return False
         inner = strip(n)
-        if isinstance(n, Inlined) and isinstance(inner, Cast) and isinstance(inner.value, Inlined) \
-                and inner.value not in stop and isinstance(strip(inner.value), Cast):
+        if isinstance(inner, Cast) and inner.value not in stop and isinstance(strip(inner.value), Cast) \
+                and (isinstance(n, Inlined) and isinstance(inner.value, Inlined)  # two cast blocks
+                     or _computed(strip(inner.value).value, stop)):  # two casts inlined after an op
             found.append(n)
         return not found
 

@@ -148,3 +148,31 @@ def test_pool_whose_unit_window_lost_its_variable_is_no_packed_pool():
     # make it a 2-D pool -- a wrong name; no packed layout has its block before H and W
     (func,) = _funcs("s25_dlight_adaptive_pool3d_unit_depth").values()
     assert _ops(func) == []
+
+
+def test_inlined_group_norm_with_one_channel_per_group_is_not_instance_norm():
+    # group_norm(num_groups=2) over 2 channels computes instance_norm's values; dlight inlined
+    # the grouping reshape that tells them apart, but its closing block keeps group_norm's
+    # compute tag (T_reshape): instance_norm is not claimed
+    (func,) = _funcs("s25_dlight_group_norm_one_per_group").values()
+    assert _ops(func) == []
+
+
+def test_rebuilt_pool_with_three_unpooled_axes_names_no_packed_layout():
+    # NHWC adaptive_avg_pool2d to (6, 1) over H = 6: the identity H window lost its variable,
+    # and N, H, C would read as a packed 1-D pool's N, C chunk and block (NCW7c)
+    (func,) = _funcs("s25_dlight_adaptive_pool2d_unit_height").values()
+    assert _ops(func) == []
+
+
+@pytest.mark.parametrize("name", [
+    "s25_dlight_fused_add_astype_astype",  # float32(float64(x + y)): two astype ops, no change
+    "s25_dlight_fused_softmax_relu",  # max(softmax, 0) has softmax's values
+    "s25_dlight_fused_layer_norm_astype_astype",
+])
+def test_ops_inlined_after_an_op_are_not_swallowed(name):
+    # FuseTIR's kernel of op, then ops that change nothing on its values, with dlight's
+    # schedule inlining them into the op's last block: named as the first op alone it would
+    # lose the others (abstains: the op boundaries are gone)
+    (func,) = _funcs(name).values()
+    assert _ops(func) == []

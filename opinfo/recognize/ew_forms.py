@@ -139,3 +139,55 @@ def form_size_ok(name: str, attrs: dict, expr, leaves) -> bool:
         return True
     size = _form_size(name, items, tuple(str(leaf.dtype) for leaf in leaves))
     return size is None or _size(expr, set(leaves)) <= size
+
+
+def _plain_attr(value):
+    return tuple(_plain_attr(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
+def _as_list(value):
+    return [_as_list(v) for v in value] if isinstance(value, tuple) else value
+
+
+@functools.lru_cache(maxsize=4096)
+def _op_form_size(name: str, attrs_items: tuple, inputs: tuple) -> "int | None":
+    """Operations above the reductions of op ``name``'s output as :mod:`tir.topi` lowers it on
+    ``inputs`` (``(shape, dtype)`` pairs), through its intermediate blocks; None when the op
+    is not lowered so or has several outputs."""
+    import tir
+    from ..semantic import Semantics
+
+    try:
+        func = tir.topi.lower(name, [(list(s), d) for s, d in inputs], **{k: _as_list(v) for k, v in attrs_items})
+    except (ValueError, TypeError, KeyError, NotImplementedError, IndexError, ZeroDivisionError):
+        return None
+    sem = Semantics(func)  # tir.topi's form is unscheduled: nothing to normalize
+    outputs = sem.outputs()
+    if len(outputs) != 1:
+        return None
+    return _size(sem.meaning(outputs[0]), set())
+
+
+def op_form_ok(name: str, attrs: dict, expr, inputs) -> bool:
+    """Whether ``expr``, down to the op's ``inputs`` (loads or intermediates), performs no
+    more operations above its reductions than op ``name``'s TVM form (:func:`_size`): an
+    elementwise op that changes nothing on the op's values (relu after softmax, abs after
+    std) inlined into the op's last block is then not swallowed. Ops not lowered by
+    :mod:`tir.topi` with these attributes, or over symbolic shapes, pass."""
+    region = _size(expr, set(inputs))
+    if region == 0:
+        return True  # nothing above the reductions (a convolution, a sum): nothing to compare
+    shapes = []
+    for e in inputs:
+        buf = getattr(e, "buffer", None)
+        dims = [getattr(s, "value", None) for s in buf.shape] if buf is not None else [None]
+        if None in dims or not all(isinstance(d, int) for d in dims):
+            return True
+        shapes.append((tuple(dims), str(e.dtype)))
+    try:
+        items = tuple(sorted((k, _plain_attr(v)) for k, v in attrs.items()))
+        hash(items)
+    except TypeError:
+        return True
+    size = _op_form_size(name, items, tuple(shapes))
+    return size is None or region <= size

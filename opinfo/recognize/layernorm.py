@@ -20,6 +20,7 @@ from tir.expr import Add, FloatImm, FloorDiv, FloorMod
 from tir.functor import pre_order_visit
 
 from ..semantic import ArgReduce, Inlined, Reduce
+from ..tags import tags
 from ..unit_axes import rebuilt
 from .common import Match, Space, strip
 from .numeric import Check, claim, data_operands, float_consts, param_loads, reduction_sizes, signature, unique
@@ -110,6 +111,14 @@ def _fits(check: Check, load, axes) -> bool:
     return load is None or check.shape_of(load[0]) == [check.extents[a] for a in axes]
 
 
+def _group_norm_tagged(func) -> bool:
+    """Whether a block of ``func`` carries a compute tag of group_norm's TVM form and none
+    of instance_norm's: ``T_group_norm`` or its closing ``T_reshape`` (dlight inlines the
+    other blocks into that one, leaving its tag)."""
+    found = set(tags(func))
+    return "T_instance_norm" not in found and any(t == "T_group_norm" or t.startswith("T_reshape") for t in found)
+
+
 def _candidates(check: Check, data, others: list):
     sizes = reduction_sizes(check)
     for axes in axes_candidates(check, sizes):
@@ -119,9 +128,10 @@ def _candidates(check: Check, data, others: list):
                     yield "nn.layer_norm", axes, eps, gamma, beta
             if len(others) == 1 and _fits(check, others[0], axes):
                 yield "nn.rms_norm", axes, eps, others[0], None
-            if len(others) == 2 and _same_rank_throughout(check) and not rebuilt(check.ctx.sem.func):
-                # (rebuilt blocks: group_norm's grouping reshape may have been inlined, and
-                # with one channel per group its computation is this one)
+            if len(others) == 2 and _same_rank_throughout(check) and not rebuilt(check.ctx.sem.func) \
+                    and not _group_norm_tagged(check.ctx.sem.func):
+                # (rebuilt blocks, or group_norm's compute tags: its grouping reshape may have
+                # been inlined, and with one channel per group its computation is this one)
                 # instance_norm normalises each sample and channel over all other axes
                 # (Relax's frontends always pass those; unit dimensions make other axis
                 # sets compute the same values, so only this one is read)

@@ -225,14 +225,18 @@ def _framework_layout(layout: "str | None") -> bool:
     return m.group(1) in ("NC" + SPATIAL[-k:], "N" + SPATIAL[-k:] + "C")
 
 
-def layout_of(spatial, space: Space) -> "str | None":
-    """Layout letters: pooled dims D/H/W, the others N, C (and ``{k}c`` when packed, last)."""
+def layout_of(spatial, space: Space, packed: bool = True) -> "str | None":
+    """Layout letters: pooled dims D/H/W, the others N, C (and ``{k}c`` when packed, last).
+    ``packed`` False: three unpooled dims name no layout. A function whose blocks a schedule
+    rebuilt from its loops (dlight, :func:`.unit_axes.rebuilt`) may have lost a pooled
+    axis's unit window variable, and that axis would read as a channel chunk or block
+    (NHWC pooled to (6, 1) over H = 6 read as a 1-D pool in ``NCW7c``)."""
     letters = SPATIAL[-len(spatial):]
     rest = [d for d in range(space.rank) if d not in spatial]
     names = {d: letters[i] for i, d in enumerate(spatial)}
     if len(rest) == 2:
         names.update({rest[0]: "N", rest[1]: "C"})
-    elif len(rest) == 3 and rest[2] == space.rank - 1 and _packed(space, rest[1], rest[2]):
+    elif packed and len(rest) == 3 and rest[2] == space.rank - 1 and _packed(space, rest[1], rest[2]):
         # the channel's sub-axis last, as every packed layout has it (NCHW4c): a block in
         # the middle (``NC11cHW``) is a third pooled axis whose window lost its variable
         k = const_of(space.extents[rest[2]])
