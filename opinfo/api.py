@@ -356,7 +356,38 @@ def analyze_module(mod: IRModule) -> dict:
     graph = ModuleContext(mod)
     contexts = {name: graph.for_function(name) for name, _ in mod.prim_funcs()}
     infos = {name: analyze(f, name, contexts[name]) for name, f in mod.prim_funcs()}
-    return _whole_graph(infos, contexts)
+    infos, absorbed = _sizes(infos, contexts)
+    return _whole_graph(infos, {name: ctx for name, ctx in contexts.items() if name not in absorbed})
+
+
+def _sizes(infos: dict, contexts: dict) -> tuple:
+    """(``infos`` with Relax's ``size`` read where its legalization left it: a kernel writing
+    a shape as a tensor (``shape_to_tensor``, called once, no operands) whose only use is a
+    kernel taking the product of that whole 1-D tensor (``prod`` over axis 0). The pair is
+    one op, the number of elements (one Relax op explains both kernels, as ``std`` is not
+    read as a variance and a sqrt): ``size`` on the product's kernel, the shape's kernel
+    left with no op of its own; the names of those shape kernels). Not in a network (its
+    kernels stand alone)."""
+    out, absorbed = dict(infos), set()
+    for a, ca in contexts.items():
+        ops = infos[a].ops
+        if ca is None or ca.network or len(ca.calls) != 1 or [op.name for op in ops] != ["shape_to_tensor"]:
+            continue
+        var = ca.calls[0].var
+        users = [b for b, cb in contexts.items() if cb is not None and b != a and
+                 any(any(arg is var for arg in call.args) for call in cb.calls)]
+        if len(users) != 1 or len(ca.calls[0].consumers) != 1:
+            continue
+        b = users[0]
+        (prod,) = infos[b].ops or (None,)
+        cb = contexts[b]
+        if prod is None or prod.name != "prod" or len(cb.calls) != 1 or list(cb.calls[0].args) != [var] \
+                or list(prod.attrs.get("axis") or ()) != [0] or prod.attrs.get("keepdims") is not False:
+            continue
+        out[a] = attrs.evolve(infos[a], ops=())
+        out[b] = attrs.evolve(infos[b], ops=(attrs.evolve(prod, name="size", attrs={}, operands=()),))
+        absorbed.add(a)
+    return out, absorbed
 
 
 def _whole_graph(infos: dict, contexts: dict) -> dict:

@@ -139,3 +139,22 @@ def test_a_product_written_by_its_own_block_is_multiply_then_sum():
     x, x1 = rng.standard_normal((3, 5)).astype("float32"), rng.standard_normal(5).astype("float32")
     want = np.array([erf(v) for v in (x * x1).sum(axis=1)], dtype="float32")
     np.testing.assert_allclose(tir.run(mod, x, x1), want, rtol=1e-5, atol=1e-6)
+
+
+def test_size_is_one_op_of_its_two_kernels():
+    # R.size(x) legalizes to shape_of, a shape_to_tensor kernel and a prod over it (TVM 0.27)
+    mod = tir.parse((FIXTURES / "s25_size_graph.py").read_text())
+    infos = analyze_module(mod)
+    assert [op.name for info in infos.values() for op in info.ops] == ["size"]
+    assert infos["prod"].ops[0].attrs == {}
+
+
+def test_a_shape_product_of_another_use_is_not_size():
+    # the shape tensor also returned: the product is of a tensor main uses elsewhere
+    text = (FIXTURES / "s25_size_graph.py").read_text()
+    old_bind, old_ret = 'gv: R.Tensor((), dtype="int64") = lv_1', '-> R.Tensor((), dtype="int64"):'
+    assert old_bind in text and old_ret in text
+    text = text.replace(old_bind, "gv = (lv_1, lv1)")
+    text = text.replace(old_ret, '-> R.Tuple(R.Tensor((), dtype="int64"), R.Tensor((2,), dtype="int64")):')
+    infos = analyze_module(tir.parse(text))
+    assert "size" not in [op.name for info in infos.values() for op in info.ops]
