@@ -18,6 +18,7 @@ buffer it writes and the buffers it reads (see :mod:`.op_graph`).
 from __future__ import annotations
 
 from tir.expr import BufferLoad, PrimExpr, Var
+from tir.functor import collect_distinct
 
 from .info import OpInfo, Operand
 from .op_graph import OpLink, op_blocks
@@ -98,8 +99,13 @@ class Decomposer:
         (:func:`.ew_forms.op_form_ok`): an op inlined after it into its last block (dlight,
         ``reverse_compute_inline``) is not swallowed."""
         inputs = [e for _, e, _ in m.inputs]
-        return form_allowed(m.name, expr, inputs) and not ew_tree.cast_of_cast(expr, inputs) \
-            and op_form_ok(m.name, m.attrs, expr, inputs)
+        if not form_allowed(m.name, expr, inputs):
+            return False
+        # an input intermediate read at other indices than the op's operand (a broadcast of
+        # it, the op's own re-indexing) is that input too, not part of the op's form
+        held = {id(e.buffer) for e in inputs if isinstance(e, (Inlined, BufferLoad))}
+        stops = inputs + collect_distinct(expr, lambda n: isinstance(n, (Inlined, BufferLoad)) and id(n.buffer) in held)
+        return not ew_tree.cast_of_cast(expr, stops) and op_form_ok(m.name, m.attrs, expr, inputs, stops)
 
     def _operand_of(self, expr, space):
         """The Operand holding an op's input: a parameter, or an intermediate decomposed over

@@ -298,13 +298,19 @@ def cast_of_cast(expr, leaves) -> bool:
     stop = set(leaves)
     found = []
 
+    def through(e):
+        """``e`` under its Inlined markers, stopping at a leaf."""
+        while isinstance(e, Inlined) and e not in stop:
+            e = e.value
+        return e
+
     def visit(n):
         if n in stop or isinstance(n, (BufferLoad, Reduce, ArgReduce)):
             return False
-        inner = strip(n)
-        if isinstance(inner, Cast) and inner.value not in stop and isinstance(strip(inner.value), Cast) \
+        inner = through(n)
+        if isinstance(inner, Cast) and inner.value not in stop and isinstance(through(inner.value), Cast) \
                 and (isinstance(n, Inlined) and isinstance(inner.value, Inlined)  # two cast blocks
-                     or _computed(strip(inner.value).value, stop)):  # two casts inlined after an op
+                     or _computed(through(inner.value).value, stop)):  # two casts inlined after an op
             found.append(n)
         return not found
 

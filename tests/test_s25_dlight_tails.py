@@ -176,3 +176,11 @@ def test_ops_inlined_after_an_op_are_not_swallowed(name):
     # lose the others (abstains: the op boundaries are gone)
     (func,) = _funcs(name).values()
     assert _ops(func) == []
+
+
+def test_cast_blocks_before_an_op_that_reindexes_them_stay_ops_of_their_own():
+    # FuseTIR's kernel of astype (float64), astype (float32), broadcast_to, exp: the broadcast
+    # reads the second cast's buffer at its own indices; the two casts are that input's
+    # producers, not part of broadcast_to's form
+    (func,) = _funcs("s25_fused_astype_astype_broadcast_to_exp").values()
+    assert [name for name, _ in _ops(func)] == ["astype", "astype", "broadcast_to", "exp"]

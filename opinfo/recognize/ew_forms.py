@@ -168,13 +168,15 @@ def _op_form_size(name: str, attrs_items: tuple, inputs: tuple) -> "int | None":
     return _size(sem.meaning(outputs[0]), set())
 
 
-def op_form_ok(name: str, attrs: dict, expr, inputs) -> bool:
+def op_form_ok(name: str, attrs: dict, expr, inputs, stops=None) -> bool:
     """Whether ``expr``, down to the op's ``inputs`` (loads or intermediates), performs no
     more operations above its reductions than op ``name``'s TVM form (:func:`_size`): an
     elementwise op that changes nothing on the op's values (relu after softmax, abs after
     std) inlined into the op's last block is then not swallowed. Ops not lowered by
-    :mod:`tir.topi` with these attributes, or over symbolic shapes, pass."""
-    region = _size(expr, set(inputs))
+    :mod:`tir.topi` with these attributes, or over symbolic shapes, pass. ``stops``: the
+    nodes where the op's expression ends (default ``inputs``; an input read at other indices
+    too)."""
+    region = _size(expr, set(inputs if stops is None else stops))
     if region == 0:
         return True  # nothing above the reductions (a convolution, a sum): nothing to compare
     shapes = []
