@@ -46,17 +46,12 @@ def through_sum(expr, r: Var, k: Var, f: int) -> bool:
     ``r``'s coefficient ``f`` times ``k``'s (``(r * 16 + k) // 6`` for ``f`` 16): each such
     sum is then a function of ``r * f + k``, and replacing ``r`` by 0 and ``k`` by that
     fused variable keeps its value."""
-    def uses(e) -> bool:
-        seen: set = set()
-        collect_vars(e, seen)
-        return r in seen or k in seen
-
     def ok(e) -> bool:
-        if not uses(e):
+        if not _uses(e, r, k):
             return True
         if isinstance(e, PrimExpr) and e.dtype.is_int and e.dtype.lanes == 1:
             form = affine(e)
-            if form is not None and not any(not isinstance(a, Var) and uses(a) for a in form if isinstance(a, PrimExpr)):
+            if form is not None and not any(not isinstance(a, Var) and _uses(a, r, k) for a in form if isinstance(a, PrimExpr)):
                 return form.get(r, 0) == f * form.get(k, 0)
         if e is r or e is k:
             return False

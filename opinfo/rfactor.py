@@ -24,6 +24,7 @@ from tir.functor import post_order_visit, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IterKind, IterVar
 
 from .affine import affine, const_of, float_of
+from .probe import collect_vars
 from .rewrite import EMPTY, loaded, prune, stored, without_allocs
 
 COMBINERS = (Add, Mul, Max, Min)
@@ -80,7 +81,9 @@ def _partial(block: Block, combiner):
     if not written_ids <= spatial_ids or any(const_of(iv.dom.extent) != 1 for iv in spatial
                                              if id(iv.var) not in written_ids):
         return None
-    if unwritten and _reads_var(store.value, unwritten):
+    read: set = set()
+    collect_vars(store.value, read)
+    if any(v in read for v in unwritten):
         return None
     if not all(const_of(i) == 0 for i in store.indices if const_of(i) is not None):
         return None
@@ -90,12 +93,6 @@ def _partial(block: Block, combiner):
     if split is None or split[0] is not combiner or not _identity_init(block.init, store, combiner):
         return None
     return store, split[1]
-
-
-def _reads_var(expr, names) -> bool:
-    found = []
-    post_order_visit(expr, lambda n: found.append(n) if any(n is v for v in names) else None)
-    return bool(found)
 
 
 def _identity_init(init, store: BufferStore, combiner) -> bool:

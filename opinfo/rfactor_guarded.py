@@ -40,6 +40,7 @@ from .affine import affine, const_of, equal_extents
 from .predicates import _is_true
 from .probe import collect_vars, shape_vars
 from .reduce_fuse import _renamed, through_sum
+from .pad_einsum import _holds_blocks
 from .rewrite import loaded, stored
 from .rfactor import _final, _partial, combiner_identity, index_mapping, replace_blocks, rfactor_named
 
@@ -137,12 +138,6 @@ def _fold(final_realize: BlockRealize, partial_realize: BlockRealize, combiner, 
         body = BlockRealize(tuple(values), predicate, block)
         return For(loop, IntImm(loop.dtype, 0), r.dom.extent, ForKind.SERIAL, body)
     return None
-
-
-def _holds_blocks(block: Block) -> bool:
-    found = []
-    post_order_visit(block.body, lambda n: found.append(n) if isinstance(n, BlockRealize) else None)
-    return bool(found)
 
 
 def _fill_of(block: Block, rf, combiner) -> "object | None":

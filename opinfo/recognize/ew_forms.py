@@ -15,8 +15,8 @@ import functools
 
 from tir.expr import And, BinaryOp, BufferLoad, Call, Max, Mod, Mul, Not, Or, Select
 from tir.functor import children, pre_order_visit
-from tir.stmt import BufferStore
 
+from ..rewrite import stores_in
 from ..semantic import ArgReduce, Reduce
 
 _CALLS = {
@@ -115,15 +115,9 @@ def _form_size(name: str, attrs_items: tuple, dtypes: tuple) -> "int | None":
         return None
     total = 0
     for block in func.blocks():
-        for store in _stores_of(block.body):
+        for store in stores_in(block.body):
             total += _size(store.value, set())
     return total
-
-
-def _stores_of(stmt) -> list:
-    found = []
-    pre_order_visit(stmt, lambda n: found.append(n) if isinstance(n, BufferStore) else True)
-    return found
 
 
 def form_size_ok(name: str, attrs: dict, expr, leaves) -> bool:
