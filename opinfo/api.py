@@ -384,7 +384,7 @@ def _sizes(infos: dict, contexts: dict) -> tuple:
         if prod is None or prod.name != "prod" or len(cb.calls) != 1 or list(cb.calls[0].args) != [var] \
                 or list(prod.attrs.get("axis") or ()) != [0] or prod.attrs.get("keepdims") is not False:
             continue
-        out[a] = attrs.evolve(infos[a], ops=())
+        out[a] = attrs.evolve(infos[a], ops=(), part_of=b)
         out[b] = attrs.evolve(infos[b], ops=(attrs.evolve(prod, name="size", attrs={}, operands=()),))
         absorbed.add(a)
     return out, absorbed

@@ -109,6 +109,11 @@ class FuncInfo:
     withheld because another kernel of the graph is not recognised, so the graph's op
     sequence would be incomplete. Empty otherwise."""
 
+    part_of: "str | None" = None
+    """The function whose op covers this one's work too, when this function has no op of
+    its own for that reason (the shape kernel of Relax's ``size``, read with the product
+    kernel that uses it: :func:`opinfo.analyze_module`); None otherwise."""
+
     def to_json(self) -> dict:
         out = {"name": self.name, "kind": self.kind, "ops": [o.to_json() for o in self.ops]}
         if self.undecided:
@@ -117,4 +122,6 @@ class FuncInfo:
             out["withheld"] = [o.to_json() for o in self.withheld]
         if self.refused:
             out["refused"] = self.refused
+        if self.part_of:
+            out["part_of"] = self.part_of
         return out

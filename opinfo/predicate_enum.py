@@ -58,12 +58,15 @@ def _groups(items: list) -> list:
     return groups
 
 
-def covers_exactly(realize: BlockRealize, loops: tuple, restates=None) -> bool:
+def covers_exactly(realize: BlockRealize, loops: tuple, restates=None, repeats: bool = False) -> bool:
     """Every point of the block's iteration domain is run exactly once under its predicate
     (see the module docstring); ``loops``: the loops between the block and the enclosing one.
     ``restates(realize, dom)``: the rules of :mod:`.predicates` (``restates_domain``), asked
     about the conjuncts of groups over a symbolic extent once their constant digits are
-    contracted (:func:`_contract`)."""
+    contracted (:func:`_contract`). ``repeats``: a point may also run more than once (a
+    block that computes the same value wherever it runs: a producer placed by
+    ``compute_at`` under a consumer's split loops recomputes the rows two consumer tiles
+    share); every point must still run."""
     by_var = {lp.loop_var: lp for lp in loops}
     terms = conjuncts(realize.predicate)
     term_vars = [_vars(t) for t in terms]
@@ -75,7 +78,7 @@ def covers_exactly(realize: BlockRealize, loops: tuple, restates=None) -> bool:
         group_terms = [t for t, vs in zip(terms, term_vars) if set(vs) & group]
         loops_in = [by_var[v] for v in by_var if v in group]
         if all(const_of(lp.extent) is not None for lp in loops_in):
-            if not _group_covers(realize, loops_in, group_terms, group):
+            if not _group_covers(realize, loops_in, group_terms, group, repeats):
                 return False
         else:
             symbolic_terms += group_terms
@@ -90,7 +93,7 @@ def covers_exactly(realize: BlockRealize, loops: tuple, restates=None) -> bool:
         values = [affine(contracted.iter_values[k]) for k in sorted(symbolic_values)]
         if all(f is not None and _mixed_radix(f, dom) for f in values) and restates(contracted, dom):
             return True
-    return _covers_at_sizes(realize, loops, symbolic_vars)
+    return _covers_at_sizes(realize, loops, symbolic_vars, repeats)
 
 
 SIZE_PERIODS = 2
@@ -102,7 +105,7 @@ MAX_SIZE_POINTS = 1 << 23
 """Loop iterations :func:`_covers_at_sizes` enumerates over all the values it tries."""
 
 
-def _covers_at_sizes(realize: BlockRealize, loops: tuple, group: set) -> bool:
+def _covers_at_sizes(realize: BlockRealize, loops: tuple, group: set, repeats: bool = False) -> bool:
     """Exact coverage of the groups of loops over a symbolic extent ``n`` (one SizeVar;
     ``group``: their variables), enumerated
     with ``n`` bound to every value from 1 past a few periods of the constants the loops,
@@ -154,7 +157,7 @@ def _covers_at_sizes(realize: BlockRealize, loops: tuple, group: set) -> bool:
             return False
         budget -= math.prod(exts)
         at_terms = [t for t in conjuncts(at.predicate) if set(_vars(t)) & group]
-        if budget < 0 or not _group_covers(at, fixed, at_terms, group):
+        if budget < 0 or not _group_covers(at, fixed, at_terms, group, repeats):
             return False
     return True
 
@@ -437,7 +440,7 @@ def _expr(fresh: Var, rest: dict):
     return out
 
 
-def _group_covers(realize, loops: list, terms: list, group: set) -> bool:
+def _group_covers(realize, loops: list, terms: list, group: set, repeats: bool = False) -> bool:
     ext = [(const_of(lp.min), const_of(lp.extent)) for lp in loops]
     if any(None in e for e in ext):
         return False
@@ -457,7 +460,8 @@ def _group_covers(realize, loops: list, terms: list, group: set) -> bool:
     except (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError):
         return False
     want = math.prod(e for _, e in dom)
-    if int(keep.sum()) != want:
+    runs = int(keep.sum())
+    if runs < want or runs > want and not repeats:
         return False  # a point run twice, or missed
-    flat = flat_points(points, dom, want)
+    flat = flat_points(points, dom, runs)
     return flat is not None and distinct(flat, want) == want

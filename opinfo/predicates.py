@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import attrs
 
-from tir.expr import GE, LE, LT, Add, Cast, FloorDiv, FloorMod, IntImm, Mul, SizeVar, Sub, Var
+from tir.expr import GE, LE, LT, Add, BufferLoad, Cast, FloorDiv, FloorMod, IntImm, Mul, SizeVar, Sub, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_stmts, post_order_visit, transform
-from tir.stmt import BlockRealize, For
+from tir.stmt import BlockRealize, For, IterKind
 
 from .affine import ONE, _add, affine, const_of
 from .recognize.guard import _nonneg, conjuncts, value_range
+from .rewrite import stores_in
 
 
 def _scale(binding: dict, e: dict) -> "int | None":
@@ -195,18 +196,46 @@ def drop_predicates(func: PrimFunc) -> "PrimFunc | None":
     found = list(_realizes(func.body))
     names = [r.block.name for r, _ in found]
     loops_of = {r.block.name: loops for r, loops in found if names.count(r.block.name) == 1}
+    writers: dict = {}
+    for r, _ in found:
+        for store in stores_in(r.block.body):
+            writers.setdefault(id(store.buffer), set()).add(id(r.block))
 
     def post(n):
         if not isinstance(n, BlockRealize) or _is_true(n.predicate):
             return None
         if not restates_domain(n, dom) and not (n.block.name in loops_of and covers_exactly(
-                n, loops_of[n.block.name], lambda r, d: restates_domain(r, {**dom, **d}))):
+                n, loops_of[n.block.name], lambda r, d: restates_domain(r, {**dom, **d}),
+                repeats=_recomputable(n.block, writers))):
             bad.append(n)
             return None
         return attrs.evolve(n, predicate=IntImm(n.predicate.dtype, 1))
 
     out = transform(func, post)
     return None if bad else out
+
+
+def _recomputable(block, writers: dict) -> bool:
+    """Whether running ``block`` again at a point it already ran changes nothing: it has only
+    spatial variables and no init, and its stores write buffers no other block writes and
+    it does not read (a producer ``compute_at`` placed under a consumer's loops, computing
+    again the elements two consumer tiles share). Whether each element is written before it
+    is read is :func:`.intermediate_check.uninitialised_reads`'s question, asked of the
+    function as scheduled."""
+    if block.init is not None or any(iv.kind is not IterKind.SPATIAL for iv in block.iter_vars):
+        return False
+    stores = stores_in(block.body)
+    if not stores:
+        return False
+    written = {id(s.buffer) for s in stores}
+    if any(writers.get(key, set()) != {id(block)} for key in written):
+        return False
+    read: list = []
+    for s in stores:
+        post_order_visit(s.value, lambda n: read.append(n) if isinstance(n, BufferLoad) else None)
+        for index in s.indices:
+            post_order_visit(index, lambda n: read.append(n) if isinstance(n, BufferLoad) else None)
+    return not any(id(load.buffer) in written for load in read)
 
 
 # ------------------------------------------------------------------ digits of fused loops

@@ -147,6 +147,16 @@ def test_size_is_one_op_of_its_two_kernels():
     infos = analyze_module(mod)
     assert [op.name for info in infos.values() for op in info.ops] == ["size"]
     assert infos["prod"].ops[0].attrs == {}
+    (shape,) = [name for name in infos if name != "prod"]
+    assert infos[shape].part_of == "prod" and infos[shape].to_json()["part_of"] == "prod"
+
+
+def test_size_table_names_the_kernel_that_holds_the_op(capsys):
+    from opinfo.cli import main
+
+    assert main(["analyze", str(FIXTURES / "s25_size_graph.py")]) == 0
+    out = capsys.readouterr().out
+    assert "(part of the op of prod)" in out and "not recognized" not in out
 
 
 def test_a_shape_product_of_another_use_is_not_size():

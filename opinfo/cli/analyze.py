@@ -113,6 +113,8 @@ def table(rec: dict) -> str:
         for key in ("undecided", "withheld"):  # readings not reported, and why
             if not ops and fn.get(key):
                 ops = f"({key}: " + "; ".join(_op_text(o) for o in fn[key]) + ")"
+        if not ops and fn.get("part_of"):
+            ops = f"(part of the op of {fn['part_of']})"
         ops = ops or (f"(refused: {fn['refused']})" if fn.get("refused") else "(not recognized)")
         if fn.get("refuted"):
             ops += " (refuted by re-lowering: " + "; ".join(_op_text(o) for o in fn["refuted"]) + ")"

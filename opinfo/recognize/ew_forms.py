@@ -16,7 +16,6 @@ import functools
 from tir.expr import And, BinaryOp, BufferLoad, Call, Max, Mod, Mul, Not, Or, Select
 from tir.functor import children, pre_order_visit
 
-from ..rewrite import stores_in
 from ..semantic import ArgReduce, Reduce
 
 _CALLS = {
@@ -103,23 +102,6 @@ def _size(expr, stop) -> int:
     return count[0]
 
 
-@functools.lru_cache(maxsize=None)
-def _form_size(name: str, attrs_items: tuple, dtypes: tuple) -> "int | None":
-    """Operations of op ``name``'s form as :mod:`tir.topi` lowers it (over all its blocks), or
-    None when the op is not lowered so."""
-    import tir
-
-    try:
-        func = tir.topi.lower(name, [((2, 3), d) for d in dtypes], **dict(attrs_items))
-    except (ValueError, TypeError, KeyError, NotImplementedError):
-        return None
-    total = 0
-    for block in func.blocks():
-        for store in stores_in(block.body):
-            total += _size(store.value, set())
-    return total
-
-
 def form_size_ok(name: str, attrs: dict, expr, leaves) -> bool:
     """Whether ``expr`` over ``leaves`` performs no more operations than op ``name``'s TVM
     form: an op that changes nothing on its operand's values (relu after exp, floor after
@@ -127,11 +109,11 @@ def form_size_ok(name: str, attrs: dict, expr, leaves) -> bool:
     ``compute_inline`` or dlight -- is then not swallowed into one op. Forms not known to
     :mod:`tir.topi` (and ops over a scalar constant) pass."""
     try:
-        items = tuple(sorted(attrs.items()))
+        items = tuple(sorted((k, _plain_attr(v)) for k, v in attrs.items()))
         hash(items)
     except TypeError:
         return True
-    size = _form_size(name, items, tuple(str(leaf.dtype) for leaf in leaves))
+    size = _op_form_size(name, items, tuple(((2, 3), str(leaf.dtype)) for leaf in leaves))
     return size is None or _size(expr, set(leaves)) <= size
 
 
