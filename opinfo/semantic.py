@@ -280,6 +280,57 @@ def _fills(stage: Stage) -> bool:
     return len(stage.indices) == len(stage.buffer.shape)
 
 
+def _short_box(stage: Stage) -> "dict | None":
+    """For a producer whose block runs a box from the buffer's start smaller than the
+    buffer (indices its own variables, each from 0; a constant extent below the
+    dimension's on some dimensions), ``{dimension: extent run}`` of the short dimensions;
+    None otherwise. ``blockize`` then ``compute_at`` leave such a producer: a pad block
+    computing the 12 padded columns a stride-3 convolution reads of 13."""
+    if len(stage.indices) != len(stage.buffer.shape):
+        return None
+    ivs = {id(iv.var): iv for iv in stage.block.iter_vars}
+    short = {}
+    for j, (v, size) in enumerate(zip(stage.indices, stage.buffer.shape)):
+        iv = ivs.get(id(v))
+        if iv is None or const_of(iv.dom.min) != 0:
+            return None
+        if equal_extents(iv.dom.extent, size):
+            continue
+        ext, full = const_of(iv.dom.extent), const_of(size)
+        if ext is None or full is None or not 0 < ext < full:
+            return None
+        short[j] = ext
+    return short or None
+
+
+def _reads_within(func: PrimFunc, buffer, box: dict) -> bool:
+    """Every load of ``buffer`` in ``func`` provably reads inside ``box`` (dimension ->
+    extent from 0) over its block's domain (blocks whose variables all start at 0; an index
+    whose range is not known refutes)."""
+    from .affine import affine
+    from .recognize.guard import value_range
+
+    for block in func.blocks():
+        loads: list = []
+        pre_order_visit(block.body, lambda n: loads.append(n) if isinstance(n, BufferLoad) and n.buffer is buffer
+                        else not isinstance(n, Block))
+        if block.init is not None:
+            pre_order_visit(block.init, lambda n: loads.append(n) if isinstance(n, BufferLoad) and n.buffer is buffer
+                            else not isinstance(n, Block))
+        if not loads:
+            continue
+        if any(const_of(iv.dom.min) != 0 for iv in block.iter_vars):
+            return False
+        dom = {iv.var: iv.dom.extent for iv in block.iter_vars}
+        for load in loads:
+            for j, ext in box.items():
+                form = affine(load.indices[j])
+                r = value_range(form, dom) if form is not None else None
+                if r is None or r[0] < 0 or r[1] >= ext:
+                    return False
+    return True
+
+
 def _short_nests(func: PrimFunc) -> set:
     """Ids of the blocks whose nest, a statement of the root block of its own, provably
     does not run every point of the block's domain (a loop cut short, a binding that skips):
@@ -323,6 +374,15 @@ class Semantics:
     def is_param(self, buf) -> bool:
         return any(buf is p for p in self.params)
 
+    def _read_inside(self, stage: Stage) -> bool:
+        """``stage`` writes a box from its buffer's start (:func:`_short_box`) and every
+        load of the buffer reads inside it: its value stands for each of them."""
+        key = ("inside", id(stage))
+        if key not in self._memo:
+            box = _short_box(stage)
+            self._memo[key] = box is not None and _reads_within(self.func, stage.buffer, box)
+        return self._memo[key]
+
     def outputs(self) -> list:
         """Stages that write a parameter buffer, in program order."""
         return [s for s in self.stages if s.buffer is not None and self.is_param(s.buffer)]
@@ -337,7 +397,9 @@ class Semantics:
 
     def _inline(self, load: BufferLoad) -> "PrimExpr | None":
         prods = self.producers.get(id(load.buffer), [])
-        if len(prods) != 1 or prods[0].expr is None or not _pure_vars(prods[0].indices) or not _fills(prods[0]):
+        if len(prods) != 1 or prods[0].expr is None or not _pure_vars(prods[0].indices):
+            return None
+        if not _fills(prods[0]) and not self._read_inside(prods[0]):
             return None
         if self._short is None:
             self._short = _short_nests(self.func)

@@ -70,3 +70,49 @@ def test_only_pure_producers_may_run_a_point_again():
     # the pool's init shares its buffer with the update: run again it would reset partial maxima
     assert not _recomputable(blocks["pool_max_init"], writers)
     assert not _recomputable(blocks["pool_max_update"], writers)
+
+
+# ---------------------------------------------------------------- producers of a prefix box
+#
+# blockize then compute_at (TVM 0.27, the generator's ``blockize`` and ``bind`` kinds): the
+# pad block of a stride-3 conv1d computes, per output column, the three padded columns it
+# reads -- 12 of the pad buffer's 13, its domain [0, 12) once unblockized. Its value stands
+# for every load of the buffer, since all read inside [0, 12); the buffer's shape still
+# tells the after-padding.
+
+PREFIX = "s26_blockize_pad_prefix_conv1d"
+READ = "pad_temp[v_nn_o, v_rc_o, v_yy_o * T.int64(3) + v_ry_i] * y"
+
+
+def _prefix_func(old: str = "", new: str = ""):
+    text = (FIXTURES / f"{PREFIX}.py").read_text()
+    if old:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    (func,) = [f for _, f in tir.parse(text).prim_funcs()]
+    return func
+
+
+def test_a_pad_computed_only_where_read_is_inlined():
+    (op,) = opinfo.analyze(_prefix_func()).ops
+    assert op.name == "nn.conv1d"
+    assert {k: list(op.attrs[k]) for k in ("strides", "padding", "dilation")} == \
+        {"strides": [3], "padding": [2, 2], "dilation": [1]}
+
+
+def test_a_load_past_the_computed_box_is_not_inlined():
+    # the product reads one column further: column 12, which no block writes
+    func = _prefix_func(READ, READ.replace("v_ry_i]", "v_ry_i + T.int64(1)]"))
+    assert opinfo.analyze(func).ops == ()
+
+
+def test_short_box_and_reads_within():
+    from opinfo.normalize import normalize
+    from opinfo.semantic import Semantics, _reads_within, _short_box
+
+    func = normalize(_prefix_func())
+    sem = Semantics(func)
+    (pad,) = [s for s in sem.stages if s.buffer is not None and s.buffer.name == "pad_temp"]
+    assert _short_box(pad) == {2: 12}
+    assert _reads_within(func, pad.buffer, {2: 12})
+    assert not _reads_within(func, pad.buffer, {2: 11})
