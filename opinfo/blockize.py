@@ -299,6 +299,35 @@ def _stored_as(block: Block, o: IterVar, i: IterVar) -> bool:
                for st in stores_in(block.body) for x in st.indices)
 
 
+def _digit(n) -> "tuple | None":
+    """(a, d, m) when ``n`` is ``a // d % m * d`` (constants ``d``, ``m`` above 0)."""
+    if not isinstance(n, Mul):
+        return None
+    for mod, scale in ((n.a, n.b), (n.b, n.a)):
+        d = const_of(scale)
+        if isinstance(mod, FloorMod) and isinstance(mod.a, FloorDiv) and d and d > 0 \
+                and const_of(mod.a.b) == d and (const_of(mod.b) or 0) > 0:
+            return mod.a.a, d, const_of(mod.b)
+    return None
+
+
+def _merged_digits(n):
+    """``a // d % m * d + a % d`` (either order) as ``a % (d * m)``: the same value for every
+    integer ``a``. Fusing a split pair back leaves it where the inner block read the outer
+    variable modulo its extent (``o % 4 * 2 + i`` with ``o = f // 2``, ``i = f % 2``): tile's
+    ``x[v % 8]`` blockized by 2."""
+    if not isinstance(n, Add):
+        return None
+    for hi, lo in ((n.a, n.b), (n.b, n.a)):
+        dig = _digit(hi)
+        if dig is None or not isinstance(lo, FloorMod) or const_of(lo.b) != dig[1]:
+            continue
+        a, d, m = dig
+        if lo.a == a:
+            return FloorMod(a, IntImm(lo.b.dtype, d * m))
+    return None
+
+
 def _fuse_splits(block: Block, values: tuple, predicate, outer: Block, inner: Block) -> tuple:
     """``block`` with every ``o * B + i`` pair it uses only that way, or that a store uses
     for an index, made one variable ``f`` (other uses of ``o`` and ``i`` read ``f // B`` and
@@ -321,7 +350,8 @@ def _fuse_splits(block: Block, values: tuple, predicate, outer: Block, inner: Bl
             # the buffer written is indexed by the fused value: the other uses read its digits
             # (a blockized reshape's load ``x[o // 5, o % 5, i]`` beside its store ``y[o * 3 + i]``)
             width = IntImm(fused.dtype, b)
-            rewritten = substitute(rewritten, {o.var: FloorDiv(fused, width), i.var: FloorMod(fused, width)})
+            rewritten = transform(substitute(rewritten, {o.var: FloorDiv(fused, width), i.var: FloorMod(fused, width)}),
+                                  _merged_digits)
         ivars = list(block.iter_vars)
         k, j = ivars.index(o), ivars.index(i)
         value = Add(Mul(values[k], IntImm(values[k].dtype, b)), values[j])

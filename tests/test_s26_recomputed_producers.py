@@ -116,3 +116,29 @@ def test_short_box_and_reads_within():
     assert _short_box(pad) == {2: 12}
     assert _reads_within(func, pad.buffer, {2: 12})
     assert not _reads_within(func, pad.buffer, {2: 11})
+
+
+def test_blockized_tile_keeps_its_modulo():
+    # tile(x[8], [3, 1, 1]) blockized by 2: the inner block reads x[o % 4 * 2 + i]; fused
+    # back that is x[v % 8] (tile), not x[v] (which broadcast_to reads the same)
+    (func,) = [f for _, f in tir.parse((FIXTURES / "s26_blockize_tile.py").read_text()).prim_funcs()]
+    (op,) = opinfo.analyze(func).ops
+    assert (op.name, list(op.attrs["repeats"])) == ("tile", [3, 1, 1])
+
+
+def test_merged_digits_is_an_identity():
+    from tir.expr import Add, FloorDiv, FloorMod, Mul, Var, const
+    from tir.dtype import dtype
+    from opinfo.blockize import _merged_digits
+    from opinfo.probe import evaluate_points
+
+    v = Var("v", dtype("int64"))
+    c = lambda k: const(k, "int64")  # noqa: E731
+    for d, m in ((2, 4), (3, 5), (1, 7)):
+        e = Add(Mul(FloorMod(FloorDiv(v, c(d)), c(m)), c(d)), FloorMod(v, c(d)))
+        merged = _merged_digits(e)
+        assert isinstance(merged, FloorMod) and merged.b.value == d * m
+        pts = np.arange(-40, 40)
+        assert (evaluate_points(e, {v: pts}, len(pts)) == evaluate_points(merged, {v: pts}, len(pts))).all()
+    # a divisor other than the scale: not a digit pair
+    assert _merged_digits(Add(Mul(FloorMod(FloorDiv(v, c(2)), c(4)), c(3)), FloorMod(v, c(3)))) is None
