@@ -13,7 +13,8 @@ import re
 from .copy_tags import RESHAPES, contradicted
 from .coverage import partial_writes
 from .realize_check import misrealized
-from .unpack import buffer_shapes, repack, unpack_all
+from .unit_axes import scheduled
+from .unpack import buffer_shapes, paired, repack, unpack_all
 
 AXIS_KEYS = ("axis", "axes", "channel_axis")
 LAYOUT_KEYS = ("layout", "data_layout", "kernel_layout", "out_layout")
@@ -146,6 +147,11 @@ def _reading(func, logical, packed, shown, recognize_ops, raw=None) -> tuple:
     shapes = buffer_shapes(logical)
     ops = tuple(repack(op, packed, shapes) for op in raw)
     if shown:
+        if raw and None not in ops and scheduled(func) and not paired(func) and not _usual_layouts(ops):
+            # only stores at 0 showed the packing, in blocks a scheduler rebuilt: a unit
+            # axis that lost its variable (a batch of 1) taken for a single block names a
+            # layout no framework writes (a conv3d read as a conv2d in ``HCWN9h``)
+            return ()
         return recognize_ops(func) if not raw else (() if None in ops else ops)
     physical = recognize_ops(func)
     if not raw or (physical and all(op.name in RESHAPES for op in physical) and not _packing_factors(packed)):

@@ -140,6 +140,18 @@ def restore_unit_vars(func: PrimFunc) -> PrimFunc:
     return attrs.evolve(out, attrs={**dict(out.attrs), RESTORED: True})
 
 
+SCHEDULED = ("tir.is_scheduled", "tirx.is_scheduled")
+"""Function attributes TVM's schedulers (dlight, MetaSchedule) set on what they scheduled."""
+
+
 def rebuilt(func: PrimFunc) -> bool:
     """Whether :func:`restore_unit_vars` had to restore unit variables in ``func``."""
     return bool(func.attrs.get(RESTORED, False))
+
+
+def scheduled(func: PrimFunc) -> bool:
+    """Whether ``func``'s blocks may have been rebuilt from their loops: :func:`rebuilt`, or
+    a TVM scheduler marked it scheduled (dlight rebuilds every block it schedules: a unit
+    window axis of a pool loses its variable with nothing written at 0 to show it,
+    ``x[n, c, h * 2 + r, w]`` for a window of 2 x 1)."""
+    return rebuilt(func) or any(bool(func.attrs.get(k, False)) for k in SCHEDULED)

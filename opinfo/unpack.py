@@ -27,6 +27,7 @@ from tir.function import PrimFunc
 from tir.functor import post_order_stmts, post_order_visit, transform
 from tir.stmt import BufferStore
 
+
 MIN_LOGICAL_RANK = 4
 
 
@@ -182,7 +183,8 @@ def packed_readings(func: PrimFunc) -> "tuple[list, bool]":
     """(every reading of ``func``'s packed buffers as ``{buffer: splits}``, whether the
     packing is shown). A ``c // k``, ``c % k`` pair shows it, and so does a store at 0 in
     a unit dimension (TVM's lowering stores through its iteration variables; only the
-    simplified ``c // 4`` of a single block of channels is 0). A unit dimension read at 0
+    simplified ``c // 4`` of a single block of channels is 0; see :func:`paired` for
+    functions a scheduler rebuilt). A unit dimension read at 0
     only may also be a broadcast tensor with a unit dimension. A buffer with several unit
     dimensions read at 0 has one reading per dimension that may hold the single block;
     beyond MAX_READINGS readings, none is returned (``[{}]``: nothing decided)."""
@@ -197,6 +199,13 @@ def packed_readings(func: PrimFunc) -> "tuple[list, bool]":
             return [None], shown
     stored = _stored(func)
     return readings, shown or any(id(b) in stored for b, _ in per)
+
+
+def paired(func: PrimFunc) -> bool:
+    """Whether a ``c // k``, ``c % k`` pair shows a packing in ``func``: the only evidence
+    in a function whose blocks a scheduler rebuilt (dlight drops the variable of every unit
+    axis, so a store at 0 may be a batch of 1 as well as a single block of channels)."""
+    return any(_splits(buf, acc, False) for buf, acc in _accesses(func).values())
 
 
 def packed_buffers(func: PrimFunc) -> "tuple[dict, bool]":

@@ -38,7 +38,7 @@ from ..affine import const_of, float_of
 from ..probe import NotEvaluable, evaluate
 from ..semantic import Reduce
 from ..tags import tags
-from ..unit_axes import rebuilt
+from ..unit_axes import scheduled
 from .common import Match, Space, strip
 from .pool_divisor import settle
 from .pool_readings import Axis, choose, readings
@@ -102,7 +102,7 @@ def match_max_pool(expr, space: Space, ctx) -> "Match | None":
     w = window(e, space, ctx, _is_lowest)
     if not _trusted(w, ctx, MAX_TAGS):
         return None
-    layout, axes = layout_of(w.spatial, space, not rebuilt(ctx.sem.func)), _axes(w, space)
+    layout, axes = layout_of(w.spatial, space, not scheduled(ctx.sem.func)), _axes(w, space)
     if layout is None or axes is None:
         return None
     reading, assumed = choose(axes, readings(axes))
@@ -126,7 +126,7 @@ def match_avg_pool(expr, space: Space, ctx) -> "Match | None":
     adaptive = _constant(e.b) is not None
     if not _trusted(w, ctx, ADAPTIVE_TAGS if adaptive else AVG_TAGS, strides=not adaptive):
         return None
-    layout, axes = layout_of(w.spatial, space, not rebuilt(ctx.sem.func)), _axes(w, space)
+    layout, axes = layout_of(w.spatial, space, not scheduled(ctx.sem.func)), _axes(w, space)
     if layout is None or axes is None:
         return None
     if adaptive:
@@ -154,7 +154,7 @@ def _adaptive_identity(red: Reduce, space: Space, ctx) -> "Match | None":
     w = window(red, space, ctx, lambda v, dtype: False)
     if not _trusted(w, ctx, ADAPTIVE_TAGS, strides=False) or w.padded.conds:
         return None
-    layout, axes = layout_of(w.spatial, space, not rebuilt(ctx.sem.func)), _axes(w, space)
+    layout, axes = layout_of(w.spatial, space, not scheduled(ctx.sem.func)), _axes(w, space)
     if layout is None or axes is None or any(a.kernel != 1 or a.size != a.out for a in axes):
         return None
     return _adaptive(None, w, axes, layout, space)

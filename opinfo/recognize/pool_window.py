@@ -228,7 +228,7 @@ def _framework_layout(layout: "str | None") -> bool:
 def layout_of(spatial, space: Space, packed: bool = True) -> "str | None":
     """Layout letters: pooled dims D/H/W, the others N, C (and ``{k}c`` when packed, last).
     ``packed`` False: three unpooled dims name no layout. A function whose blocks a schedule
-    rebuilt from its loops (dlight, :func:`.unit_axes.rebuilt`) may have lost a pooled
+    rebuilt from its loops (dlight, :func:`.unit_axes.scheduled`) may have lost a pooled
     axis's unit window variable, and that axis would read as a channel chunk or block
     (NHWC pooled to (6, 1) over H = 6 read as a 1-D pool in ``NCW7c``)."""
     letters = SPATIAL[-len(spatial):]
