@@ -13,8 +13,8 @@ import attrs
 
 from tir.expr import GE, LE, LT, Add, BufferLoad, Cast, FloorDiv, FloorMod, IntImm, Mul, SizeVar, Sub, Var
 from tir.function import PrimFunc
-from tir.functor import post_order_stmts, post_order_visit, transform
-from tir.stmt import BlockRealize, For, IterKind
+from tir.functor import post_order_stmts, post_order_visit, pre_order_visit, transform
+from tir.stmt import Block, BlockRealize, For, IterKind
 
 from .affine import ONE, _add, affine, const_of
 from .recognize.guard import _nonneg, conjuncts, value_range
@@ -230,11 +230,8 @@ def _recomputable(block, writers: dict) -> bool:
     written = {id(s.buffer) for s in stores}
     if any(writers.get(key, set()) != {id(block)} for key in written):
         return False
-    read: list = []
-    for s in stores:
-        post_order_visit(s.value, lambda n: read.append(n) if isinstance(n, BufferLoad) else None)
-        for index in s.indices:
-            post_order_visit(index, lambda n: read.append(n) if isinstance(n, BufferLoad) else None)
+    read: list = []  # every load of the block's own statements (values, indices, guards)
+    pre_order_visit(block.body, lambda n: read.append(n) or True if isinstance(n, BufferLoad) else not isinstance(n, Block))
     return not any(id(load.buffer) in written for load in read)
 
 

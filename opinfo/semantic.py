@@ -312,10 +312,10 @@ def _reads_within(func: PrimFunc, buffer, box: dict) -> bool:
 
     for block in func.blocks():
         loads: list = []
-        pre_order_visit(block.body, lambda n: loads.append(n) if isinstance(n, BufferLoad) and n.buffer is buffer
+        pre_order_visit(block.body, lambda n: loads.append(n) or True if isinstance(n, BufferLoad) and n.buffer is buffer
                         else not isinstance(n, Block))
         if block.init is not None:
-            pre_order_visit(block.init, lambda n: loads.append(n) if isinstance(n, BufferLoad) and n.buffer is buffer
+            pre_order_visit(block.init, lambda n: loads.append(n) or True if isinstance(n, BufferLoad) and n.buffer is buffer
                             else not isinstance(n, Block))
         if not loads:
             continue
