@@ -312,11 +312,10 @@ def _reads_within(func: PrimFunc, buffer, box: dict) -> bool:
 
     for block in func.blocks():
         loads: list = []
-        pre_order_visit(block.body, lambda n: loads.append(n) or True if isinstance(n, BufferLoad) and n.buffer is buffer
-                        else not isinstance(n, Block))
-        if block.init is not None:
-            pre_order_visit(block.init, lambda n: loads.append(n) or True if isinstance(n, BufferLoad) and n.buffer is buffer
-                            else not isinstance(n, Block))
+        for part in (block.body, block.init):
+            if part is not None:
+                pre_order_visit(part, lambda n: loads.append(n) or True if isinstance(n, BufferLoad) and n.buffer is buffer
+                                else not isinstance(n, Block))
         if not loads:
             continue
         if any(const_of(iv.dom.min) != 0 for iv in block.iter_vars):

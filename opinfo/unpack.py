@@ -27,7 +27,6 @@ from tir.function import PrimFunc
 from tir.functor import post_order_stmts, post_order_visit, transform
 from tir.stmt import BufferStore
 
-
 MIN_LOGICAL_RANK = 4
 
 
@@ -189,7 +188,7 @@ def packed_readings(func: PrimFunc) -> "tuple[list, bool]":
     dimensions read at 0 has one reading per dimension that may hold the single block;
     beyond MAX_READINGS readings, none is returned (``[{}]``: nothing decided)."""
     found = _accesses(func).values()
-    shown = any(_splits(buf, acc, False) for buf, acc in found)
+    shown = _paired(found)
     per = [(buf, _split_options(buf, accesses, True)) for buf, accesses in found]
     per = [(buf, opts) for buf, opts in per if opts]
     readings = [{}]
@@ -205,7 +204,11 @@ def paired(func: PrimFunc) -> bool:
     """Whether a ``c // k``, ``c % k`` pair shows a packing in ``func``: the only evidence
     in a function whose blocks a scheduler rebuilt (dlight drops the variable of every unit
     axis, so a store at 0 may be a batch of 1 as well as a single block of channels)."""
-    return any(_splits(buf, acc, False) for buf, acc in _accesses(func).values())
+    return _paired(_accesses(func).values())
+
+
+def _paired(accesses) -> bool:
+    return any(_splits(buf, acc, False) for buf, acc in accesses)
 
 
 def packed_buffers(func: PrimFunc) -> "tuple[dict, bool]":

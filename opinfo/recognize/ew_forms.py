@@ -108,13 +108,22 @@ def form_size_ok(name: str, attrs: dict, expr, leaves) -> bool:
     floor) computed in the same block as the op before it -- the chain inlined by
     ``compute_inline`` or dlight -- is then not swallowed into one op. Forms not known to
     :mod:`tir.topi` (and ops over a scalar constant) pass."""
+    items = _items(attrs)
+    if items is None:
+        return True
+    size = _op_form_size(name, items, tuple(((2, 3), str(leaf.dtype)) for leaf in leaves))
+    return size is None or _size(expr, set(leaves)) <= size
+
+
+def _items(attrs: dict) -> "tuple | None":
+    """``attrs`` as a hashable key of :func:`_op_form_size` (lists made tuples), or None when
+    a value cannot be hashed."""
     try:
         items = tuple(sorted((k, _plain_attr(v)) for k, v in attrs.items()))
         hash(items)
     except TypeError:
-        return True
-    size = _op_form_size(name, items, tuple(((2, 3), str(leaf.dtype)) for leaf in leaves))
-    return size is None or _size(expr, set(leaves)) <= size
+        return None
+    return items
 
 
 def _plain_attr(value):
@@ -162,10 +171,8 @@ def op_form_ok(name: str, attrs: dict, expr, inputs, stops=None) -> bool:
         if None in dims or not all(isinstance(d, int) for d in dims):
             return True
         shapes.append((tuple(dims), str(e.dtype)))
-    try:
-        items = tuple(sorted((k, _plain_attr(v)) for k, v in attrs.items()))
-        hash(items)
-    except TypeError:
+    items = _items(attrs)
+    if items is None:
         return True
     size = _op_form_size(name, items, tuple(shapes))
     return size is None or region <= size
