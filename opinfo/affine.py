@@ -147,11 +147,15 @@ def _div_atom(e, inner: dict, d: int) -> dict:
 
 def equal_extents(a, b) -> bool:
     """Two extents known equal: the same constant, or (neither constant) the same
-    expression."""
+    expression or the same affine form (``n * 18`` and ``n * 6 * 3``, as a flattening
+    block's loop and its buffer's shape are printed)."""
     ca, cb = const_of(a), const_of(b)
     if ca is not None or cb is not None:
         return ca == cb
-    return a is b or structural_equal(a, b)
+    if a is b or structural_equal(a, b):
+        return True
+    fa = _affine(a) if isinstance(a, PrimExpr) else None
+    return fa is not None and fa == (_affine(b) if isinstance(b, PrimExpr) else None)
 
 
 def const_of(e) -> "int | None":

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tir.expr import BufferLoad
 
 from ..semantic import Inlined
 from .common import Match, Space
@@ -87,12 +88,22 @@ def _candidates(check: Check, others: list):
 
 
 def _grouping_reshape(check: Check, ca: int, groups: int) -> bool:
-    """An intermediate of the data's shape with the channel axis split into (groups, c/groups)."""
+    """An intermediate of the data's shape with the channel axis split into (groups, c/groups),
+    or gamma/beta regrouped so: a (groups, c/groups) intermediate holding a load of a 1-D
+    parameter of the c channels (TVM's group_norm writes both; instance_norm reads gamma and
+    beta directly). ``compute_inline`` can take the data's reshape away and leave gamma's."""
     ext = check.extents
-    want = ext[:ca] + [groups, ext[ca] // groups] + ext[ca + 1:]
+    c = ext[ca]
+    want = ext[:ca] + [groups, c // groups] + ext[ca + 1:]
+
+    def regrouped(n) -> bool:
+        v = n.value
+        return (check.shape_of(n.buffer) == [groups, c // groups] and isinstance(v, BufferLoad)
+                and check.ctx.is_param(v.buffer) and check.shape_of(v.buffer) == [c])
+
     found = []
     visit_once(check.expr, lambda n: found.append(n) if isinstance(n, Inlined)
-                    and check.shape_of(n.buffer) == want else True)
+                    and (check.shape_of(n.buffer) == want or regrouped(n)) else True)
     return bool(found)
 
 

@@ -13,7 +13,10 @@ The divisor must agree with a reading's formula on every output position (that i
 computation). When several readings agree there, the divisor *expression* can still tell
 them apart beyond the output range (``min(o * 2 + 1, 11)`` names the input bound), so the
 same comparison is repeated on a wider range of positions to break the tie; TVM's
-rewrites of these expressions hold for all integers.
+rewrites of these expressions hold for all integers. Only the dimensions whose output
+variable the expression still reads are widened: a factor TVM folded to a constant over a
+blockized block's range (``min(1, 7 - 2 * w) + 1`` to 2 for ``w`` in [0, 4)) holds on the
+output range alone.
 """
 from __future__ import annotations
 
@@ -47,8 +50,8 @@ def tvm_divisor(axes, after, include: bool, grids):
     return total if include else np.maximum(total, 1)
 
 
-def _grids(axes, margin: int):
-    ranges = [np.arange(-margin, ax.out + margin, dtype=float) for ax in axes]
+def _grids(axes, margins):
+    ranges = [np.arange(-m, ax.out + m, dtype=float) for ax, m in zip(axes, margins)]
     return np.meshgrid(*ranges, indexing="ij")
 
 
@@ -59,11 +62,13 @@ def _free_vars(expr) -> list:
 
 
 def observed(expr, out_vars, axes, margin: int):
-    """The divisor expression's values on the grid (None if it reads anything else)."""
+    """The divisor expression's values on the grid, widened by ``margin`` along the
+    dimensions whose variable it reads (None if it reads anything else)."""
     ids = {id(v) for v in out_vars}
-    if any(id(v) not in ids for v in _free_vars(expr)):
+    free = {id(v) for v in _free_vars(expr)}
+    if not free <= ids:
         return None
-    grids = _grids(axes, margin)
+    grids = _grids(axes, [margin if id(v) in free else 0 for v in out_vars])
     env = {v: g for v, g in zip(out_vars, grids)}
     try:
         val = evaluate(expr, env)
