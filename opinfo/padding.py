@@ -14,8 +14,10 @@ Only when the form fits exactly; otherwise the function is left alone:
   variables; the copy is a spatial block storing into ``P`` at ``v + off`` (each of its
   variables once, a constant ``off >= 0``, the interior inside ``P``), its value not
   reading ``P``; a symbolic dimension is copied whole;
-* each is alone in its loop nest, the copy's nest is the next statement of the root, no
-  other block writes ``P`` and no block before them touches it;
+* each is alone in its loop nest, the copy's nest is the next statement of the root that
+  touches ``P`` (statements between, ``reindex``'s staging copy of the interior, neither
+  read nor write it: the merged block goes where the copy was), no other block writes ``P``
+  and no block before them touches it;
 * their predicates (``T.where``) only keep each block variable in its domain (a split, or
   ``1 <= f`` for a variable bound to ``f - 1``), so they drop no element, and their loops
   provably run every point of their block's domain (:func:`.realize_check.runs_whole_domain`:
@@ -129,6 +131,9 @@ def _guard(ws: list, offsets: list, shape) -> list:
     return tests
 
 
+_FILL_SUFFIX = "_pad_const"
+
+
 def _merged(fill: BlockRealize, copy: BlockRealize, offsets: list) -> "BlockRealize | None":
     """One pad block over the fill's variables (see the module docstring)."""
     fstore, cstore = fill.block.body, copy.block.body
@@ -143,7 +148,10 @@ def _merged(fill: BlockRealize, copy: BlockRealize, offsets: list) -> "BlockReal
     value = Call(fstore.buffer.dtype, "if_then_else", (cond, substitute(cstore.value, back), fstore.value))
     reads = tuple(BufferRegion(r.buffer, tuple(Range(substitute(x.min, back), x.extent) for x in r.region))
                   for r in copy.block.reads)
-    block = attrs.evolve(copy.block, iter_vars=fill.block.iter_vars, reads=reads,
+    # the pad block's own name is the fill's without decompose_padding's suffix (the copy's
+    # may be a cache's or a reindex's after further scheduling)
+    name = fill.block.name[:-len(_FILL_SUFFIX)] if fill.block.name.endswith(_FILL_SUFFIX) else copy.block.name
+    block = attrs.evolve(copy.block, name=name, iter_vars=fill.block.iter_vars, reads=reads,
                          writes=(BufferRegion.point(fstore.buffer, ws),),
                          body=BufferStore(fstore.buffer, value, tuple(ws)))
     return BlockRealize(ws, IntImm(fill.predicate.dtype, 1), block)
@@ -169,6 +177,22 @@ def _pair(first, second, before: list, writers: dict, dom: dict, symbols=frozens
     return own_nest(merged) if merged is not None else None
 
 
+def _next_touching(stmts: list, k: int) -> "int | None":
+    """The index of the first statement after ``k`` that reads or writes the buffer the
+    statement ``k`` fills (a fill alone in its nest), else None."""
+    fill = _alone(stmts[k])
+    fstore = _fill(fill) if fill is not None else None
+    if fstore is None:
+        return None
+    key = id(fstore.buffer)
+    for j in range(k + 1, len(stmts)):
+        blocks = []
+        post_order_stmts(stmts[j], lambda n: blocks.append(n) if isinstance(n, Block) else None)
+        if any(key in loaded(b) or key in stored(b) for b in blocks):
+            return j
+    return None
+
+
 def merge_padding(func: PrimFunc) -> PrimFunc:
     """``func`` with each ``decompose_padding`` pair merged back into one pad block."""
     root = func.root_block
@@ -181,15 +205,28 @@ def merge_padding(func: PrimFunc) -> PrimFunc:
     stmts, out, before, k = list(root.body.seq), [], [], 0
     dom = loop_domain(func)
     symbols = frozenset(shape_vars(func))
+    done = set()
+
+    def passed(stmt) -> None:
+        out.append(stmt)
+        post_order_stmts(stmt, lambda n: before.append(n) if isinstance(n, Block) else None)
+
     while k < len(stmts):
-        merged = _pair(stmts[k], stmts[k + 1], before, writers, dom, symbols) if k + 1 < len(stmts) else None
-        if merged is None:
-            out.append(stmts[k])
-            post_order_stmts(stmts[k], lambda n: before.append(n) if isinstance(n, Block) else None)
+        if k in done:
             k += 1
             continue
+        j = _next_touching(stmts, k)
+        merged = _pair(stmts[k], stmts[j], before, writers, dom, symbols) if j is not None else None
+        if merged is None:
+            passed(stmts[k])
+            k += 1
+            continue
+        for m in range(k + 1, j):
+            passed(stmts[m])
+            done.add(m)
         out.append(merged)
-        k += 2
+        done.add(j)
+        k += 1
     if len(out) == len(stmts):
         return func
     new_root = attrs.evolve(root, body=SeqStmt(tuple(out)) if len(out) > 1 else out[0])

@@ -12,6 +12,8 @@
 """
 from __future__ import annotations
 
+import numpy as np
+
 import opinfo
 import tir
 from opinfo.affine import equal_extents
@@ -54,3 +56,52 @@ def test_group_norm_one_channel_per_group_shown_by_regrouped_gamma():
     (op,) = opinfo.analyze(_func("s27_group_norm_regrouped_gamma")).ops
     assert op.name == "nn.group_norm"
     assert (op.attrs["num_groups"], op.attrs["channel_axis"], list(op.attrs["axes"])) == (4, 1, [2])
+
+
+def test_dilated_avg_pool_without_padding_counts_taps_inside():
+    # count_include_pad=False with dilation: TVM counts the taps on the dilation grid inside
+    # the data (start moved up to the first one), not the positions from 0; TVM 0.27's
+    # numbers for this pool equal these (checked against its build when written)
+    from tests import topi_reference as ref
+    from tir import topi
+    x = np.random.default_rng(5).standard_normal((2, 3, 5)).astype("float32")
+    attrs = dict(pool_size=[4], strides=[1], dilation=[2], padding=[2, 1], ceil_mode=True,
+                 count_include_pad=False, layout="NCW")
+    func = topi.lower("nn.avg_pool1d", [(x.shape, "float32")], **attrs)
+    want = ref.pool_nc(x, "avg", [4], [1], [2], [2], [1], True, False)
+    np.testing.assert_allclose(tir.run(func, x), want, rtol=1e-5, atol=1e-6)
+    # at the first output, taps -2, 0, 2, 4: three inside (the old count from 0 said 4)
+    np.testing.assert_allclose(want[..., 0], (x[..., 0] + x[..., 2] + x[..., 4]) / 3, rtol=1e-5)
+
+
+def test_flat_take_wrap_with_a_symbolic_extent():
+    (op,) = opinfo.analyze(_func("s27_take_flat_wrap_symbolic")).ops
+    assert (op.name, op.attrs["axis"], op.attrs["mode"]) == ("take", None, "wrap")
+
+
+def test_decompose_padding_with_a_reindexed_interior_between():
+    # fill, then reindex's staging copy of the interior, then the copy into the pad buffer
+    (op,) = opinfo.analyze(_func("s27_decompose_padding_reindex_gap")).ops
+    assert op.name == "nn.avg_pool3d"
+    assert list(op.attrs["padding"]) == [0, 0, 1, 0, 2, 0] and list(op.attrs["pool_size"]) == [1, 4, 3]
+    assert op.attrs["count_include_pad"] is True and op.attrs["layout"] == "NDHWC"
+
+
+def test_adaptive_pool_over_a_symbolic_batch_split_onto_threads():
+    # the batch split by 3 (not dividing n), fused and bound to threads: each block alone
+    # under its loops is judged by its own domain and body
+    (op,) = opinfo.analyze(_func("s27_adaptive_pool_symbolic_threads")).ops
+    assert op.name == "nn.adaptive_avg_pool3d" and list(op.attrs["output_size"]) == [3, 10, 2]
+
+
+def test_merged_pad_block_keeps_the_pad_name():
+    # set_scope + reindex renamed the interior copy; the merged pad block takes the fill's
+    # name without decompose_padding's suffix, and the gradient reads (its ceil_mode and
+    # after-padding left open by the loops)
+    from opinfo import api
+    func = _func("s27_pool_grad_pad_renamed")
+    assert api.analyze(func).ops == ()
+    (op,) = api.analyze(func, conventions=True).ops
+    assert op.name == "grad.max_pool2d_backward"
+    assert list(op.attrs["pool_size"]) == [2, 2] and list(op.attrs["strides"]) == [1, 2]
+    assert set(op.assumed) == {"ceil_mode", "padding"}

@@ -67,7 +67,8 @@ def pool_nc(x, kind, ks, st, dl, before, after, ceil_mode, count_include_pad):
                 num *= (end - starts[i]) // dl[i] + 1
             else:
                 end = min(end, sizes[i] - 1)
-                num *= int(math.trunc((end - max(starts[i], 0)) / dl[i])) + 1
+                first = starts[i] + max(-(-(-starts[i]) // dl[i]), 0) * dl[i]  # first tap inside
+                num *= int(math.trunc((end - first) / dl[i])) + 1
         with np.errstate(divide="ignore", invalid="ignore"):  # TVM divides by a zero count too
             out[(slice(None), slice(None)) + o] = np.divide(total, num if count_include_pad else max(num, 1))
     return out

@@ -208,6 +208,8 @@ def _take(load, space, ctx):
     if mode == "flat":
         # TVM's take with axis=None (1-D data only) reads x[y % n] in mode "fast"
         return Match("take", {"axis": None}, (("data", load, space), ("indices", ind, space)))
+    if mode.startswith("flat-"):
+        return Match("take", {"axis": None, "mode": mode[5:]}, (("data", load, space), ("indices", ind, space)))
     if mode != "fast":
         # 1-D data: axis=None and axis=0 print the very same clip / wrap index. Importers
         # write axis=0 (ONNX Gather always has an axis; TVM's ONNX frontend reads one
@@ -228,7 +230,8 @@ def _take(load, space, ctx):
 def _take_index(e, n, ctx) -> "tuple | None":
     """(indices load, mode) when ``e`` is TVM's take index into a dimension of extent ``n``:
     ``y[..]`` (mode fast), ``min(max(0, y[..]), n - 1)`` (clip), ``truncmod(truncmod(y[..], n)
-    + n, n)`` (wrap), ``floormod(y[..], n)`` (fast with axis=None: "flat")."""
+    + n, n)`` (wrap), ``floormod(y[..], n)`` (fast with axis=None: "flat"), ``floormod`` of a
+    clip or wrap index (axis=None: "flat-clip", "flat-wrap")."""
     def extent(x, k):
         return always_equal(sym(x), sym(n) + k) if sym(n) is not None else False
 
@@ -242,7 +245,12 @@ def _take_index(e, n, ctx) -> "tuple | None":
         return (got, "wrap") if got is not None else None
     if isinstance(e, FloorMod) and extent(e.b, 0):
         got = _index_load(e.a, ctx)
-        return (got, "flat") if got is not None else None
+        if got is not None:
+            return got, "flat"
+        inner = _take_index(e.a, n, ctx)
+        # axis=None's flattening modulo left around a clip / wrap index (a symbolic extent
+        # keeps it; a constant one lets TVM drop it, and axis 0 prints the same)
+        return (inner[0], "flat-" + inner[1]) if inner is not None and inner[1] in ("clip", "wrap") else None
     got = _index_load(e, ctx)
     return (got, "fast") if got is not None else None
 

@@ -4,7 +4,8 @@ TVM divides each window sum by a count built per pooled dimension from
 ``start = o * stride - before`` and ``end = start + (kernel - 1) * dilation``:
 
 * ``count_include_pad``: ``end`` is clipped to ``size + after - 1``;
-* otherwise ``end`` is clipped to ``size - 1``, ``start`` to 0, and the product of the
+* otherwise ``end`` is clipped to ``size - 1``, ``start`` moved up to the first tap inside
+  the data (``start + max(ceil(-start / dilation), 0) * dilation``), and the product of the
   per-dimension counts to at least 1;
 
 the per-dimension count being ``(end - start) / dilation + 1`` (truncating division).
@@ -38,7 +39,8 @@ def axis_count(ax, after: int, include: bool, o):
         end = np.minimum(end, ax.size + after - 1)
     else:
         end = np.minimum(end, ax.size - 1)
-        start = np.maximum(start, 0)
+        # the first tap inside the data, on the dilation grid
+        start = start + np.maximum(np.ceil(-start / ax.dilation), 0) * ax.dilation
     return np.trunc((end - start) / ax.dilation) + 1
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 
+import attrs
 import numpy as np
 
 from tir.buffer import Buffer
@@ -16,7 +17,7 @@ from tir.functor import node_fields, post_order_visit, pre_order_visit
 from tir.interp import interpret
 from tir.interp_expr import nan_propagating_minmax
 from tir.node import Node
-from tir.stmt import Block, BlockRealize, BufferStore, For, IterVar, While
+from tir.stmt import Block, BlockRealize, BufferStore, For, IterVar, SeqStmt, Stmt, While
 
 from ..affine import const_of
 
@@ -130,9 +131,54 @@ def uniform(func, sym) -> bool:
                     return False
         return True
     try:
-        return ok(func.body)
+        if ok(func.body):
+            return True
     except RecursionError:
         return False
+    blocks = _as_blocks(func.body)
+    return blocks is not None and uniform(attrs.evolve(func, body=blocks), sym)
+
+
+def _as_blocks(body) -> "Stmt | None":
+    """``body`` with each block that is alone under its loops (a perfect nest up to the
+    enclosing block) standing for its own iteration domain: the loops dropped, each
+    variable bound to itself, no predicate. The soundness gates have the loops run every
+    block's domain (:mod:`opinfo.realize_check`, the predicate rules), so the block's domain
+    and body are what it computes: splits and thread bindings of a symbolic extent
+    (``(n + 2) // 3 * 60`` iterations, ``T.where(... < n)``) then need no judging. None when
+    nothing changes or a block reads a loop variable directly."""
+    dropped: list = []
+
+    def own(realize: BlockRealize) -> BlockRealize:
+        block = realize.block
+        block = attrs.evolve(block, body=walk(block.body),
+                             init=walk(block.init) if block.init is not None else None)
+        return attrs.evolve(realize, iter_values=tuple(iv.var for iv in block.iter_vars),
+                            predicate=IntImm(realize.predicate.dtype, 1), block=block)
+
+    def walk(stmt):
+        if isinstance(stmt, For):
+            chain, inner = [], stmt
+            while isinstance(inner, For):
+                chain.append(inner)
+                inner = inner.body
+            if isinstance(inner, BlockRealize):
+                dropped.extend(id(f.loop_var) for f in chain)
+                return own(inner)
+            return attrs.evolve(stmt, body=walk(stmt.body))
+        if isinstance(stmt, BlockRealize):
+            return own(stmt)
+        if isinstance(stmt, SeqStmt):
+            return attrs.evolve(stmt, seq=tuple(walk(s) for s in stmt.seq))
+        return stmt
+
+    out = walk(body)
+    if not dropped:
+        return None
+    ids = set(dropped)
+    leaked = []
+    post_order_visit(out, lambda n: leaked.append(n) if isinstance(n, Var) and id(n) in ids else None)
+    return None if leaked else out
 
 
 def above_constants(func) -> int:

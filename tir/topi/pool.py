@@ -94,7 +94,9 @@ def _count(o, size, i, ks, st, dl, head, tail, include_pad) -> PrimExpr:
         low = start
     else:
         end = Min(end, sub(size, 1))
-        low = Max(start, index(0))
+        # the first tap inside the data: on the dilation grid from ``start`` (TVM's formula)
+        low = Max(start, index(0)) if dl[i] == 1 else \
+            add(start, mul(Max(Div(sub(index(dl[i] - 1), start), index(dl[i])), index(0)), dl[i]))
     span = sub(end, low)
     return add(span if dl[i] == 1 else Div(span, index(dl[i])), 1)
 
