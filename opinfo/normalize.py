@@ -74,6 +74,7 @@ from .partial_copy import read_through_copies
 from .pad_einsum import _holds_blocks, _undup, unpad_einsum
 from .loop_partition import merge_partitions
 from .predicates import drop_predicates
+from .radix_store import radix_stores
 from .probe import NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, scalar_int, shape_envs, shape_vars
 from .realize_check import SHAPE_VALUES, covers_domain
 from .reduce_fuse import fuse_split_reductions, split_fused_reductions
@@ -582,4 +583,7 @@ def normalize(func: PrimFunc) -> "PrimFunc | None":
     # (reindex applied to the partial block): merged once the copy is gone. Merged back, a
     # split reduction reduces over two variables a * F + b, made one; blocks rebuilt from
     # loops (dlight) that write a unit axis at a constant 0 get its variable back.
-    return restore_unit_vars(split_fused_reductions(fuse_split_reductions(unit_reductions(merge_rfactor(merge_padding(func))))))
+    # a store at a mixed-radix index of block variables (reindex after reverse_compute_inline
+    # of a reshape) gets one variable over that dimension
+    return radix_stores(restore_unit_vars(split_fused_reductions(fuse_split_reductions(unit_reductions(
+        merge_rfactor(merge_padding(func)))))))

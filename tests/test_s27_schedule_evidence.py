@@ -105,3 +105,36 @@ def test_merged_pad_block_keeps_the_pad_name():
     assert op.name == "grad.max_pool2d_backward"
     assert list(op.attrs["pool_size"]) == [2, 2] and list(op.attrs["strides"]) == [1, 2]
     assert set(op.assumed) == {"ceil_mode", "padding"}
+
+
+def test_store_at_a_mixed_radix_index_is_iterated_over_the_dimension():
+    # reverse_compute_inline of the final reshape, then reindex: the output block stores
+    # T_reshape[v0, v1 * 2 + v2, v3, v4]; one variable over channels reads it
+    (op,) = opinfo.analyze(_func("s27_group_norm_radix_store")).ops
+    assert op.name == "nn.group_norm"
+    assert (op.attrs["num_groups"], op.attrs["channel_axis"], list(op.attrs["axes"])) == (4, 1, [2, 3])
+
+
+_RADIX = """
+@T.prim_func
+def f(a: T.Buffer((4, 2, 3), "float32"), b: T.Buffer((ROWS, 3), "float32")):
+    for i, j, k in T.grid(4, 2, 3):
+        with T.block("b"):
+            vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+            b[INDEX, vk] = a[vi, vj, vk]
+"""
+
+
+def test_radix_stores_rewrites_only_an_exact_mixed_radix():
+    from opinfo.radix_store import radix_stores
+    func = tir.parse(_RADIX.replace("ROWS", "8").replace("INDEX", "vi * 2 + vj"))
+    out = radix_stores(func)
+    (block,) = [b for b in out.blocks() if b.name == "b"]
+    assert len(block.iter_vars) == 2  # one variable over the 8 rows
+    x = np.random.default_rng(0).standard_normal((4, 2, 3)).astype("float32")
+    np.testing.assert_array_equal(tir.run(out, x), x.reshape(8, 3))
+    np.testing.assert_array_equal(tir.run(func, x), x.reshape(8, 3))
+    # no exact mixed radix: coefficients 1 and 1, or 2 * 4 short of 9 rows
+    for rows, index in (("5", "vi + vj"), ("9", "vi * 2 + vj")):
+        func = tir.parse(_RADIX.replace("ROWS", rows).replace("INDEX", index))
+        assert radix_stores(func) is func

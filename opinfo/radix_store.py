@@ -1,0 +1,123 @@
+"""Blocks that store at a mixed-radix index of their variables, iterated over the buffer's
+own dimension instead.
+
+``reindex`` after ``reverse_compute_inline`` of a reshape leaves the last block storing
+``T_reshape[v0, v1 * 2 + v2, v3] = T_reshape_reindex[v0, v1, v2, v3]``: two block variables
+spell one position of the output. The recognizers read a store at bare variables (one per
+dimension), so such a block is given one variable ``w`` over that dimension, bound to the
+same loops (``w = 2 * (v1's binding) + (v2's binding)``), and its body reads ``v1`` as
+``w // 2`` and ``v2`` as ``w % 2``. The loops run the same points; each point stores the same
+value at the same place.
+
+Only a block whose body is one store, whose variables of such an index are spatial, from 0,
+constant in extent, used by no other index of the store, with coefficients that are the
+mixed radix of their extents (the smallest 1, each the next one's times that variable's
+extent) and covering the dimension exactly (the largest coefficient times its extent is the
+dimension's extent).
+"""
+from __future__ import annotations
+
+import attrs
+
+from tir.buffer import BufferRegion, Range
+from tir.expr import Add, FloorDiv, FloorMod, IntImm, Mul, Var
+from tir.function import PrimFunc
+from tir.functor import post_order_visit, substitute, transform
+from tir.stmt import BlockRealize, BufferStore, IterKind, IterVar
+
+from .affine import ONE, affine, const_of
+
+
+def _digits(index, ivs: dict, others: list) -> "list | None":
+    """``[(iter var, coefficient, extent), ...]`` from the largest coefficient down when
+    ``index`` is a mixed-radix number of spatial block variables no other index mentions
+    (``others``: the ids of the variables of the other indices), else None."""
+    form = affine(index)
+    if form is None or ONE in form or len(form) < 2:
+        return None
+    found = []
+    for atom, coeff in form.items():
+        iv = ivs.get(id(atom)) if isinstance(atom, Var) else None
+        if iv is None or iv.kind != IterKind.SPATIAL or const_of(iv.dom.min) != 0 or coeff <= 0:
+            return None
+        ext = const_of(iv.dom.extent)
+        if ext is None or ext < 2 or any(id(atom) in o for o in others):
+            return None
+        found.append((iv, coeff, ext))
+    found.sort(key=lambda t: -t[1])
+    if found[-1][1] != 1:
+        return None
+    for (_, c, _), (_, c_next, e_next) in zip(found, found[1:]):
+        if c != c_next * e_next:
+            return None
+    return found
+
+
+def _rewrite(realize: BlockRealize) -> "BlockRealize | None":
+    block = realize.block
+    store = block.body
+    if not isinstance(store, BufferStore) or block.init is not None:
+        return None
+    ivs = {id(iv.var): iv for iv in block.iter_vars}
+    bindings = {id(iv.var): v for iv, v in zip(block.iter_vars, realize.iter_values)}
+    atoms = [{id(v) for v in _all_vars(i)} for i in store.indices]
+    for d, index in enumerate(store.indices):
+        others = [atoms[j] for j in range(len(store.indices)) if j != d]
+        digits = _digits(index, ivs, others)
+        size = const_of(store.buffer.shape[d]) if d < len(store.buffer.shape) else None
+        if digits is None or size is None or digits[0][1] * digits[0][2] != size:
+            continue
+        first = digits[0][0]
+        dtype = first.var.dtype
+        w = Var(f"{first.var.name}_w", dtype)
+        binding = None
+        for iv, c, _ in digits:
+            term = bindings[id(iv.var)] if c == 1 else Mul(bindings[id(iv.var)], IntImm(dtype, c))
+            binding = term if binding is None else Add(binding, term)
+        mapping = {}
+        for k, (iv, c, e) in enumerate(digits):
+            value = w if c == 1 else FloorDiv(w, IntImm(dtype, c))
+            mapping[iv.var] = value if k == 0 else FloorMod(value, IntImm(dtype, e))
+        gone = {id(iv.var) for iv, _, _ in digits}
+        new_ivs, new_values = [], []
+        for iv, v in zip(block.iter_vars, realize.iter_values):
+            if iv is first:
+                new_ivs.append(IterVar(w, Range(IntImm(dtype, 0), IntImm(dtype, size)), IterKind.SPATIAL))
+                new_values.append(binding)
+            elif id(iv.var) not in gone:
+                new_ivs.append(iv)
+                new_values.append(v)
+        indices = tuple(w if j == d else substitute(i, mapping) for j, i in enumerate(store.indices))
+        body = BufferStore(store.buffer, substitute(store.value, mapping), indices)
+        reads = tuple(_region(r, mapping) for r in block.reads)
+        writes = tuple(_region(r, mapping) for r in block.writes)
+        block = attrs.evolve(block, iter_vars=tuple(new_ivs), body=body, reads=reads, writes=writes)
+        return attrs.evolve(realize, iter_values=tuple(new_values), block=block)
+    return None
+
+
+def _region(region: BufferRegion, mapping: dict) -> BufferRegion:
+    return BufferRegion(region.buffer, tuple(Range(substitute(r.min, mapping), substitute(r.extent, mapping))
+                                             for r in region.region))
+
+
+def _all_vars(e) -> list:
+    found = []
+    post_order_visit(e, lambda n: found.append(n) if isinstance(n, Var) else None)
+    return found
+
+
+def radix_stores(func: PrimFunc) -> PrimFunc:
+    """``func`` with each block storing at a mixed-radix index iterated over that dimension
+    (see the module docstring); ``func`` itself when there is none."""
+    changed = []
+
+    def post(n):
+        if isinstance(n, BlockRealize) and n.block.name != "root":
+            new = _rewrite(n)
+            if new is not None:
+                changed.append(n)
+                return new
+        return None
+    out = transform(func, post)
+    return out if changed else func
