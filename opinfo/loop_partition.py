@@ -191,6 +191,7 @@ def merge_partitions(func: PrimFunc) -> PrimFunc:
 
 def _merge_partitions(func: PrimFunc) -> PrimFunc:
     merged = [False]
+    loops: set = set()  # ids of the merged loops
 
     def post(n):
         if isinstance(n, SeqStmt):
@@ -204,6 +205,7 @@ def _merge_partitions(func: PrimFunc) -> PrimFunc:
                     loop = _merged(items[k:stop])
                     if loop is not None:
                         out.append(loop)
+                        loops.add(id(loop))
                         k = stop
                         merged[0] = True
                         break
@@ -219,8 +221,16 @@ def _merge_partitions(func: PrimFunc) -> PrimFunc:
     if not merged[0]:
         return func
 
+    def holds_merged(stmt) -> bool:
+        stmt = _unwrapped(stmt)
+        if isinstance(stmt, SeqStmt):
+            return any(holds_merged(s) for s in stmt.seq)
+        return id(stmt) in loops
+
     def unwrap(n):
-        if _wrapper(n) and n.block is not out.root_block:
+        # only the scope blocks that held the partitions: an extern block without iteration
+        # variables (scatter_nd_generic) keeps its loads inside a block
+        if _wrapper(n) and n.block is not out.root_block and holds_merged(n.block.body):
             return _unwrapped(n)
         return None
 

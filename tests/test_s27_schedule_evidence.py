@@ -138,3 +138,11 @@ def test_radix_stores_rewrites_only_an_exact_mixed_radix():
     for rows, index in (("5", "vi + vj"), ("9", "vi * 2 + vj")):
         func = tir.parse(_RADIX.replace("ROWS", rows).replace("INDEX", index))
         assert radix_stores(func) is func
+
+
+def test_loop_partition_merge_keeps_an_extern_block_wrapped():
+    # loop_partition's scope blocks are unwrapped once their partitions merge; the extern
+    # scatter_nd_generic block (no iteration variables either) must keep its loads inside
+    # a block, or its transposed inputs' producers look dead
+    (op,) = opinfo.analyze(_func("s27_loop_partition_extern_block")).ops
+    assert (op.name, op.attrs["reduction"]) == ("scatter_nd", "update")
