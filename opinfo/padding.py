@@ -170,7 +170,7 @@ def _pair(first, second, before: list, writers: dict, dom: dict, symbols=frozens
     buf = fstore.buffer
     if writers.get(id(buf)) != 2 or id(buf) in loaded(copy.block):
         return None
-    if any(id(buf) in loaded(b) or id(buf) in stored(b) for b in before):
+    if any(_touches(b, id(buf)) for b in before):
         return None
     offsets = _offsets(cstore, copy.block)
     merged = _merged(fill, copy, offsets) if offsets is not None else None
@@ -188,9 +188,14 @@ def _next_touching(stmts: list, k: int) -> "int | None":
     for j in range(k + 1, len(stmts)):
         blocks = []
         post_order_stmts(stmts[j], lambda n: blocks.append(n) if isinstance(n, Block) else None)
-        if any(key in loaded(b) or key in stored(b) for b in blocks):
+        if any(_touches(b, key) for b in blocks):
             return j
     return None
+
+
+def _touches(block: Block, key: int) -> bool:
+    """Whether ``block`` reads or writes the buffer whose id is ``key``."""
+    return key in loaded(block) or key in stored(block)
 
 
 def merge_padding(func: PrimFunc) -> PrimFunc:
@@ -205,16 +210,12 @@ def merge_padding(func: PrimFunc) -> PrimFunc:
     stmts, out, before, k = list(root.body.seq), [], [], 0
     dom = loop_domain(func)
     symbols = frozenset(shape_vars(func))
-    done = set()
 
     def passed(stmt) -> None:
         out.append(stmt)
         post_order_stmts(stmt, lambda n: before.append(n) if isinstance(n, Block) else None)
 
     while k < len(stmts):
-        if k in done:
-            k += 1
-            continue
         j = _next_touching(stmts, k)
         merged = _pair(stmts[k], stmts[j], before, writers, dom, symbols) if j is not None else None
         if merged is None:
@@ -223,10 +224,8 @@ def merge_padding(func: PrimFunc) -> PrimFunc:
             continue
         for m in range(k + 1, j):
             passed(stmts[m])
-            done.add(m)
         out.append(merged)
-        done.add(j)
-        k += 1
+        k = j + 1
     if len(out) == len(stmts):
         return func
     new_root = attrs.evolve(root, body=SeqStmt(tuple(out)) if len(out) > 1 else out[0])

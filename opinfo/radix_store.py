@@ -22,16 +22,17 @@ import attrs
 from tir.buffer import BufferRegion, Range
 from tir.expr import Add, FloorDiv, FloorMod, IntImm, Mul, Var
 from tir.function import PrimFunc
-from tir.functor import post_order_visit, substitute, transform
+from tir.functor import post_order_stmts, substitute, transform
 from tir.stmt import BlockRealize, BufferStore, IterKind, IterVar
 
 from .affine import ONE, affine, const_of
+from .probe import collect_vars
 
 
 def _digits(index, ivs: dict, others: list) -> "list | None":
     """``[(iter var, coefficient, extent), ...]`` from the largest coefficient down when
     ``index`` is a mixed-radix number of spatial block variables no other index mentions
-    (``others``: the ids of the variables of the other indices), else None."""
+    (``others``: the variables of each other index), else None."""
     form = affine(index)
     if form is None or ONE in form or len(form) < 2:
         return None
@@ -41,7 +42,7 @@ def _digits(index, ivs: dict, others: list) -> "list | None":
         if iv is None or iv.kind != IterKind.SPATIAL or const_of(iv.dom.min) != 0 or coeff <= 0:
             return None
         ext = const_of(iv.dom.extent)
-        if ext is None or ext < 2 or any(id(atom) in o for o in others):
+        if ext is None or ext < 2 or any(atom in o for o in others):
             return None
         found.append((iv, coeff, ext))
     found.sort(key=lambda t: -t[1])
@@ -60,7 +61,10 @@ def _rewrite(realize: BlockRealize) -> "BlockRealize | None":
         return None
     ivs = {id(iv.var): iv for iv in block.iter_vars}
     bindings = {id(iv.var): v for iv, v in zip(block.iter_vars, realize.iter_values)}
-    atoms = [{id(v) for v in _all_vars(i)} for i in store.indices]
+    atoms = []
+    for i in store.indices:
+        atoms.append(set())
+        collect_vars(i, atoms[-1])
     for d, index in enumerate(store.indices):
         others = [atoms[j] for j in range(len(store.indices)) if j != d]
         digits = _digits(index, ivs, others)
@@ -101,23 +105,18 @@ def _region(region: BufferRegion, mapping: dict) -> BufferRegion:
                                              for r in region.region))
 
 
-def _all_vars(e) -> list:
-    found = []
-    post_order_visit(e, lambda n: found.append(n) if isinstance(n, Var) else None)
-    return found
-
-
 def radix_stores(func: PrimFunc) -> PrimFunc:
     """``func`` with each block storing at a mixed-radix index iterated over that dimension
     (see the module docstring); ``func`` itself when there is none."""
-    changed = []
+    new: dict = {}
 
-    def post(n):
-        if isinstance(n, BlockRealize) and n.block.name != "root":
-            new = _rewrite(n)
-            if new is not None:
-                changed.append(n)
-                return new
-        return None
-    out = transform(func, post)
-    return out if changed else func
+    def visit(n):
+        if isinstance(n, BlockRealize):
+            got = _rewrite(n)
+            if got is not None:
+                new[id(n)] = got
+    post_order_stmts(func.body, visit)
+    if not new:
+        return func  # spare the rewrite's walk of every expression
+    # a rewritten block's body is one store: its realize comes out of the rebuild unchanged
+    return transform(func, lambda n: new.get(id(n)))

@@ -20,6 +20,7 @@ from tir.node import Node
 from tir.stmt import Block, BlockRealize, BufferStore, For, IterVar, SeqStmt, Stmt, While
 
 from ..affine import const_of
+from ..probe import collect_vars
 
 
 def concrete_shapes(bufs, value: int) -> "list | None":
@@ -163,7 +164,7 @@ def _as_blocks(body) -> "Stmt | None":
                 chain.append(inner)
                 inner = inner.body
             if isinstance(inner, BlockRealize):
-                dropped.extend(id(f.loop_var) for f in chain)
+                dropped.extend(f.loop_var for f in chain)
                 return own(inner)
             return attrs.evolve(stmt, body=walk(stmt.body))
         if isinstance(stmt, BlockRealize):
@@ -175,10 +176,9 @@ def _as_blocks(body) -> "Stmt | None":
     out = walk(body)
     if not dropped:
         return None
-    ids = set(dropped)
-    leaked = []
-    post_order_visit(out, lambda n: leaked.append(n) if isinstance(n, Var) and id(n) in ids else None)
-    return None if leaked else out
+    used: set = set()
+    collect_vars(out, used)
+    return None if used & set(dropped) else out
 
 
 def above_constants(func) -> int:
