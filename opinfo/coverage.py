@@ -15,12 +15,18 @@ nested blocks bound to outer block variables, symbolic extents that differ, buff
 several writers (decomposed reductions, scatters) -- is not judged."""
 from __future__ import annotations
 
-from tir.expr import BufferLoad, Call, Select, Var
+import numpy as np
+
+from tir.expr import BufferLoad, Call, IntImm, Select, Var
 from tir.functor import post_order_visit, pre_order_visit
 from tir.stmt import Block, BlockRealize, BufferStore, For, SeqStmt
 
 from .affine import ONE, affine, const_of, equal_extents
+from .probe import POINT_ERRORS, collect_vars, evaluate_points, loops_points
 from .semantic import stages_of
+
+SPAN_POINTS = 1 << 16
+"""Loop iterations above which :func:`predicate_spans` enumerates nothing."""
 
 
 def _realizes(stmt, loops=()):
@@ -240,18 +246,67 @@ def clippable(index, ranges: dict) -> bool:
     return form is not None and all(v in ranges and c > 0 for v, c in form.items() if v != ONE)
 
 
+def predicate_spans(realize: BlockRealize, loops) -> "dict | None":
+    """{block variable: (lowest, highest) value its binding takes where the block's
+    predicate holds} when the block has a predicate, for the variables whose binding, like
+    the predicate, uses no variable but loops of ``loops`` (those around the block, up to
+    the enclosing block) with constant ranges, enumerated; ``{}`` when none is known (no
+    predicate, other variables, too many iterations); None when the predicate provably
+    holds at no iteration (the block never runs). ``loop_partition`` keeps a split's
+    ``T.where`` in every copy of the nest while giving a copy the domain of its loop's range
+    (``range(4, 8)`` for an axis of 7): the predicate, not the domain, bounds the values."""
+    if isinstance(realize.predicate, IntImm):
+        return {}
+    by_var = {lp.loop_var: lp for lp in loops}
+    fixed = {v for v, lp in by_var.items() if const_of(lp.min) is not None and const_of(lp.extent) is not None}
+    used: set = set()
+    collect_vars(realize.predicate, used)
+    if not used <= fixed:
+        return {}
+    known = []
+    for k, value in enumerate(realize.iter_values):
+        found: set = set()
+        collect_vars(value, found)
+        if found <= fixed:
+            known.append(k)
+            used |= found
+    chosen = [lp for lp in loops if lp.loop_var in used]
+    got = loops_points(chosen, {}, SPAN_POINTS)
+    if got is None:
+        return {}
+    leaves, size, _ = got
+    try:
+        keep = evaluate_points(realize.predicate, leaves, size).astype(bool)
+        values = {k: evaluate_points(realize.iter_values[k], leaves, size)[keep] for k in known}
+    except POINT_ERRORS + (KeyError,):
+        return {}
+    if size and not keep.any():
+        return None
+    spans = {}
+    for k, v in values.items():
+        if v.size and np.all(v == np.floor(v)):
+            spans[realize.block.iter_vars[k].var] = (int(v.min()), int(v.max()))
+    return spans
+
+
 def _block_stores(func) -> list:
     """(store, {variable: (min, extent)}) for the unguarded stores of every block
     (:func:`_inner_stores`), the ranges those of the block's variables with constant
-    domains and of the loops inside the block around the store."""
+    domains -- narrowed to the values a binding takes where the block's predicate holds
+    when those lie inside the domain (:func:`predicate_spans`; a block whose predicate
+    never holds stores nothing) -- and of the loops inside the block around the store."""
     out: list = []
-    for realize, _ in _realizes(func.body):
+    for realize, loops in _realizes(func.body):
         block = realize.block
+        spans = predicate_spans(realize, loops)
+        if spans is None:
+            continue
         ranges = {}
         for iv in block.iter_vars:
             lo, ext = const_of(iv.dom.min), const_of(iv.dom.extent)
             if lo is not None and ext is not None:
-                ranges[iv.var] = (lo, ext)
+                a, b = spans.get(iv.var, (lo, lo + ext - 1))
+                ranges[iv.var] = (a, b - a + 1) if lo <= a <= b < lo + ext else (lo, ext)
         _inner_stores(block.body, ranges, out)
     return out
 

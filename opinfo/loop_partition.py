@@ -32,6 +32,7 @@ from tir.node import Map, Node
 from tir.stmt import Block, BlockRealize, For, IterKind, IterVar, SeqStmt
 
 from .affine import const_of
+from .coverage import _realizes, predicate_spans
 from .realized_domain import shrink_reductions
 
 _SKIPPED = {Block: ("name", "reads", "writes")}
@@ -166,7 +167,39 @@ def _merged(loops: list) -> "For | None":
         return None
 
     body = transform(first.body, post)
-    return attrs.evolve(first, extent=IntImm(first.extent.dtype, total), body=body)
+    loop = attrs.evolve(first, extent=IntImm(first.extent.dtype, total), body=body)
+    return _capped(loop, {key for key, found in doms.items() if found[0].kind == IterKind.SPATIAL})
+
+
+def _capped(loop: For, keys: set) -> For:
+    """``loop`` with the merged domains of spatial block variables (``keys``: ids of their
+    variables) capped at the highest value their binding takes where the block's predicate
+    holds (:func:`.coverage.predicate_spans`). A split that does not divide its axis, fused
+    and partitioned, keeps its ``T.where`` in every copy while TVM gives each copy's
+    variable the range of the copy's loop: ``range(4, 8)`` for an axis of 7, so the union is
+    8 long; the predicate leaves 7 of them. Only values no iteration runs are cut (the
+    checks that follow judge whether the loops run all of the rest)."""
+    if not keys:
+        return loop
+    caps: dict = {}
+    for realize, loops in _realizes(loop):
+        spans = predicate_spans(realize, loops)
+        for iv in realize.block.iter_vars:
+            if id(iv.var) not in keys or not spans or iv.var not in spans:
+                continue
+            lo, ext = const_of(iv.dom.min), const_of(iv.dom.extent)
+            a, b = spans[iv.var]
+            if lo is not None and ext is not None and lo <= a <= b < lo + ext - 1:
+                caps[id(iv.var)] = Range(iv.dom.min, IntImm(iv.dom.extent.dtype, b + 1 - lo))
+    if not caps:
+        return loop
+
+    def post(n):
+        if isinstance(n, IterVar) and id(n.var) in caps:
+            return attrs.evolve(n, dom=caps[id(n.var)])
+        return None
+
+    return transform(loop, post)
 
 
 _RECENT: dict = {}

@@ -43,6 +43,7 @@ from tir.stmt import BlockRealize
 
 from ..affine import const_of
 from ..info import OpInfo, Operand
+from ..loop_partition import merge_partitions
 from ..normalize import normalize
 from ..tags import tag
 from .pool_grad_read import ARGMAX, GRAD, argmax_windows, grad_block, include_pad, layout_of, padded_extents, structure
@@ -105,7 +106,9 @@ def _readings(axes: list, padded) -> list:
 def recognize_pool_grad(func: PrimFunc) -> "OpInfo | None":
     """The 2-d pooling gradient ``func`` computes, or None (see the module doc)."""
     bufs = func.buffers
-    if len(bufs) != 3 or len(func.params) != 3 or GRAD not in {tag(b.name) for b in func.blocks()}:
+    # block names as lowered: loop_partition's copies (``T_pool_grad_ax30``) merged back
+    names = {tag(b.name) for b in merge_partitions(func).blocks()}
+    if len(bufs) != 3 or len(func.params) != 3 or GRAD not in names:
         return None
     dtype = str(bufs[1].dtype)
     if not bufs[1].dtype.is_float or any(str(b.dtype) != dtype for b in bufs):
@@ -113,7 +116,7 @@ def recognize_pool_grad(func: PrimFunc) -> "OpInfo | None":
     shape = tuple(const_of(e) for e in bufs[1].shape)
     if None in shape or tuple(const_of(e) for e in bufs[2].shape) != shape or len(bufs[0].shape) != len(shape):
         return None
-    kind = "max" if ARGMAX in {tag(b.name) for b in func.blocks()} else "avg"
+    kind = "max" if ARGMAX in names else "avg"
     nf = normalize(func)
     block = grad_block(nf, kind) if nf is not None else None
     if block is None:
