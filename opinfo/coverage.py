@@ -103,8 +103,13 @@ def partial_writes(func) -> bool:
     """True when some block is the only writer of an output (a parameter buffer) and
     provably writes part of it (a loop of no iteration around it writes none), or when a
     block provably writes outside a buffer (:func:`out_of_bounds_writes`). Intermediate buffers may be written in part: TVM's pad
-    block after ``compute_at`` fills only the columns its consumer reads."""
-    if out_of_bounds_writes(func):
+    block after ``compute_at`` fills only the columns its consumer reads. Blocks whose
+    stores reach nothing a parameter holds are not judged for writes outside a buffer
+    (:func:`.normalize.drop_dead_blocks`; ``cache_index`` leaves index blocks nothing reads
+    that bind past their buffer): buffers are disjoint here, and no output changes."""
+    from .normalize import drop_dead_blocks  # normalize imports this module
+
+    if out_of_bounds_writes(drop_dead_blocks(func)):
         return True
     params = {id(b) for b in func.buffers}
     if _idle_writer(func.body, params):
@@ -247,16 +252,22 @@ def clippable(index, ranges: dict) -> bool:
 
 
 def predicate_spans(realize: BlockRealize, loops) -> "dict | None":
-    """{block variable: (lowest, highest) value its binding takes where the block's
-    predicate holds} when the block has a predicate, for the variables whose binding, like
-    the predicate, uses no variable but loops of ``loops`` (those around the block, up to
-    the enclosing block) with constant ranges, enumerated; ``{}`` when none is known (no
-    predicate, other variables, too many iterations); None when the predicate provably
-    holds at no iteration (the block never runs). ``loop_partition`` keeps a split's
-    ``T.where`` in every copy of the nest while giving a copy the domain of its loop's range
-    (``range(4, 8)`` for an axis of 7): the predicate, not the domain, bounds the values."""
+    """:func:`binding_spans` of a block with a predicate; ``{}`` for one without."""
     if isinstance(realize.predicate, IntImm):
         return {}
+    return binding_spans(realize, loops)
+
+
+def binding_spans(realize: BlockRealize, loops) -> "dict | None":
+    """{block variable: (lowest, highest) value its binding takes where the block's
+    predicate holds}, for the variables whose binding, like the predicate, uses no variable
+    but loops of ``loops`` (those around the block, up to the enclosing block) with
+    constant ranges, enumerated; ``{}`` when none is known (other variables, too many
+    iterations); None when the predicate provably holds at no iteration (the block never
+    runs). What TVM's code stores is what the bindings take, the declared domain aside:
+    ``loop_partition`` keeps a split's ``T.where`` in every copy of the nest while giving a
+    copy the domain of its loop's range (``range(4, 8)`` for an axis of 7), and
+    ``cache_index`` may declare a domain of 3 where the split loops bind 0..8."""
     by_var = {lp.loop_var: lp for lp in loops}
     fixed = {v for v, lp in by_var.items() if const_of(lp.min) is not None and const_of(lp.extent) is not None}
     used: set = set()
@@ -276,8 +287,9 @@ def predicate_spans(realize: BlockRealize, loops) -> "dict | None":
         return {}
     leaves, size, _ = got
     try:
-        keep = evaluate_points(realize.predicate, leaves, size).astype(bool)
-        values = {k: evaluate_points(realize.iter_values[k], leaves, size)[keep] for k in known}
+        keep = np.broadcast_to(np.asarray(evaluate_points(realize.predicate, leaves, size)).astype(bool), (size,))
+        values = {k: np.broadcast_to(np.asarray(evaluate_points(realize.iter_values[k], leaves, size)), (size,))[keep]
+                  for k in known}
     except POINT_ERRORS + (KeyError,):
         return {}
     if size and not keep.any():
@@ -289,22 +301,28 @@ def predicate_spans(realize: BlockRealize, loops) -> "dict | None":
     return spans
 
 
-def _block_stores(func) -> list:
+def _block_stores(func, as_run: bool) -> list:
     """(store, {variable: (min, extent)}) for the unguarded stores of every block
-    (:func:`_inner_stores`), the ranges those of the block's variables with constant
-    domains -- narrowed to the values a binding takes where the block's predicate holds
-    when those lie inside the domain (:func:`predicate_spans`; a block whose predicate
-    never holds stores nothing) -- and of the loops inside the block around the store."""
+    (:func:`_inner_stores`), the ranges those of the block's variables and of the loops
+    inside the block around the store. ``as_run``: the function as TVM wrote it, whose code
+    runs what the bindings take (:func:`binding_spans`, when enumerable) whatever the
+    declared domains; otherwise (a function :func:`.normalize.normalize` left, which reads
+    domains, not loops) the constant domains, narrowed to the values a binding takes where
+    the block's predicate holds when those lie inside. A block whose predicate never holds
+    stores nothing."""
     out: list = []
     for realize, loops in _realizes(func.body):
         block = realize.block
-        spans = predicate_spans(realize, loops)
+        spans = binding_spans(realize, loops) if as_run else predicate_spans(realize, loops)
         if spans is None:
             continue
         ranges = {}
         for iv in block.iter_vars:
             lo, ext = const_of(iv.dom.min), const_of(iv.dom.extent)
-            if lo is not None and ext is not None:
+            if as_run and iv.var in spans:
+                a, b = spans[iv.var]
+                ranges[iv.var] = (a, b - a + 1)
+            elif lo is not None and ext is not None:
                 a, b = spans.get(iv.var, (lo, lo + ext - 1))
                 ranges[iv.var] = (a, b - a + 1) if lo <= a <= b < lo + ext else (lo, ext)
         _inner_stores(block.body, ranges, out)
@@ -313,18 +331,47 @@ def _block_stores(func) -> list:
 
 def out_of_bounds_writes(func) -> bool:
     """True when a block provably stores outside its buffer: a store index, affine in block
-    variables (each over its declared domain, which TVM's bindings stay within) and loops
+    variables (each over the values its binding takes, or its declared domain) and loops
     inside the block, reaches past the buffer's extent. No op writes there; TVM prints such
     functions after ``pad_einsum`` of a reduction (its iteration padded, its output not).
-    A copy ``S[i...] = P[i...]`` (the indices maybe permuted: :func:`copy_order`) whose
-    indices pass the end of an axis (``read_at``/``write_at`` copy whole tiles) changes nothing inside either buffer
-    there: :mod:`.block_loops` restricts it to the elements inside, and it passes here."""
-    for store, where in _block_stores(func):
-        past = [i for i, axis in zip(store.indices, store.buffer.shape) if _past_axis(i, where, axis)] \
-            if len(store.indices) == len(store.buffer.shape) else []
-        if past and not (copy_order(store) is not None and all(clippable(i, where) for i in past)):
+    A copy ``S[...] = P[...]`` whose indices pass the end of an axis of ``S`` where it reads
+    ``P`` at the same index on an axis of the same extent (``read_at``/``write_at`` copy whole
+    tiles; ``merge`` may drop the ``T.where`` of a split copy) changes nothing inside either
+    buffer there: it reads past ``P``'s end what it stores past ``S``'s (:mod:`.block_loops`
+    restricts such copies to the elements inside), and it passes here."""
+    for store, where in _block_stores(func, as_run=True):
+        if len(store.indices) != len(store.buffer.shape):
+            continue
+        past = [d for d, (i, axis) in enumerate(zip(store.indices, store.buffer.shape)) if _past_axis(i, where, axis)]
+        if past and not (_copied_past(store, past) and all(clippable(store.indices[d], where) for d in past)):
             return True
     return False
+
+
+def _copied_past(store: BufferStore, dims: list) -> bool:
+    """``store`` copies a load of another buffer that indexes, for each axis ``d`` of
+    ``dims``, an axis with the store's own index there, maybe shifted by a constant (a
+    cache of the data a pad reads, ``S[v] = P[v - 1]``): past the end of the store's axis,
+    the load is past the end of its axis too."""
+    load = store.value
+    if not isinstance(load, BufferLoad) or load.buffer is store.buffer or len(load.indices) != len(load.buffer.shape):
+        return False
+    return all(any(_past_together(store.indices[d], store.buffer.shape[d], load.indices[k], load.buffer.shape[k])
+                   for k in range(len(load.indices))) for d in dims)
+
+
+def _past_together(index, extent, load_index, load_extent) -> bool:
+    """``index >= extent`` implies ``load_index >= load_extent``: the load's index is the
+    store's plus a constant ``c`` with ``extent + c >= load_extent`` (equal extents when
+    ``c`` is 0 and they are symbolic)."""
+    if load_index == index:
+        return equal_extents(load_extent, extent)
+    a, b = affine(index), affine(load_index)
+    if a is None or b is None or {v: c for v, c in a.items() if v != ONE} != {v: c for v, c in b.items() if v != ONE}:
+        return False
+    shift = b.get(ONE, 0) - a.get(ONE, 0)
+    ext, load_ext = const_of(extent), const_of(load_extent)
+    return ext is not None and load_ext is not None and ext + shift >= load_ext
 
 
 def out_of_bounds_reads(func) -> bool:
@@ -338,7 +385,7 @@ def out_of_bounds_reads(func) -> bool:
     :func:`.normalize.normalize` leaves it: TVM's cache copies (``cache_index``,
     ``reindex_cache_read``) copy a padded region unguarded, past the data they cache, into
     a buffer whose readers never look there; read through, the copy is gone."""
-    for store, where in _block_stores(func):
+    for store, where in _block_stores(func, as_run=False):
         for load in _unguarded_loads(store.value):
             if len(load.indices) != len(load.buffer.shape):
                 continue

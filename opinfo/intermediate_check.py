@@ -15,7 +15,10 @@ intermediate is enumerated at every iteration of the loops around it (block bind
 predicates, ``if`` guards and a reduction's init applied), each with the time it runs (the
 path of statement positions and loop iterations from the function's body, compared
 lexicographically; within one store its loads come before its write, a block's init before
-its body). A load of an element whose first store is not earlier refutes.
+its body). A load of an element whose first store is not earlier refutes, and so does one
+of a reduction's partial result: the block that wrote the element last goes on to accumulate
+a new point into it later (TVM's ``merge`` of a reduction's loop with its consumer's makes a
+running max of a max; see :func:`_live_garbage`).
 
 An intermediate lives as TVM's lowering allocates it: at the lowest common ancestor of its
 accesses (``PlanAndUpdateBufferAllocationLocation``), so fresh at each iteration of the loops
@@ -38,7 +41,7 @@ import math
 
 import numpy as np
 
-from tir.expr import BufferLoad, Call, IntImm, Select, Var
+from tir.expr import BufferLoad, Call, IntImm, Max, Min, Select, Var
 from tir.functor import children, post_order_visit
 from tir.stmt import (AllocateBuffer, AttrStmt, Block, BlockRealize, BufferStore, For,
                       IfThenElse, IterKind, LetStmt, SeqStmt)
@@ -367,7 +370,8 @@ def _refuted(func, sites, env: dict, scopes: dict) -> bool:
             _accesses(k, site, store, loads, shape, writes, reads, unjudged, scopes)
         if phase:
             never = _never_written(reads, writes, inputs, unjudged)
-    return _live_garbage(built, writes, reads, never, unjudged, params, inputs)
+    accumulating = _accumulating(sites)
+    return _live_garbage(built, writes, reads, never, unjudged, params, inputs, accumulating)
 
 
 def _never_written(reads, writes, inputs, unjudged) -> dict:
@@ -423,7 +427,77 @@ def _accesses(k, site, store, loads, shape, writes, reads, unjudged, scopes) -> 
             reads.setdefault(id(load.buffer), []).append((points, k, its))
 
 
-def _live_garbage(built, writes, reads, never, unjudged, params, inputs) -> bool:
+def _partial_reads(accumulating, k, order, is_w, reads_at, pt, ok, src_idx, w_site, w_sig, inst,
+                   taint) -> None:
+    """Taints the loads of store ``k`` (sorted by element and time in ``order``) that read a
+    partial result (see :func:`_live_garbage`); ``w_sig``: whether each store sets the
+    element anew or adds a contribution it has not had (:func:`_significant`)."""
+    blocks, accum = accumulating[:2]
+    size, n_writes = order.size, w_sig.size
+    sig = np.concatenate([w_sig, np.zeros(size - n_writes, bool)])
+    nxt = np.minimum.accumulate(np.where(sig[order], np.arange(size), size)[::-1])[::-1][reads_at]
+    has = ok & (nxt < size)
+    nidx = order[np.where(has, nxt, 0)]
+    has &= pt[nidx] == pt[order][reads_at]
+    if not has.any():
+        return
+    nsite = w_site[np.where(has, nidx, 0)]
+    psite = w_site[np.where(has, src_idx, 0)]
+    bad = has & accum[nsite] & (blocks[nsite] == blocks[psite]) & (blocks[nsite] != blocks[k])
+    if bad.any():
+        taint[inst[order[reads_at][bad] - n_writes]] = True
+
+
+def _significant(accumulating, sites, wr, w_pt, w_t, w_site) -> np.ndarray:
+    """Per store of one buffer (``wr``, flattened as ``w_pt``, ``w_t``, ``w_site``): whether
+    it sets its element anew (it does not accumulate) or accumulates a reduction point (the
+    values of its block's reduction variables) the element has not had since it was last
+    set (a sum's repetition of a point always adds). A max ``compute_at`` under a loop of
+    its consumer runs again over the same points: those repetitions change nothing."""
+    _, accum, rvars, idem = accumulating
+    n = w_pt.size
+    width = max([len(rvars[k]) for _, k, _ in wr] or [0])
+    rows = np.full((n, width), -1, dtype=np.int64)
+    start = 0
+    for _, k, it in wr:
+        site = sites[k]
+        for c, var in enumerate(rvars[k]):
+            vals = np.broadcast_to(np.asarray(site.leaves.get(var, np.nan), dtype=float), site.mask.shape)[it]
+            rows[start:start + it.size, c] = np.where(np.isfinite(vals), vals, -2).astype(np.int64)
+        start += it.size
+    acc = accum[w_site]
+    order = np.lexsort((w_t, w_pt))
+    pt_s, set_s = w_pt[order], (~acc[order]).astype(np.int64)
+    first = np.ones(n, dtype=bool)
+    first[1:] = pt_s[1:] != pt_s[:-1]
+    base = np.maximum.accumulate(np.where(first, np.arange(n), 0))
+    c = np.cumsum(set_s)
+    run = c - (c - set_s)[base]  # how many times the element was set anew, up to this store
+    key = np.column_stack([pt_s, run, w_site[order], rows[order]])
+    _, firsts = np.unique(key, axis=0, return_index=True)
+    novel = np.zeros(n, dtype=bool)
+    novel[order[firsts]] = True
+    return ~acc | novel | ~idem[w_site]
+
+
+def _accumulating(sites) -> tuple:
+    """(the block of each store site, a number; -1 outside blocks), (whether the store
+    accumulates: its value loads the element it stores, ``acc = max(acc, x)``), (the
+    reduction variables of its block), (whether it is a max or min, which adding a point
+    again leaves unchanged)."""
+    blocks, accum, rvars, idem, ids = [], [], [], [], {}
+    for store, chain, loads in sites:
+        binds = [e[1].block for e in chain if e[0] == "bind"]
+        blocks.append(ids.setdefault(id(binds[-1]), len(ids)) if binds else -1)
+        rvars.append([iv.var for iv in binds[-1].iter_vars if iv.kind == IterKind.REDUCE] if binds else [])
+        idem.append(isinstance(store.value, (Max, Min)))
+        accum.append(any(load.buffer is store.buffer and len(load.indices) == len(store.indices)
+                         and all(a is b or structural_equal(a, b) for a, b in zip(load.indices, store.indices))
+                         for load, _ in loads))
+    return np.array(blocks, dtype=np.int64), np.array(accum, dtype=bool), rvars, np.array(idem, dtype=bool)
+
+
+def _live_garbage(built, writes, reads, never, unjudged, params, inputs, accumulating=None) -> bool:
     """Whether a value computed from a never-written element is the final value of some
     output element: iterations are tainted by the loads in ``never``, by a load of an
     intermediate or output element no store has written yet, and by loading an element
@@ -432,7 +506,16 @@ def _live_garbage(built, writes, reads, never, unjudged, params, inputs) -> bool
     leaving an op to read its index buffer before the copy that fills it, ``compute_at``
     of a transposed producer computing a row the consumer reads one iteration late. Such
     functions compute from garbage: not named.) Stores whose guard was not evaluated are
-    never tainted (they might not run)."""
+    never tainted (they might not run).
+
+    A load of a reduction's partial result taints too (``accumulating``, from
+    :func:`_accumulating`): one whose reaching store is by the block that next stores the
+    element, accumulating a reduction point the element has not had yet
+    (:func:`_significant`; a max or min repeating points already in, as one ``compute_at``
+    under a loop of its consumer does, is no news), the loading store being of another block.
+    TVM's ``merge`` of a reduction's loop with its consumer's
+    (``for i: m = max(m, x[i]); y[i] = x[i] - m``) makes a prefix computation of a
+    reduction: the consumer reads the running max, not the max."""
     live = [(site, store) for site, store, _ in built if site is not None]
     sites = [site for site, _, _ in built]
     offset, total = {}, 0
@@ -461,6 +544,8 @@ def _live_garbage(built, writes, reads, never, unjudged, params, inputs) -> bool
         w_t = np.concatenate([keys[k][it] + 1 for _, k, it in wr] or [np.zeros(0, np.int64)])
         w_inst = np.concatenate([offset[k] + it for _, k, it in wr] or [np.zeros(0, np.int64)])
         w_site = np.concatenate([np.full(it.size, k) for _, k, it in wr] or [np.zeros(0, np.int64)])
+        partial = accumulating is not None and w_pt.size and accumulating[1][w_site].any()
+        w_sig = _significant(accumulating, sites, wr, w_pt, w_t, w_site) if partial else None
         for n, (points, k, it) in enumerate(rd):
             inst = offset[k] + it
             miss = never.get((key, n))
@@ -482,6 +567,9 @@ def _live_garbage(built, writes, reads, never, unjudged, params, inputs) -> bool
             ok &= pt[src_idx] == pt[order][reads_at]
             if key not in inputs:  # an intermediate or output element read before its first store
                 taint[inst[order[reads_at][~ok] - w_pt.size]] = True
+            if partial and accumulating[0][k] >= 0:
+                _partial_reads(accumulating, k, order, is_w, reads_at, pt, ok, src_idx, w_site, w_sig,
+                               inst, taint)
             src = w_inst[src_idx[ok]]
             dst = inst[order[reads_at][ok] - w_pt.size]
             # an accumulator: a load of the element the same store wrote before

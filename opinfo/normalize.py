@@ -559,8 +559,9 @@ def normalize(func: PrimFunc) -> "PrimFunc | None":
     """The function the recognizers should read (see the module docstring), or None."""
     # pad_einsum's pads read through before predicates go: a reader's predicate may be what
     # keeps it inside the unpadded part (a reduction split by the unpadded extent)
+    # cache_index's index blocks read through before distribute rebuilds loops from domains
     func = unpad_einsum(distribute(merge_inits(forward_fills(clip_copies(drop_dead_blocks(unblockize(
-        move_block_loops(merge_partitions(func)))))))))
+        move_block_loops(read_through_copies(merge_partitions(func), index_only=True)))))))))
     # a dlight row reduction's rfactor with its split's tail guarded is merged while the
     # guard is there to read (:mod:`.rfactor_guarded`)
     func = drop_predicates(merge_guarded_rfactor(merge_padding(read_through_copies(func, pads_only=True))))

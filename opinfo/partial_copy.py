@@ -180,11 +180,16 @@ def _readable_through(block: Block, form: tuple, blocks: list, params: set, plac
                for env in shape_envs(set(symbols), SHAPE_VALUES))
 
 
-def read_through_copies(func: PrimFunc, pads_only: bool = False, within_domains: bool = False) -> PrimFunc:
+def read_through_copies(func: PrimFunc, pads_only: bool = False, within_domains: bool = False,
+                        index_only: bool = False) -> PrimFunc:
     """``func`` with the copies its readers can read through removed (module docstring);
     the same object when there is none. ``pads_only``: only ``pad_einsum``'s pad producers
     (read through before the readers' predicates are dropped, which keep them inside the
     unpadded part; the cache copies wait until the cache chains are undone).
+    ``index_only``: only ``cache_index``'s index blocks (they load nothing), read through
+    before any loop is rebuilt from a block's domain: TVM may declare a domain shorter than
+    the values the block's split loops bind (3 where they bind 0..8), and its code stores
+    what the loops bind.
     ``within_domains``: the function's predicates were dropped as implied by the blocks'
     domains (:func:`.predicates.drop_predicates`), so a reader runs the points of its domain
     only."""
@@ -196,7 +201,7 @@ def read_through_copies(func: PrimFunc, pads_only: bool = False, within_domains:
     used: set = set()
     for block in blocks:
         form = _copy_form(block)
-        if form is None or (pads_only and form[3] is None):
+        if form is None or (pads_only and form[3] is None) or (index_only and form[1]):
             continue
         touched = {id(form[0])} | {id(b) for b in form[1]}
         if touched & used:
@@ -248,7 +253,9 @@ def _covered(block, realize, loops, readers, places, dst, guard, env, within_dom
         return False
     size = math.prod(shape)
     doms = [(0, s) for s in shape]
-    pts = block_points(realize, loops, env, MAX_POINTS, in_domain=True)
+    # what the copy's loops run, in its domain or not (TVM's code ignores the declared
+    # domain; a binding outside it is refused elsewhere unless its block is read through)
+    pts = block_points(realize, loops, env, MAX_POINTS, in_domain=False)
     if pts is None:
         return False
     try:
