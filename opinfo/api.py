@@ -185,9 +185,10 @@ def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
     # block after the cache buffer (``x_shared``), whichever block computes: the op's tag is
     # on one of the others (reindex_cache_read leaves ``T_reshape`` copying ``x_shared``)
     # pad_einsum's pad and crop blocks (``x_pad``) are gone once it is undone, cache_index's
-    # index blocks once they are found dead, blockize's outer block (``x_local_o``) once
-    # merged with the block it holds
-    blocks = list(unpad_einsum(drop_dead_blocks(unblockize(move_block_loops(merge_partitions(func))))).blocks())
+    # index blocks once read through or found dead, blockize's outer block (``x_local_o``)
+    # once merged with the block it holds
+    blocks = list(unpad_einsum(drop_dead_blocks(unblockize(move_block_loops(
+        read_through_copies(merge_partitions(func), index_only=True))))).blocks())
     names = [b.name for b in blocks if b.name not in caches and not _cache_copy_block(b, caches)]
     if not names:
         # every block a cache copy (cache_write and cache_read of one copy op): their names

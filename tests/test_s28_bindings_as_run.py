@@ -76,3 +76,12 @@ def test_a_shifted_copy_past_the_end_passes_only_when_its_source_ends_too():
     old = "x_local[v_ax0, v_ax1, v_ax2, v_ax3, v_ax4] = x[v_ax0, v_ax1, v_ax2 - T.int64(1), v_ax3 - T.int64(1), v_ax4]"
     new = "x_local[v_ax0, v_ax1, v_ax2, v_ax3, v_ax4] = x[v_ax0, v_ax1, v_ax2 - T.int64(4), v_ax3 - T.int64(1), v_ax4]"
     assert out_of_bounds_writes(_func(replaced(name, old, new)))
+
+
+def test_copy_op_tag_is_read_past_live_index_blocks():
+    # index_0/index_1 (domains 2 x 2, bound over 4 x 6) feed the gather of a reshape: read
+    # through, the block names left are the op's (the copy's compute tag is checked)
+    name = "s28_cache_index_short_domain_reshape"
+    assert fixture_ops(name) == [("reshape", {"shape": (1, 4, 6)})]
+    x = np.random.default_rng(0).normal(size=(3, 4, 2)).astype("float32")
+    np.testing.assert_array_equal(tir.run(fixture_func(name), x), x.reshape(1, 4, 6))
