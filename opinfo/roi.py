@@ -96,9 +96,11 @@ def roi_pool_ref(data, rois, pooled, scale):
 
 def _rois(rng, n: int, r: int, h: int, w: int, trial: int):
     """Regions in image coordinates (before the spatial scale): large, small and very large
-    (a scale of 0.25 shrinks them), some reaching past the border."""
+    (a scale of 0.25 shrinks them), some reaching past the border, some starting well before it."""
     span = ((1.0, max(h, w)), (0.2, 3.0), (max(h, w), 4.0 * max(h, w)))[trial % 3]
     lo = (-2.0, -2.0) if trial % 2 else (0.0, 0.0)
+    if trial % 4 == 3:  # regions starting well before the image: samples before -1 count as zero
+        lo = (-float(w), -float(h))
     rois = np.zeros((r, 5), np.float32)
     rois[:, 0] = rng.integers(0, n, r)
     rois[0, 0] = n - 1 if trial % 2 else rois[0, 0]  # the batch's last image, once in two

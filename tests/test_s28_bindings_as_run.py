@@ -85,3 +85,4 @@ def test_copy_op_tag_is_read_past_live_index_blocks():
     assert fixture_ops(name) == [("reshape", {"shape": (1, 4, 6)})]
     x = np.random.default_rng(0).normal(size=(3, 4, 2)).astype("float32")
     np.testing.assert_array_equal(tir.run(fixture_func(name), x), x.reshape(1, 4, 6))
+
