@@ -268,8 +268,7 @@ def binding_spans(realize: BlockRealize, loops) -> "dict | None":
     ``loop_partition`` keeps a split's ``T.where`` in every copy of the nest while giving a
     copy the domain of its loop's range (``range(4, 8)`` for an axis of 7), and
     ``cache_index`` may declare a domain of 3 where the split loops bind 0..8."""
-    by_var = {lp.loop_var: lp for lp in loops}
-    fixed = {v for v, lp in by_var.items() if const_of(lp.min) is not None and const_of(lp.extent) is not None}
+    fixed = {lp.loop_var for lp in loops if const_of(lp.min) is not None and const_of(lp.extent) is not None}
     used: set = set()
     collect_vars(realize.predicate, used)
     if not used <= fixed:

@@ -427,8 +427,7 @@ def _accesses(k, site, store, loads, shape, writes, reads, unjudged, scopes) -> 
             reads.setdefault(id(load.buffer), []).append((points, k, its))
 
 
-def _partial_reads(accumulating, k, order, is_w, reads_at, pt, ok, src_idx, w_site, w_sig, inst,
-                   taint) -> None:
+def _partial_reads(accumulating, k, order, reads_at, pt, ok, src_idx, w_site, w_sig, inst, taint) -> None:
     """Taints the loads of store ``k`` (sorted by element and time in ``order``) that read a
     partial result (see :func:`_live_garbage`); ``w_sig``: whether each store sets the
     element anew or adds a contribution it has not had (:func:`_significant`)."""
@@ -497,7 +496,7 @@ def _accumulating(sites) -> tuple:
     return np.array(blocks, dtype=np.int64), np.array(accum, dtype=bool), rvars, np.array(idem, dtype=bool)
 
 
-def _live_garbage(built, writes, reads, never, unjudged, params, inputs, accumulating=None) -> bool:
+def _live_garbage(built, writes, reads, never, unjudged, params, inputs, accumulating) -> bool:
     """Whether a value computed from a never-written element is the final value of some
     output element: iterations are tainted by the loads in ``never``, by a load of an
     intermediate or output element no store has written yet, and by loading an element
@@ -544,7 +543,7 @@ def _live_garbage(built, writes, reads, never, unjudged, params, inputs, accumul
         w_t = np.concatenate([keys[k][it] + 1 for _, k, it in wr] or [np.zeros(0, np.int64)])
         w_inst = np.concatenate([offset[k] + it for _, k, it in wr] or [np.zeros(0, np.int64)])
         w_site = np.concatenate([np.full(it.size, k) for _, k, it in wr] or [np.zeros(0, np.int64)])
-        partial = accumulating is not None and w_pt.size and accumulating[1][w_site].any()
+        partial = w_pt.size and accumulating[1][w_site].any()
         w_sig = _significant(accumulating, sites, wr, w_pt, w_t, w_site) if partial else None
         for n, (points, k, it) in enumerate(rd):
             inst = offset[k] + it
@@ -568,8 +567,7 @@ def _live_garbage(built, writes, reads, never, unjudged, params, inputs, accumul
             if key not in inputs:  # an intermediate or output element read before its first store
                 taint[inst[order[reads_at][~ok] - w_pt.size]] = True
             if partial and accumulating[0][k] >= 0:
-                _partial_reads(accumulating, k, order, is_w, reads_at, pt, ok, src_idx, w_site, w_sig,
-                               inst, taint)
+                _partial_reads(accumulating, k, order, reads_at, pt, ok, src_idx, w_site, w_sig, inst, taint)
             src = w_inst[src_idx[ok]]
             dst = inst[order[reads_at][ok] - w_pt.size]
             # an accumulator: a load of the element the same store wrote before
