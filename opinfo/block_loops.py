@@ -38,7 +38,7 @@ from tir.builder import access_regions, store_regions
 from tir.dtype import bool_
 from tir.expr import GE, LT, Add, BufferLoad, Cast, IntImm, PrimExpr, Var
 from tir.function import PrimFunc
-from tir.functor import pre_order_visit, substitute, transform
+from tir.functor import pre_order_visit, substitute, transform, transform_stmts
 from tir.stmt import BlockRealize, BufferStore, For, IterKind, IterVar
 
 from .affine import ONE, _add, affine, const_of
@@ -252,13 +252,8 @@ def clip_copies(func: PrimFunc) -> PrimFunc:
     def post(n):
         return _clipped(n) if isinstance(n, BlockRealize) and n.block.iter_vars else None
 
-    return transform(func, post, _statements_only)
+    return transform_stmts(func, post)
 
-
-def _statements_only(n):
-    """``transform``'s pre hook for rewrites of blocks: expressions and buffers are kept
-    as they are without being walked (both passes run on every function analysed)."""
-    return n if isinstance(n, (PrimExpr, Buffer)) else None
 
 
 def move_block_loops(func: PrimFunc) -> PrimFunc:
@@ -272,4 +267,4 @@ def move_block_loops(func: PrimFunc) -> PrimFunc:
             return None  # the root (rebuilt when a block below changed) stays as it is
         return _moved_out(n)
 
-    return transform(func, post, _statements_only)
+    return transform_stmts(func, post)

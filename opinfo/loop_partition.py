@@ -27,7 +27,7 @@ import attrs
 from tir.buffer import BufferRegion, Range
 from tir.expr import IntImm, Var
 from tir.function import PrimFunc
-from tir.functor import node_fields, post_order_visit, transform
+from tir.functor import node_fields, post_order_visit, transform, transform_stmts
 from tir.node import Map, Node
 from tir.stmt import Block, BlockRealize, For, IterKind, IterVar, SeqStmt
 
@@ -250,7 +250,7 @@ def _merge_partitions(func: PrimFunc) -> PrimFunc:
             return out[0] if len(out) == 1 else SeqStmt(tuple(out))
         return None
 
-    out = transform(func, post)
+    out = transform_stmts(func, post)
     if not merged[0]:
         return func
 
@@ -267,4 +267,4 @@ def _merge_partitions(func: PrimFunc) -> PrimFunc:
             return _unwrapped(n)
         return None
 
-    return transform(out, unwrap)
+    return transform_stmts(out, unwrap)

@@ -27,7 +27,7 @@ import attrs
 
 from tir.expr import Add, BufferLoad, FloorDiv, FloorMod, IntImm, Mul, PrimExpr, Sub, Var
 from tir.function import PrimFunc
-from tir.functor import children, post_order_visit, substitute, transform
+from tir.functor import children, post_order_visit, substitute, transform, transform_stmts
 from tir.buffer import Range
 from tir.stmt import Block, BlockRealize, BufferStore, IterKind, IterVar
 
@@ -135,7 +135,7 @@ def fuse_split_reductions(func: PrimFunc) -> PrimFunc:
                 return out
             out = step
 
-    return transform(func, post)
+    return transform_stmts(func, post)
 
 
 def _digit(e, c: Var) -> "tuple | None":
@@ -284,4 +284,4 @@ def split_fused_reductions(func: PrimFunc) -> PrimFunc:
                 return out
             out = step
 
-    return transform(func, post)
+    return transform_stmts(func, post)

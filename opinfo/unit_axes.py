@@ -24,7 +24,7 @@ import attrs
 from tir.buffer import Range
 from tir.expr import BufferLoad, IntImm, Var
 from tir.function import PrimFunc
-from tir.functor import transform
+from tir.functor import transform, transform_stmts
 from tir.stmt import BlockRealize, BufferStore, IterKind, IterVar
 from tir.structural import structural_equal
 
@@ -134,7 +134,7 @@ which may have inlined the blocks whose form tells two ops of one computation ap
 def restore_unit_vars(func: PrimFunc) -> PrimFunc:
     """``func`` with unit axes written at a constant given block variables (module doc),
     marked with :data:`RESTORED` when any block changed."""
-    out = transform(func, lambda n: _restored(n) if isinstance(n, BlockRealize) else None)
+    out = transform_stmts(func, lambda n: _restored(n) if isinstance(n, BlockRealize) else None)
     if out is func:
         return func
     return attrs.evolve(out, attrs={**dict(out.attrs), RESTORED: True})

@@ -12,10 +12,17 @@ from typing import Callable
 import attrs
 
 from .buffer import Buffer
+from .expr import PrimExpr
 from .node import Map, Node
 from .stmt import Stmt
 
 _FIELDS: dict = {}
+_CHILD_FIELDS: dict = {}
+
+# Field annotations that never hold a node, a tuple or a Map: names, element types, literal
+# values and enumerations. Traversals skip such fields (``tests/test_functor_fields.py``
+# checks the annotations against every node the parser and the lowering library build).
+_LEAF_TYPES = frozenset({"str", "DataType", "int", "float", "bool", "ForKind", "IterKind", "str | None"})
 
 
 def node_fields(cls) -> tuple:
@@ -27,9 +34,18 @@ def node_fields(cls) -> tuple:
     return names
 
 
-def _field_values(node):
-    for name in node_fields(type(node)):
-        yield name, getattr(node, name)
+def child_fields(cls) -> tuple:
+    """Names of the fields of a node class that may hold nodes (cached): every field but
+    those annotated as a name, an element type, a literal or an enumeration."""
+    names = _CHILD_FIELDS.get(cls)
+    if names is None:
+        if attrs.has(cls):
+            names = tuple(f.name for f in attrs.fields(cls)
+                          if str(f.type).strip("'\"") not in _LEAF_TYPES)
+        else:
+            names = ()
+        _CHILD_FIELDS[cls] = names
+    return names
 
 
 def _gather(value, out: list) -> None:
@@ -52,8 +68,8 @@ def children(node: Node) -> list:
     """The nodes directly below ``node``, in field order."""
     out: list = []
     cls = type(node)
-    names = _FIELDS.get(cls)
-    for name in names if names is not None else node_fields(cls):
+    names = _CHILD_FIELDS.get(cls)
+    for name in names if names is not None else child_fields(cls):
         _gather(getattr(node, name), out)
     return out
 
@@ -141,7 +157,10 @@ def transform(node, post: Callable[[Node], "Node | None"], pre: "Callable[[Node]
         out = pre(n) if pre is not None else None
         if out is None:
             changes = {}
-            for name, value in _field_values(n):
+            cls = type(n)
+            names = _CHILD_FIELDS.get(cls)
+            for name in names if names is not None else child_fields(cls):
+                value = getattr(n, name)
                 new = rewrite_value(value)
                 if new is not value:
                     changes[name] = new
@@ -153,6 +172,17 @@ def transform(node, post: Callable[[Node], "Node | None"], pre: "Callable[[Node]
         return out
 
     return rewrite(node)
+
+
+def transform_stmts(node, post: Callable[[Node], "Node | None"]):
+    """:func:`transform` for rewrites of statements alone: expressions and buffers are
+    kept as they are without being walked (no statement lives inside one), which makes a
+    pass over a whole function cheap when ``post`` only rebuilds statements."""
+    return transform(node, post, _keep_values)
+
+
+def _keep_values(n):
+    return n if isinstance(n, (PrimExpr, Buffer)) else None
 
 
 def substitute(node, mapping: dict):
