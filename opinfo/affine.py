@@ -10,11 +10,12 @@ two variables that share a name never become one symbol; results are cached.
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from functools import lru_cache
 
 import sympy
 
-from tir.expr import (Add, Cast, FloorDiv, FloorMod, IntImm, Max, Min, Mul, PrimExpr, Sub, Var,
+from tir.expr import (Add, Cast, FloorDiv, FloorMod, IntImm, Max, Min, Mul, PrimExpr, SizeVar, Sub, Var,
                       Div, Mod, FloatImm)
 from tir.structural import structural_equal
 
@@ -155,7 +156,107 @@ def equal_extents(a, b) -> bool:
     if a is b or structural_equal(a, b):
         return True
     fa = _affine(a) if isinstance(a, PrimExpr) else None
-    return fa is not None and fa == (_affine(b) if isinstance(b, PrimExpr) else None)
+    if fa is not None and fa == (_affine(b) if isinstance(b, PrimExpr) else None):
+        return True
+    return _equal_minima(a, b)
+
+
+# ------------------------------------------------------------ extents that are minima
+# TVM writes a block variable's domain after ``compute_at`` with symbolic shapes as a
+# minimum of the extent and rounded-up tilings of it, ``T.min(n, T.min((n + 2) // 3,
+# (n + 5) // 6 * 2) * 3)``, which is ``n`` for every ``n >= 0``. :func:`_equal_minima` proves
+# such equalities: each side is the minimum of affine *arms* (``min`` pushed out through sums
+# and non-negative constant factors), and ``min(A) == min(B)`` when every arm of each side is
+# at least some arm of the other, ``x >= y`` shown by a lower bound of ``x - y`` in the size
+# variables (non-negative) with no negative coefficient. Only size variables and floor
+# divisions/remainders of them by positive constants are bounded; anything else refutes.
+
+_MAX_ARMS = 16
+
+
+def _min_arms(e) -> "list | None":
+    """Affine forms whose minimum ``e`` is, or None."""
+    if not isinstance(e, PrimExpr):
+        return None
+    if isinstance(e, Min):
+        a, b = _min_arms(e.a), _min_arms(e.b)
+        return None if a is None or b is None or len(a) + len(b) > _MAX_ARMS else a + b
+    if isinstance(e, Cast) and not e.dtype.is_float:
+        return _min_arms(e.value)
+    if isinstance(e, Mul):
+        for x, k in ((e.a, const_of(e.b)), (e.b, const_of(e.a))):
+            if k is not None and k >= 0:
+                arms = _min_arms(x)
+                return None if arms is None else [{key: v * k for key, v in f.items() if v * k} for f in arms]
+    if isinstance(e, Add):
+        a, b = _min_arms(e.a), _min_arms(e.b)
+        if a is None or b is None or len(a) * len(b) > _MAX_ARMS:
+            return None
+        return [_add(x, y) for x in a for y in b]
+    if isinstance(e, Sub):
+        a, b = _min_arms(e.a), _affine(e.b)  # minus a minimum is a maximum: not taken
+        return None if a is None or b is None else [_add(x, b, -1) for x in a]
+    f = _affine(e)
+    return None if f is None else [f]
+
+
+def _bound(form: dict, upper: bool) -> "dict | None":
+    """A form in size variables (Fraction coefficients) below (``upper``: above) ``form``
+    for all non-negative values of the size variables, or None."""
+    out: dict = {}
+
+    def put(f: dict, scale) -> None:
+        for key, v in f.items():
+            out[key] = out.get(key, 0) + scale * v
+
+    for atom, c in form.items():
+        if atom is ONE or isinstance(atom, SizeVar):
+            put({atom: Fraction(c)}, 1)
+            continue
+        d = const_of(atom.b) if isinstance(atom, (FloorDiv, FloorMod)) else None
+        if d is None or d <= 0:
+            return None
+        if isinstance(atom, FloorMod):  # 0 <= a % d <= d - 1
+            put({ONE: Fraction(d - 1)}, c if (c > 0) == upper else 0)
+            continue
+        inner = _affine(atom.a)
+        # (a - (d - 1)) / d <= a // d <= a / d
+        low_side = (c > 0) != upper
+        b = _bound(inner, not low_side) if inner is not None else None
+        if b is None:
+            return None
+        if low_side:
+            b = _add(b, {ONE: -(d - 1)})
+        put(b, Fraction(c, d))
+    return out
+
+
+def _at_least(x: dict, y: dict) -> bool:
+    """``x >= y`` for all non-negative values of the size variables."""
+    low = _bound(_add(x, y, -1), upper=False)
+    return low is not None and all(v >= 0 for v in low.values())
+
+
+def _equal_minima(a, b) -> bool:
+    """``a == b`` proven with :func:`_min_arms` (see above); False when unsure."""
+    if not (_has_min(a) or _has_min(b)):
+        return False
+    arms_a, arms_b = _min_arms(a), _min_arms(b)
+    if not arms_a or not arms_b:
+        return False
+    return all(any(_at_least(x, y) for y in arms_b) for x in arms_a) and \
+        all(any(_at_least(y, x) for x in arms_a) for y in arms_b)
+
+
+def _has_min(e) -> bool:
+    while isinstance(e, (Add, Sub, Mul, Cast)):
+        if isinstance(e, Cast):
+            e = e.value
+            continue
+        if _has_min(e.a):
+            return True
+        e = e.b
+    return isinstance(e, Min)
 
 
 def const_of(e) -> "int | None":

@@ -34,7 +34,7 @@ from tir.function import PrimFunc
 from tir.functor import post_order_stmts, post_order_visit, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, SeqStmt
 
-from .affine import ONE, _add, affine, const_of
+from .affine import ONE, _add, affine, const_of, equal_extents
 from .predicates import implied, loop_domain
 from .recognize.guard import conjuncts, nonneg_form
 from .probe import shape_vars
@@ -112,7 +112,7 @@ def _offsets(store: BufferStore, block: Block) -> "list | None":
         if const_of(iv.dom.min) != 0 or off < 0:
             return None
         if ext is None or n is None:
-            if off != 0 or affine(iv.dom.extent) != affine(size):
+            if off != 0 or not equal_extents(iv.dom.extent, size):
                 return None
         elif off + ext > n:
             return None

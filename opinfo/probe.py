@@ -188,6 +188,52 @@ def loops_points(loops, env, limit: int) -> "tuple[dict, int, list] | None":
     return leaves, size, ranges
 
 
+def _conjuncts(cond) -> list:
+    return _conjuncts(cond.a) + _conjuncts(cond.b) if isinstance(cond, And) else [cond]
+
+
+def pruned_points(loops, env, limit: int, predicate) -> "tuple[dict, int, list] | None":
+    """As :func:`loops_points` for loops of constant ranges, keeping only the iterations
+    where the conjuncts of ``predicate`` that read only the loops enumerated so far (and
+    the shape variables) hold, each conjunct applied as soon as its loops are there: the
+    iterations a block runs under ``predicate``, in the order they run, when its loops run
+    many more (the ``n < ...`` guards of a symbolic loop split by large factors). None past
+    ``limit`` iterations at some loop or when a range is not a whole number."""
+    ranges = [(scalar_int(lp.min, env), scalar_int(lp.extent, env)) for lp in loops]
+    if any(None in r for r in ranges):
+        return None
+    ranges = [(lo, max(e, 0)) for lo, e in ranges]
+    pending = []
+    for term in _conjuncts(predicate):
+        found: set = set()
+        collect_vars(term, found)
+        pending.append((term, found))
+    leaves = dict(env or {})
+    own: list = []
+    size = 1
+    for lp, (lo, ext) in zip(loops, ranges):
+        total = size * ext
+        if total > limit:
+            return None
+        outer = np.repeat(np.arange(size), ext)
+        for var in own:
+            leaves[var] = leaves[var][outer]
+        leaves[lp.loop_var] = lo + np.tile(np.arange(ext, dtype=float), size)
+        own.append(lp.loop_var)
+        size = total
+        ready = [(t, vs) for t, vs in pending if all(v in leaves for v in vs)]
+        pending = [(t, vs) for t, vs in pending if not all(v in leaves for v in vs)]
+        for term, _ in ready:
+            try:
+                keep = evaluate_points(term, leaves, size) != 0
+            except POINT_ERRORS:
+                return None
+            for var in own:
+                leaves[var] = leaves[var][keep]
+            size = int(keep.sum())
+    return leaves, size, ranges
+
+
 def evaluate_points(expr, leaves: dict, size: int) -> np.ndarray:
     """``expr`` at each of ``size`` points (a constant is repeated)."""
     return np.broadcast_to(np.asarray(evaluate(expr, leaves)), (size,))
@@ -243,6 +289,8 @@ def block_points(realize, loops, env: dict, limit: int, in_domain: bool = False)
     if any(None in d for d in doms):
         return None
     got = loops_points(loops, env, limit)
+    if got is None:
+        got = pruned_points(loops, env, limit, realize.predicate)
     if got is None:
         return None
     leaves, size, ranges = got

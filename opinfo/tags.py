@@ -44,15 +44,12 @@ def tags(func) -> list:
 
 
 def _children(node):
-    from tir.functor import node_fields
-    from tir.node import Node
+    """The statements directly below ``node`` (no block or loop lives inside an expression
+    or a buffer)."""
+    from tir.functor import children
+    from tir.stmt import Stmt
 
-    for f in node_fields(type(node)):
-        v = getattr(node, f)
-        if isinstance(v, tuple):
-            yield from (x for x in v if isinstance(x, Node))
-        elif isinstance(v, Node):
-            yield v
+    return [c for c in children(node) if isinstance(c, Stmt)]
 
 
 def compute_tags(func) -> list:

@@ -59,7 +59,7 @@ def _gather(value, out: list) -> None:
             elif isinstance(v, tuple) or type(v) is Map:
                 _gather(v, out)
     elif type(value) is Map:  # Map is a Mapping: isinstance would go through the ABC machinery
-        for k, v in value.items():
+        for k, v in value.items_tuple():
             _gather(k, out)
             _gather(v, out)
 
@@ -140,11 +140,18 @@ def transform(node, post: Callable[[Node], "Node | None"], pre: "Callable[[Node]
         if isinstance(value, Node):
             return rewrite(value)
         if isinstance(value, tuple):
-            new = tuple(rewrite_value(v) for v in value)
-            return value if all(a is b for a, b in zip(new, value)) else new
+            new = None
+            for i, v in enumerate(value):
+                w = rewrite_value(v) if isinstance(v, (Node, tuple)) or type(v) is Map else v
+                if new is None and w is not v:
+                    new = list(value[:i])
+                if new is not None:
+                    new.append(w)
+            return value if new is None else tuple(new)
         if type(value) is Map:
-            items = [(rewrite_value(k), rewrite_value(v)) for k, v in value.items()]
-            if all(k1 is k0 and v1 is v0 for (k1, v1), (k0, v0) in zip(items, value.items())):
+            old = value.items_tuple()
+            items = [(rewrite_value(k), rewrite_value(v)) for k, v in old]
+            if all(k1 is k0 and v1 is v0 for (k1, v1), (k0, v0) in zip(items, old)):
                 return value
             return Map(items)
         return value

@@ -13,6 +13,9 @@ that interval (stricter than needed when some values are unreachable, never loos
 """
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import attrs
 
 from tir.expr import And, FloorDiv, FloorMod, GE, GT, LE, LT, Var
@@ -122,7 +125,31 @@ def _match(g, forms) -> "tuple | None":
         tot = _add(g, f, 1)
         if set(tot) <= {ONE}:
             return d, False, tot.get(ONE, 0) + 1
+    for d, f in enumerate(forms):
+        hit = _scaled_match(g, f) if f is not None and set(f) - {ONE} else None
+        if hit is not None:
+            return (d,) + hit
     return None
+
+
+def _scaled_match(g, f) -> "tuple | None":
+    """``g >= 0`` as a bound on the index ``f`` when ``g``'s variable part is a multiple
+    ``s`` of ``f``'s (TVM divides ``2 * o + 2 * r < 10`` by 2: ``o + r < 5``): with
+    ``f = fv + c`` and ``g = s * fv + g0``, ``g >= 0`` is ``f >= c - g0 / s`` (``s > 0``)
+    or ``f <= c + g0 / -s`` (``s < 0``), exact on the integers once rounded inwards.
+    (is_low, bound) as :func:`_match` gives it, or None."""
+    gv = {a: c for a, c in g.items() if a is not ONE}
+    fv = {a: c for a, c in f.items() if a is not ONE}
+    if set(gv) != set(fv) or not fv:
+        return None
+    atom = next(iter(fv))
+    s = Fraction(gv[atom], fv[atom])
+    if s == 0 or any(Fraction(gv[a]) != s * fv[a] for a in fv):
+        return None
+    c, g0 = f.get(ONE, 0), g.get(ONE, 0)
+    if s > 0:
+        return True, math.ceil(c - Fraction(g0) / s)
+    return False, math.floor(c + Fraction(g0) / -s) + 1
 
 
 def _agrees(rng, bound, real, below: bool) -> bool:

@@ -6,16 +6,18 @@ ways."""
 from __future__ import annotations
 
 import numpy as np
+import sympy
 
 from tir.expr import EQ, BufferLoad, Cast, FloorDiv, Var
 
 from ..affine import const_of, float_of
-from ..probe import NotEvaluable, evaluate
+from ..probe import NotEvaluable, evaluate, scalar_int, shape_envs
 from .common import Match, Space, int_list, is_param_load, strip
 from .extent import always_equal, sym
 from ..semantic import Inlined
 from .movement_index import branches, grid_over, pure_space
-from .movement_reshape import reshape_ok
+from .movement_reshape import MAX_CHECKED, MAX_SIZES, MIN_SIZES, SIZES, reshape_ok
+from . import symbolic
 
 
 def _param_load(e, ctx):
@@ -94,24 +96,46 @@ def _flat_repeat(inl, space, ctx) -> "Match | None":
 def _inlined_flat_repeat(load, space) -> "Match | None":
     """repeat with axis None whose flattening block was inlined (``compute_inline``): a
     1-D output reading data of rank >= 2 at ``unravel(v // r)``, checked at every output
-    point (static shapes only). Data of rank 1 is left alone: there the inlined form differs
-    from repeat along axis 0 only by a modulo that changes no value."""
-    ine, oute = int_list(load.buffer.shape), int_list(space.extents)
-    if ine is None or oute is None or 0 in ine:
+    point. Data of rank 1 is left alone: there the inlined form differs from repeat along
+    axis 0 only by a modulo that changes no value. With symbolic extents ``r`` is the ratio
+    of the element counts, which must be one integer for every value of the shape
+    variables, and the map is checked at each of a few values of them, as a symbolic
+    reshape is (:func:`.movement_reshape._row_major_at_sizes`)."""
+    numel = 1
+    for e in load.buffer.shape:
+        numel = numel * sym(e)
+    if numel == 0:
         return None
-    size = int(np.prod(ine))
-    if oute[0] % size or oute[0] // size < 2:
+    ratio = sympy.simplify(sym(space.extents[0]) / numel)
+    if not ratio.is_Integer or int(ratio) < 2:
         return None
-    r = oute[0] // size
-    (v,) = space.indices
-    env = grid_over((v,), oute)
-    if env is None:
-        return None
-    want = np.unravel_index(np.floor_divide(env[v], r).astype(np.int64), ine)
-    for e, wv in zip(load.indices, want):
-        got = _values(e, env, env[v])
-        if got is None or not np.array_equal(got, wv):
+    r = int(ratio)
+    names = symbolic.symbol_vars(list(load.buffer.shape) + list(space.extents))
+    checked = 0
+    for shape_env in shape_envs(names.values(), SIZES):
+        ine = [scalar_int(e, shape_env) for e in load.buffer.shape]
+        ext = scalar_int(space.extents[0], shape_env)
+        if None in ine or ext is None or min(ine) < 0:
             return None
+        if 0 in ine or ext != r * int(np.prod(ine)):
+            continue
+        if ext > MAX_CHECKED:
+            break
+        (v,) = space.indices
+        env = grid_over((v,), [ext])
+        if env is None:
+            break
+        env.update(shape_env)
+        want = np.unravel_index(np.floor_divide(env[v], r).astype(np.int64), ine)
+        for e, wv in zip(load.indices, want):
+            got = _values(e, env, env[v])
+            if got is None or not np.array_equal(got, wv):
+                return None
+        checked += 1
+        if checked == MAX_SIZES:
+            break
+    if checked < (MIN_SIZES if names else 1):
+        return None
     return Match("repeat", {"repeats": r, "axis": None}, (("data", load, space),))
 
 

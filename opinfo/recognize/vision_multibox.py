@@ -36,15 +36,30 @@ MAX_CONSTANTS = 12
 TRIALS = 8
 
 
+def _reads_data(expr) -> bool:
+    """Whether ``expr`` loads from a buffer (a value computed from the data, not a constant)."""
+    seen = []
+
+    def visit(node):
+        if isinstance(node, BufferLoad):
+            seen.append(node)
+        return not seen
+
+    pre_order_visit(expr, visit)
+    return bool(seen)
+
+
 def _compared_constants(func: PrimFunc) -> list:
     """The float constants a ``>=`` / ``<=`` compares a loaded value with (TVM's ``score >=
-    threshold``, written ``threshold <= score``)."""
+    threshold``, written ``threshold <= score``): the score as a load of its own block, or
+    computed in place where the softmax's division was inlined into the comparison
+    (``threshold <= exp[...] / expsum[...]``)."""
     found = set()
 
     def visit(node):
         if isinstance(node, (GE, LE)):
             for const, other in ((node.a, node.b), (node.b, node.a)):
-                if isinstance(const, FloatImm) and isinstance(other, BufferLoad):
+                if isinstance(const, FloatImm) and other.dtype.is_float and _reads_data(other):
                     found.add(float(const.value))
         return True
 
