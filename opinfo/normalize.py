@@ -270,16 +270,20 @@ def _copy_pair(block: Block, symbols=frozenset()) -> "tuple | None":
     keep = [d for d in range(len(store.indices)) if d not in units]
     pos_s = _var_positions([store.indices[d] for d in keep], ivars, keep)
     pos_l = _var_positions([load.indices[d] for d in keep], ivars, keep)
-    if pos_s is None or pos_l is None:
+    def enumerated():
         if same_index_copy(store) and _fills_buffer(block, store, symbols):
             return store.buffer, load.buffer, tuple(range(len(store.indices)))
         return None
+
+    if pos_s is None or pos_l is None:
+        return enumerated()
     for v, iv in ivars.items():
         ext = affine(iv.dom.extent)
         if const_of(iv.dom.min) != 0 or ext is None:
             return None
         if affine(store.buffer.shape[pos_s[v]]) != ext or affine(load.buffer.shape[pos_l[v]]) != ext:
-            return None
+            # a domain past the buffers' end (a ``write_at`` copy of whole tiles)
+            return enumerated()
     order = tuple(d if d in units else pos_l[id(i)] for d, i in enumerate(store.indices))
     if order != tuple(range(len(order))) and not _REINDEX.search(block.name) and not _cache_named(block, store, load):
         return None  # a transposing copy named otherwise is an op (permute_dims of a fused kernel)
@@ -335,11 +339,19 @@ def _fills_at(block: Block, store: BufferStore, env: dict) -> bool:
         points = [evaluate_points(i, leaves, count) for i in store.indices]
     except (NotEvaluable, ValueError, TypeError, ArithmeticError):
         return False
-    flat = flat_points(points, [(0, n) for n in shape], count)
+    # an element copy between buffers of one shape (``same_index_copy``): an iteration past
+    # an end of the destination reads past the same end of the source and changes no
+    # element inside either (``write_at`` copies whole tiles; :mod:`.block_loops`)
+    from .partial_copy import _inside
+
+    inside = _inside(points, [(0, n) for n in shape], count)
+    if inside is None:
+        return False
+    flat = flat_points(inside[0], [(0, n) for n in shape], inside[1])
     return flat is not None and distinct(flat, math.prod(shape)) == math.prod(shape)
 
 
-_MAX_COPY_PASSES = 4
+_MAX_COPY_PASSES = 16
 """Copies a chain of cache primitives can stack (each pass removes one per buffer)."""
 
 _REINDEX = re.compile(r"_reindex(_\d+)?$")

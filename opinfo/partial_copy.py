@@ -117,9 +117,12 @@ def _copy_form(block: Block) -> "tuple | None":
             return None
         return dst, (), lambda idx: _substituted(store.value, store.indices, idx), None
     load = store.value
-    if _folded_op(block) or not cache_scope(dst) or dst is load.buffer or dst.dtype != load.buffer.dtype:
+    # a read_at/write_at tile copy (annotated ``auto_copy``) is a copy whatever the scope
+    # its destination has now (a cache chain undone renames it to the global buffer)
+    auto = _auto_copy(block)
+    if _folded_op(block) or not (auto or cache_scope(dst)) or dst is load.buffer or dst.dtype != load.buffer.dtype:
         return None
-    if not _cache_block(block, dst):
+    if not auto and not _cache_block(block, dst):
         return None  # an op's block storing into a cache (cache_write of a take): the op stays
     if same_index_copy(store):
         return dst, (load.buffer,), lambda idx: BufferLoad(load.buffer, tuple(idx)), None
@@ -128,6 +131,12 @@ def _copy_form(block: Block) -> "tuple | None":
     # the store indexed by the block's variables, each once (reindex_cache_read): the
     # load with those replaced
     return dst, (load.buffer,), lambda idx: _substituted(load, store.indices, idx), None
+
+
+def _auto_copy(block: Block) -> bool:
+    """The block is one of TVM's ``read_at``/``write_at`` copies (annotated ``auto_copy``)."""
+    value = block.annotations.get("auto_copy") if block.annotations else None
+    return value is not None and bool(getattr(value, "value", value))
 
 
 def _cache_block(block: Block, dst) -> bool:
@@ -276,6 +285,7 @@ def _covered(block, realize, loops, readers, places, dst, guard, env, within_dom
         return False
     written = np.zeros(size, dtype=bool)
     written[flat] = True
+    same = guard is None and isinstance(block.body.value, BufferLoad) and same_index_copy(block.body)
     for reader in readers:
         _, realize_r, loops_r = places[id(reader)]
         # every iteration the loops run (in the block's domain or not: more is asked than
@@ -289,7 +299,27 @@ def _covered(block, realize, loops, readers, places, dst, guard, env, within_dom
                 read = [evaluate_points(i, pts.block_env, pts.count) for i in load.indices]
             except POINT_ERRORS + (KeyError,):
                 return False
-            flat = flat_points(read, doms, pts.count)
+            if same:
+                # an element copy of a buffer of the same shape: a load past an end of the
+                # copy's buffer is, read through, one past the same end of the source
+                read = _inside(read, doms, pts.count)
+                if read is None:
+                    return False
+                flat = flat_points(read[0], doms, read[1])
+            else:
+                flat = flat_points(read, doms, pts.count)
             if flat is None or not written[flat].all():
                 return False
     return True
+
+
+def _inside(points, doms, count: int) -> "tuple | None":
+    """(the points, one array per axis, that lie inside ``doms``, how many), whole numbers
+    only; None when a point is not a whole number."""
+    arrays = [np.broadcast_to(np.asarray(p, dtype=float), (count,)) for p in points]
+    keep = np.ones(count, dtype=bool)
+    for p, (lo, ext) in zip(arrays, doms):
+        if np.any(p != np.floor(p)):
+            return None
+        keep &= (p >= lo) & (p < lo + ext)
+    return [p[keep] for p in arrays], int(keep.sum())

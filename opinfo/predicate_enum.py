@@ -7,8 +7,9 @@ loop by 5) give predicates that bound a *part* of an iterator's binding
 rules of :mod:`.predicates` do not see through them. This module checks such a predicate
 exactly, one group of loops at a time: loops are grouped when a binding or a conjunct
 uses them together; for every group some conjunct reads, all its loops must have constant
-extents, and enumerating them must reach every point of the domain of the block variables
-bound over that group exactly once (a reduction must not add a point twice). Groups of
+extents (or ranges that use only the group's outer loops: each run as far as it evaluates
+there, :func:`_points`), and enumerating them must reach every point of the domain of the
+block variables bound over that group exactly once (a reduction must not add a point twice). Groups of
 constant loops no conjunct reads are enumerated too; those over a symbolic extent that no
 conjunct reads keep their bindings as TVM wrote them.
 
@@ -30,7 +31,7 @@ from tir.stmt import BlockRealize
 
 from .affine import ONE, affine, const_of
 from .recognize.symbolic import mentions
-from .probe import NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, loop_points
+from .probe import NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, loop_points, nest_points
 from .recognize.guard import conjuncts
 
 MAX_POINTS = 1 << 18
@@ -152,10 +153,10 @@ def _covers_at_sizes(realize: BlockRealize, loops: tuple, group: set, repeats: b
     budget = MAX_SIZE_POINTS
     for value in range(1, top + 1):
         at, fixed = _at_size(realize, loops, n, value)
-        exts = [const_of(lp.extent) for lp in fixed]
-        if None in exts:
+        got = _points(fixed)
+        if got is None:
             return False
-        budget -= math.prod(exts)
+        budget -= got[1]
         at_terms = [t for t in conjuncts(at.predicate) if set(_vars(t)) & group]
         if budget < 0 or not _group_covers(at, fixed, at_terms, group, repeats):
             return False
@@ -441,17 +442,14 @@ def _expr(fresh: Var, rest: dict):
 
 
 def _group_covers(realize, loops: list, terms: list, group: set, repeats: bool = False) -> bool:
-    ext = [(const_of(lp.min), const_of(lp.extent)) for lp in loops]
-    if any(None in e for e in ext):
+    got = _points(loops)
+    if got is None:
         return False
-    size = math.prod(e for _, e in ext)
-    if size > MAX_POINTS:
-        return False
+    env, size = got
     bound = [(iv, v) for iv, v in zip(realize.block.iter_vars, realize.iter_values) if set(_vars(v)) & group]
     dom = [(const_of(iv.dom.min), const_of(iv.dom.extent)) for iv, _ in bound]
     if any(None in d for d in dom):
         return False
-    env, _ = loop_points(loops, ext)
     try:
         keep = np.ones(size, dtype=bool)
         for t in terms:
@@ -465,3 +463,20 @@ def _group_covers(realize, loops: list, terms: list, group: set, repeats: bool =
         return False  # a point run twice, or missed
     flat = flat_points(points, dom, runs)
     return flat is not None and distinct(flat, want) == want
+
+
+def _points(loops: list) -> "tuple[dict, int] | None":
+    """Every iteration of ``loops`` (outermost first) as flat arrays and their number; None
+    past :data:`MAX_POINTS` or when a range is not whole numbers. A loop whose range uses
+    the loops around it (``compute_at`` of a producer whose region TVM could not make
+    rectangular: ``for ax1 in range(T.max(f * 4 // 7 * 3, ..) + 1 - T.min(..))``) runs, at
+    each of their iterations, exactly the range it evaluates to there
+    (:func:`.probe.nest_points`); a range using a variable outside ``loops``: None."""
+    ext = [(const_of(lp.min), const_of(lp.extent)) for lp in loops]
+    if not any(None in e for e in ext):
+        size = math.prod(e for _, e in ext)
+        if size > MAX_POINTS:
+            return None
+        env, _ = loop_points(loops, ext)
+        return env, size
+    return nest_points(loops, {}, MAX_POINTS)
