@@ -61,7 +61,7 @@ def _realizes(stmt, loops=()) -> "list | None":
     return None
 
 
-MAX_READ_POINTS = 1 << 18
+MAX_READ_POINTS = 1 << 20
 """Iterations of one block :func:`_reads_within` enumerates at the most."""
 
 

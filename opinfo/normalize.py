@@ -31,6 +31,8 @@ elements would change the op; the semantic layer ignores predicates):
 * copies whose readers load only what they copied are read through: ``read_at`` tiles,
   ``reindex_cache_read`` gathers, ``cache_index`` index buffers, ``pad_einsum`` pads whose
   padding no reader loads (see :mod:`.partial_copy`);
+* blocks left sharing loops are tried again once copies were read through or removed
+  (a tile copy read through may leave nothing reading the elements a nest skips);
 * a ``cache_read`` copy (an intermediate filled by ``S[v...] = P[v...]`` from a parameter
   of the same shape, over the whole buffer, and written nowhere else) is removed and its
   readers read the parameter;
@@ -589,6 +591,11 @@ def normalize(func: PrimFunc) -> "PrimFunc | None":
         dropped = drop_cache_copies(func)
         if dropped is func:
             dropped = read_through_copies(func, within_domains=True)
+        if dropped is func:
+            # a copy read through may leave no reader of the elements a block's shared loops
+            # skip: the nest that distribute refused at first may now be split (its checks
+            # are made on the function as it is now)
+            dropped = distribute(func)
         if dropped is func:
             break
         func = dropped
