@@ -21,7 +21,7 @@ from .loop_partition import merge_partitions
 from .decompose import Decomposer
 from .info import FuncInfo, OpInfo
 from .kind import pattern_kind
-from .normalize import cache_scope, drop_dead_blocks, forward_fills, merge_inits, normalize
+from .normalize import as_lowered, cache_scope, forward_fills, merge_inits, normalize
 from .rfactor_guarded import merge_guarded_rfactor
 from .op_graph import folded_copies, folds_accounted, fusable, settle_copies, tags_agree
 from .recognize import families
@@ -187,8 +187,7 @@ def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
     # pad_einsum's pad and crop blocks (``x_pad``) are gone once it is undone, cache_index's
     # index blocks once read through or found dead, blockize's outer block (``x_local_o``)
     # once merged with the block it holds
-    blocks = list(unpad_einsum(drop_dead_blocks(unblockize(move_block_loops(
-        read_through_copies(merge_partitions(func), index_only=True))))).blocks())
+    blocks = list(unpad_einsum(as_lowered(func)).blocks())
     names = [b.name for b in blocks if b.name not in caches and not _cache_copy_block(b, caches)]
     if not names:
         # every block a cache copy (cache_write and cache_read of one copy op): their names

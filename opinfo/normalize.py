@@ -77,7 +77,8 @@ from .pad_einsum import _holds_blocks, _undup, unpad_einsum
 from .loop_partition import merge_partitions
 from .predicates import drop_predicates
 from .radix_store import radix_stores
-from .probe import NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, scalar_int, shape_envs, shape_vars
+from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, inside_points, scalar_int,
+                    shape_envs, shape_vars)
 from .realize_check import SHAPE_VALUES, covers_domain
 from .reduce_fuse import fuse_split_reductions, split_fused_reductions
 from .unit_axes import restore_unit_vars
@@ -344,9 +345,7 @@ def _fills_at(block: Block, store: BufferStore, env: dict) -> bool:
     # an element copy between buffers of one shape (``same_index_copy``): an iteration past
     # an end of the destination reads past the same end of the source and changes no
     # element inside either (``write_at`` copies whole tiles; :mod:`.block_loops`)
-    from .partial_copy import _inside
-
-    inside = _inside(points, [(0, n) for n in shape], count)
+    inside = inside_points(points, [(0, n) for n in shape], count)
     if inside is None:
         return False
     flat = flat_points(inside[0], [(0, n) for n in shape], inside[1])
@@ -569,13 +568,21 @@ def drop_dead_blocks(func: PrimFunc) -> PrimFunc:
     return func
 
 
+def as_lowered(func: PrimFunc) -> PrimFunc:
+    """``func`` with what schedule primitives only rearranged put back: ``loop_partition``'s
+    copies merged, ``cache_index``'s index blocks read through (before anything rebuilds
+    loops from a block's domain: TVM may declare a domain shorter than what its loops bind),
+    the loops inside blocks moved out, ``blockize``'s outer blocks merged, dead blocks
+    dropped. Where :func:`normalize` starts, and what :func:`.api._settle_copy` reads block
+    names from."""
+    return drop_dead_blocks(unblockize(move_block_loops(read_through_copies(merge_partitions(func), index_only=True))))
+
+
 def normalize(func: PrimFunc) -> "PrimFunc | None":
     """The function the recognizers should read (see the module docstring), or None."""
     # pad_einsum's pads read through before predicates go: a reader's predicate may be what
     # keeps it inside the unpadded part (a reduction split by the unpadded extent)
-    # cache_index's index blocks read through before distribute rebuilds loops from domains
-    func = unpad_einsum(distribute(merge_inits(forward_fills(clip_copies(drop_dead_blocks(unblockize(
-        move_block_loops(read_through_copies(merge_partitions(func), index_only=True)))))))))
+    func = unpad_einsum(distribute(merge_inits(forward_fills(clip_copies(as_lowered(func))))))
     # a dlight row reduction's rfactor with its split's tail guarded is merged while the
     # guard is there to read (:mod:`.rfactor_guarded`)
     func = drop_predicates(merge_guarded_rfactor(merge_padding(read_through_copies(func, pads_only=True))))

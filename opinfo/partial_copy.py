@@ -47,7 +47,8 @@ from tir.stmt import Block, BlockRealize, BufferStore, For, SeqStmt
 
 from .coverage import same_index_copy
 from .pad_einsum import _pad_source, _undup
-from .probe import POINT_ERRORS, block_points, evaluate_points, flat_points, scalar_int, shape_envs, shape_vars
+from .probe import (POINT_ERRORS, block_points, evaluate_points, flat_points, inside_points, scalar_int, shape_envs,
+                    shape_vars)
 from .rewrite import EMPTY, prune, stored
 from .realize_check import SHAPE_VALUES
 from .tags import cache_names
@@ -285,7 +286,7 @@ def _covered(block, realize, loops, readers, places, dst, guard, env, within_dom
         return False
     written = np.zeros(size, dtype=bool)
     written[flat] = True
-    same = guard is None and isinstance(block.body.value, BufferLoad) and same_index_copy(block.body)
+    same = guard is None and same_index_copy(block.body)
     for reader in readers:
         _, realize_r, loops_r = places[id(reader)]
         # every iteration the loops run (in the block's domain or not: more is asked than
@@ -302,7 +303,7 @@ def _covered(block, realize, loops, readers, places, dst, guard, env, within_dom
             if same:
                 # an element copy of a buffer of the same shape: a load past an end of the
                 # copy's buffer is, read through, one past the same end of the source
-                read = _inside(read, doms, pts.count)
+                read = inside_points(read, doms, pts.count)
                 if read is None:
                     return False
                 flat = flat_points(read[0], doms, read[1])
@@ -312,14 +313,3 @@ def _covered(block, realize, loops, readers, places, dst, guard, env, within_dom
                 return False
     return True
 
-
-def _inside(points, doms, count: int) -> "tuple | None":
-    """(the points, one array per axis, that lie inside ``doms``, how many), whole numbers
-    only; None when a point is not a whole number."""
-    arrays = [np.broadcast_to(np.asarray(p, dtype=float), (count,)) for p in points]
-    keep = np.ones(count, dtype=bool)
-    for p, (lo, ext) in zip(arrays, doms):
-        if np.any(p != np.floor(p)):
-            return None
-        keep &= (p >= lo) & (p < lo + ext)
-    return [p[keep] for p in arrays], int(keep.sum())

@@ -31,7 +31,7 @@ from tir.stmt import BlockRealize
 
 from .affine import ONE, affine, const_of
 from .recognize.symbolic import mentions
-from .probe import NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, loop_points, nest_points
+from .probe import NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, loops_points
 from .recognize.guard import conjuncts
 
 MAX_POINTS = 1 << 18
@@ -471,12 +471,6 @@ def _points(loops: list) -> "tuple[dict, int] | None":
     the loops around it (``compute_at`` of a producer whose region TVM could not make
     rectangular: ``for ax1 in range(T.max(f * 4 // 7 * 3, ..) + 1 - T.min(..))``) runs, at
     each of their iterations, exactly the range it evaluates to there
-    (:func:`.probe.nest_points`); a range using a variable outside ``loops``: None."""
-    ext = [(const_of(lp.min), const_of(lp.extent)) for lp in loops]
-    if not any(None in e for e in ext):
-        size = math.prod(e for _, e in ext)
-        if size > MAX_POINTS:
-            return None
-        env, _ = loop_points(loops, ext)
-        return env, size
-    return nest_points(loops, {}, MAX_POINTS)
+    (:func:`.probe.loops_points`); a range using a variable outside ``loops``: None."""
+    got = loops_points(loops, {}, MAX_POINTS)
+    return None if got is None else got[:2]

@@ -12,6 +12,7 @@ import attrs
 
 import numpy as np
 
+from .recognize.guard import conjuncts
 from .semantic import Inlined
 
 from tir.expr import (Add, And, Call, Cast, Div, EQ, FloatImm, FloorDiv, FloorMod, GE, GT,
@@ -188,10 +189,6 @@ def loops_points(loops, env, limit: int) -> "tuple[dict, int, list] | None":
     return leaves, size, ranges
 
 
-def _conjuncts(cond) -> list:
-    return _conjuncts(cond.a) + _conjuncts(cond.b) if isinstance(cond, And) else [cond]
-
-
 def pruned_points(loops, env, limit: int, predicate) -> "tuple[dict, int, list] | None":
     """As :func:`loops_points` for loops of constant ranges, keeping only the iterations
     where the conjuncts of ``predicate`` that read only the loops enumerated so far (and
@@ -204,7 +201,7 @@ def pruned_points(loops, env, limit: int, predicate) -> "tuple[dict, int, list] 
         return None
     ranges = [(lo, max(e, 0)) for lo, e in ranges]
     pending = []
-    for term in _conjuncts(predicate):
+    for term in conjuncts(predicate):
         found: set = set()
         collect_vars(term, found)
         pending.append((term, found))
@@ -232,6 +229,18 @@ def pruned_points(loops, env, limit: int, predicate) -> "tuple[dict, int, list] 
                 leaves[var] = leaves[var][keep]
             size = int(keep.sum())
     return leaves, size, ranges
+
+
+def inside_points(points, doms, count: int) -> "tuple | None":
+    """(the points, one array per axis, that lie inside ``doms``, how many), whole numbers
+    only; None when a point is not a whole number."""
+    arrays = [np.broadcast_to(np.asarray(p, dtype=float), (count,)) for p in points]
+    keep = np.ones(count, dtype=bool)
+    for p, (lo, ext) in zip(arrays, doms):
+        if np.any(p != np.floor(p)):
+            return None
+        keep &= (p >= lo) & (p < lo + ext)
+    return [p[keep] for p in arrays], int(keep.sum())
 
 
 def evaluate_points(expr, leaves: dict, size: int) -> np.ndarray:

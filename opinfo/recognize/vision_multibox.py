@@ -23,30 +23,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from tir.expr import GE, LE, BufferLoad, FloatImm
+from tir.expr import GE, LE, FloatImm
 from tir.function import PrimFunc
 from tir.functor import pre_order_visit
 
 from ..info import OpInfo, Operand
+from .common import loads_in
 from .running import float_constants, run_all, runnable, shape_bindings, signature, size
 
 MAX_ELEMENTS = 4096
 """Score elements above which the function is not run."""
 MAX_CONSTANTS = 12
 TRIALS = 8
-
-
-def _reads_data(expr) -> bool:
-    """Whether ``expr`` loads from a buffer (a value computed from the data, not a constant)."""
-    seen = []
-
-    def visit(node):
-        if isinstance(node, BufferLoad):
-            seen.append(node)
-        return not seen
-
-    pre_order_visit(expr, visit)
-    return bool(seen)
 
 
 def _compared_constants(func: PrimFunc) -> list:
@@ -59,7 +47,7 @@ def _compared_constants(func: PrimFunc) -> list:
     def visit(node):
         if isinstance(node, (GE, LE)):
             for const, other in ((node.a, node.b), (node.b, node.a)):
-                if isinstance(const, FloatImm) and other.dtype.is_float and _reads_data(other):
+                if isinstance(const, FloatImm) and other.dtype.is_float and loads_in(other):
                     found.add(float(const.value))
         return True
 
