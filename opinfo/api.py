@@ -5,7 +5,8 @@ import attrs
 import numpy as np
 
 from tir.devectorize import is_vector
-from tir.expr import IntImm
+from tir.buffer import Buffer
+from tir.expr import Broadcast, IntImm, Ramp
 from tir.function import PrimFunc
 from tir.module import IRModule
 from tir.functor import post_order_visit
@@ -97,12 +98,15 @@ _LOWERED = (
 )
 """Forms of TIR after TVM's lowering passes that the analyses do not read, in the order their
 refusal is given."""
+_LOWERED_TYPES = (AllocateBuffer, Ramp, Broadcast, Buffer, LaunchThread)
+"""The node classes a test of :data:`_LOWERED` may hold for (a cheap filter before them)."""
 
 
 def _lowered_form(func: PrimFunc) -> "str | None":
     """The refusal for TIR after TVM's lowering passes (one walk of the body), or None."""
     seen = set()
-    post_order_visit(func.body, lambda n: seen.update(k for k, test in _LOWERED if test(n)))
+    post_order_visit(func.body, lambda n: seen.update(k for k, test in _LOWERED if test(n))
+                     if isinstance(n, _LOWERED_TYPES) else None)
     return next((REFUSALS[k] for k, _ in _LOWERED if k in seen), None)
 
 

@@ -43,7 +43,7 @@ from tir.stmt import BlockRealize, BufferStore, For, IterKind, IterVar
 
 from .affine import ONE, _add, affine, const_of
 from .blockize import _conjoin, _fuse_splits
-from .coverage import clippable, copy_order, index_range
+from .coverage import _realizes, binding_spans, clippable, copy_order, index_range
 from .recognize.guard import conjuncts
 from .probe import collect_vars
 
@@ -157,7 +157,7 @@ def _moved_out(realize: BlockRealize) -> "For | None":
     return stmt
 
 
-def _in_bounds(store: BufferStore, ivars: tuple, values: tuple):
+def _in_bounds(store: BufferStore, ivars: tuple, values: tuple, spans: "dict | None" = None):
     """For an element copy (:func:`.coverage.copy_order`: ``S[i...] = P[i...]``, ``read_at`` and
     ``write_at`` copy whole tiles, past the end of an axis whose extent the tile does not
     divide): the conjunction of ``i < extent`` over the axes a copy index passes, with the
@@ -166,7 +166,11 @@ def _in_bounds(store: BufferStore, ivars: tuple, values: tuple):
     An iteration that copies an element outside both buffers changes no element of either,
     so the copy does the same restricted to the elements inside (as a predicate, the way a
     non-divisible split is restricted). :func:`.coverage.out_of_bounds_writes` lets such
-    copies (and only those) pass."""
+    copies (and only those) pass.
+
+    ``spans`` (:func:`.coverage.binding_spans`): the values the bindings take, where they
+    run past the declared domain (``reindex_cache_read`` giving its copy the consumer's split
+    loops without the tail's ``T.where``): each variable ranges over both."""
     true = IntImm(bool_, 1)
     if copy_order(store) is None:
         return true
@@ -174,6 +178,9 @@ def _in_bounds(store: BufferStore, ivars: tuple, values: tuple):
     for iv in ivars:
         lo, ext = const_of(iv.dom.min), const_of(iv.dom.extent)
         if lo is not None and ext is not None:
+            if spans and iv.var in spans:
+                first, last = spans[iv.var]
+                lo, ext = min(lo, first), max(lo + ext - 1, last) + 1 - min(lo, first)
             ranges[iv.var] = (lo, ext)
     bind = {iv.var: v for iv, v in zip(ivars, values)}
     out = true
@@ -230,15 +237,17 @@ def _cast(e, dtype):
     return IntImm(dtype, c) if c is not None else Cast(dtype, e)
 
 
-def _clipped(realize: BlockRealize) -> "BlockRealize | None":
+def _clipped(realize: BlockRealize, loops: "tuple | None" = None) -> "BlockRealize | None":
     """An element copy block (its body the store) whose variables take it past an end of
-    its buffers, restricted to the elements inside (:func:`_in_bounds`); None otherwise."""
+    its buffers, restricted to the elements inside (:func:`_in_bounds`); None otherwise.
+    ``loops``: those around it (the values its bindings take are then enumerated)."""
     block = realize.block
     store = block.body
     if block.init is not None or not isinstance(store, BufferStore) or \
-            any(iv.kind != IterKind.SPATIAL for iv in block.iter_vars):
+            any(iv.kind != IterKind.SPATIAL for iv in block.iter_vars) or copy_order(store) is None:
         return None
-    clip = _in_bounds(store, block.iter_vars, tuple(realize.iter_values))
+    spans = binding_spans(realize, loops) if loops is not None else None
+    clip = _in_bounds(store, block.iter_vars, tuple(realize.iter_values), spans)
     if isinstance(clip, IntImm):
         return None
     predicate = _conjoin(realize.predicate, clip)
@@ -248,9 +257,14 @@ def _clipped(realize: BlockRealize) -> "BlockRealize | None":
 
 def clip_copies(func: PrimFunc) -> PrimFunc:
     """``func`` with every element copy block that runs past an end of its buffers (a
-    blockized copy of a split loop's whole last tile) restricted to the elements inside."""
+    blockized copy of a split loop's whole last tile, or bindings past the declared domain)
+    restricted to the elements inside."""
+    loops_of = {id(r): loops for r, loops in _realizes(func.body)}
+
     def post(n):
-        return _clipped(n) if isinstance(n, BlockRealize) and n.block.iter_vars else None
+        if isinstance(n, BlockRealize) and n.block.iter_vars:
+            return _clipped(n, loops_of.get(id(n)))
+        return None
 
     return transform_stmts(func, post)
 

@@ -17,7 +17,8 @@ from .semantic import Inlined
 
 from tir.expr import (Add, And, Call, Cast, Div, EQ, FloatImm, FloorDiv, FloorMod, GE, GT,
                       IntImm, LE, LT, Max, Min, Mod, Mul, NE, Not, Or, Select, Sub, Var)
-from tir.functor import post_order_visit
+from tir.buffer import Buffer
+from tir.functor import children
 
 _ERF = np.vectorize(math.erf, otypes=[float])
 
@@ -317,8 +318,20 @@ def block_points(realize, loops, env: dict, limit: int, in_domain: bool = False)
 
 
 def collect_vars(expr, out: set) -> None:
-    """Add the variables of ``expr`` to ``out``."""
-    post_order_visit(expr, lambda n: out.add(n) if isinstance(n, Var) else None)
+    """Add the variables of ``expr`` to ``out`` (those of the shapes of the buffers it loads
+    too, as :func:`tir.functor.post_order_visit` meets them)."""
+    stack = [expr]
+    buffers: set = set()
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Var):
+            out.add(n)
+            continue
+        if isinstance(n, Buffer):
+            if id(n) in buffers:
+                continue
+            buffers.add(id(n))
+        stack.extend(children(n))
 
 
 def shape_vars(func) -> set:

@@ -32,7 +32,7 @@ import attrs
 
 from tir.expr import Add, And, FloorDiv, IntImm, LT, Mul, Var
 from tir.function import PrimFunc
-from tir.functor import post_order_visit, substitute
+from tir.functor import post_order_stmts, substitute
 from tir.buffer import Range
 from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IterKind, IterVar
 
@@ -179,7 +179,7 @@ def merge_guarded_rfactor(func: PrimFunc) -> PrimFunc:
     if root is None:
         return func
     realizes = []
-    post_order_visit(func.body, lambda n: realizes.append(n) if isinstance(n, BlockRealize) else None)
+    post_order_stmts(func.body, lambda n: realizes.append(n) if isinstance(n, BlockRealize) else None)
     realizes = [r for r in realizes if not _holds_blocks(r.block)]  # the root, blockize's outer blocks
     blocks = [r.block for r in realizes]
     allocated = {id(b) for b in root.alloc_buffers}

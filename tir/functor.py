@@ -12,7 +12,8 @@ from typing import Callable
 import attrs
 
 from .buffer import Buffer
-from .expr import PrimExpr
+from .function import PrimFunc
+from .module import IRModule
 from .node import Map, Node
 from .stmt import Stmt
 
@@ -70,7 +71,11 @@ def children(node: Node) -> list:
     cls = type(node)
     names = _CHILD_FIELDS.get(cls)
     for name in names if names is not None else child_fields(cls):
-        _gather(getattr(node, name), out)
+        value = getattr(node, name)
+        if isinstance(value, Node):  # the common case, without a call
+            out.append(value)
+        elif value is not None:
+            _gather(value, out)
     return out
 
 
@@ -168,7 +173,9 @@ def transform(node, post: Callable[[Node], "Node | None"], pre: "Callable[[Node]
             names = _CHILD_FIELDS.get(cls)
             for name in names if names is not None else child_fields(cls):
                 value = getattr(n, name)
-                new = rewrite_value(value)
+                if value is None:
+                    continue
+                new = rewrite(value) if isinstance(value, Node) else rewrite_value(value)
                 if new is not value:
                     changes[name] = new
             out = attrs.evolve(n, **changes) if changes else n
@@ -182,14 +189,15 @@ def transform(node, post: Callable[[Node], "Node | None"], pre: "Callable[[Node]
 
 
 def transform_stmts(node, post: Callable[[Node], "Node | None"]):
-    """:func:`transform` for rewrites of statements alone: expressions and buffers are
-    kept as they are without being walked (no statement lives inside one), which makes a
+    """:func:`transform` for rewrites of statements alone: every node that is neither a
+    statement nor a function (expressions, buffers, iteration variables, ranges, regions)
+    is kept as it is without being walked (no statement lives inside one), which makes a
     pass over a whole function cheap when ``post`` only rebuilds statements."""
     return transform(node, post, _keep_values)
 
 
 def _keep_values(n):
-    return n if isinstance(n, (PrimExpr, Buffer)) else None
+    return None if isinstance(n, (Stmt, PrimFunc, IRModule)) else n
 
 
 def substitute(node, mapping: dict):

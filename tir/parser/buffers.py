@@ -47,10 +47,11 @@ def buffer_from_call(ctx, node, name: str, args: list, data=None) -> Buffer:
     d = dt.float32 if d_node is None else dtype_arg(ctx, d_node)
     strides = shape_arg(ctx, kw["strides"]) if "strides" in kw else ()
     if strides and len(strides) != len(shape):
-        if len(strides) != 1 or not (isinstance(strides[0], IntImm) and strides[0].value == 1) or len(shape) < 2:
+        if len(strides) != 1 or not (isinstance(strides[0], IntImm) and strides[0].value == 1):
             raise error(kw["strides"], f"{what}: {len(strides)} strides for a rank-{len(shape)} buffer")
         # TVM 0.27's cache_index prints its index buffers with the flattened buffer's one unit
-        # stride whatever their rank: the buffer is compact; its accesses are multi-dimensional
+        # stride whatever their rank (a scalar's too): the buffer is compact; its accesses are
+        # multi-dimensional
         strides = ()
     offset = prim(ctx, kw["elem_offset"], dt.int64) if "elem_offset" in kw else None
     scope = _scope(ctx, kw.get("scope"))
