@@ -156,9 +156,32 @@ def equal_extents(a, b) -> bool:
     if a is b or structural_equal(a, b):
         return True
     fa = _affine(a) if isinstance(a, PrimExpr) else None
-    if fa is not None and fa == (_affine(b) if isinstance(b, PrimExpr) else None):
+    fb = _affine(b) if isinstance(b, PrimExpr) else None
+    if fa is not None and fa == fb:
+        return True
+    if fa is not None and fb is not None and _canonical(fa) == _canonical(fb):
         return True
     return _equal_minima(a, b)
+
+
+def _canonical(form: dict) -> "frozenset | None":
+    """``form`` with its floor division/remainder atoms keyed by what they compute (the
+    kind, the canonical form of the dividend, the divisor) rather than by their nodes:
+    ``(n + 3 - 1) // 3`` and ``(n + 2) // 3`` are one atom (TVM prints a split's section
+    length both ways, in a buffer's shape and in the domain of the block filling it)."""
+    out = []
+    for atom, c in form.items():
+        if isinstance(atom, (FloorDiv, FloorMod)):
+            inner, d = _affine(atom.a), const_of(atom.b)
+            key = None if inner is None or d is None else _canonical(inner)
+            if key is None:
+                return None
+            atom = ("div" if isinstance(atom, FloorDiv) else "mod", key, d)
+        out.append((atom, c))
+    merged: dict = {}
+    for atom, c in out:
+        merged[atom] = merged.get(atom, 0) + c
+    return frozenset((k, v) for k, v in merged.items() if v)
 
 
 # ------------------------------------------------------------ extents that are minima

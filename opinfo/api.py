@@ -12,7 +12,7 @@ from tir.module import IRModule
 from tir.functor import post_order_visit
 from tir.stmt import AllocateBuffer, BufferStore, LaunchThread
 
-from .block_loops import move_block_loops
+from .block_loops import clip_copies, move_block_loops
 from .blockize import unblockize
 from .coverage import out_of_bounds_reads, partial_writes, same_index_copy
 from .intermediate_check import uninitialised_reads
@@ -123,8 +123,10 @@ def recognize_ops(func: PrimFunc) -> tuple:
     if func is None or out_of_bounds_reads(func):
         return ()
     sem = Semantics(func)
-    if sem.opaque:  # read by running it: the function as written (normalize can drop a T.where)
-        return recognize_scatters(original) or recognize_adaptive_pool(original) or \
+    if sem.opaque:  # read by running it: the function as written (normalize can drop a T.where),
+        # its element copies past an end of their buffers clipped (:func:`.block_loops.clip_copies`)
+        run = clip_copies(original)
+        return recognize_scatters(run) or recognize_adaptive_pool(run) or \
             recognize_opaque_prefix(original, recognize_ops)
     dec = Decomposer(sem, families.ALL)
     outputs = sem.outputs()
@@ -263,12 +265,17 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     output_read = _reads_an_output(ops)
     if output_read:
         ops = ()
+    # run with the element copies that pass an end of their buffers clipped where TVM's code
+    # changes no element kept by doing so (:func:`.block_loops.clip_copies`): the interpreter
+    # refuses an index out of range
+    clipped = None
     for whole in WHOLE_FUNCTION:
         if ops:
             break
         try:
+            clipped = clip_copies(prim_func) if clipped is None else clipped
             with np.errstate(all="ignore"):
-                found = whole(prim_func)
+                found = whole(clipped)
         except RECOGNIZER_ERRORS:
             found = None
         ops = (found,) if found is not None else ()

@@ -32,20 +32,24 @@ function too) judge the rewritten block like any other.
 from __future__ import annotations
 
 import attrs
+import numpy as np
 
-from tir.buffer import Buffer, Range
+from tir.buffer import Range
 from tir.builder import access_regions, store_regions
 from tir.dtype import bool_
-from tir.expr import GE, LT, Add, BufferLoad, Cast, IntImm, PrimExpr, Var
+from tir.expr import GE, LT, Add, BufferLoad, Cast, IntImm, Var
 from tir.function import PrimFunc
 from tir.functor import pre_order_visit, substitute, transform, transform_stmts
 from tir.stmt import BlockRealize, BufferStore, For, IterKind, IterVar
 
-from .affine import ONE, _add, affine, const_of
+from .affine import ONE, _add, affine, const_of, equal_extents
 from .blockize import _conjoin, _fuse_splits
-from .coverage import _realizes, binding_spans, clippable, copy_order, index_range
+from .coverage import (_lone_copies, _realizes, _strays_overwritten, binding_spans, clippable, copy_order, index_range,
+                       same_index_copy)
+from .realize_check import SHAPE_VALUES
 from .recognize.guard import conjuncts
-from .probe import collect_vars
+from .rewrite import stored
+from .probe import POINT_ERRORS, collect_vars, evaluate_points, loops_points, scalar_int, shape_envs, shape_vars
 
 
 def _loops_and_store(body) -> "tuple | None":
@@ -166,13 +170,15 @@ def _in_bounds(store: BufferStore, ivars: tuple, values: tuple, spans: "dict | N
     An iteration that copies an element outside both buffers changes no element of either,
     so the copy does the same restricted to the elements inside (as a predicate, the way a
     non-divisible split is restricted). :func:`.coverage.out_of_bounds_writes` lets such
-    copies (and only those) pass.
+    copies (and only those) pass. So does an iteration past the end of the outermost axis
+    of ``S`` only, whatever it reads (``copy_order`` with ``outer``: the cache of 7 elements
+    of an ``x`` of ``n``): its element lies past all of ``S``'s storage.
 
     ``spans`` (:func:`.coverage.binding_spans`): the values the bindings take, where they
     run past the declared domain (``reindex_cache_read`` giving its copy the consumer's split
     loops without the tail's ``T.where``): each variable ranges over both."""
     true = IntImm(bool_, 1)
-    if copy_order(store) is None:
+    if copy_order(store, outer=True) is None:
         return true
     ranges = {}
     for iv in ivars:
@@ -193,6 +199,74 @@ def _in_bounds(store: BufferStore, ivars: tuple, values: tuple, spans: "dict | N
             out = _conjoin(out, GE(substitute(index, bind), IntImm(index.dtype, 0)))
         if span[1] >= size:
             out = _conjoin(out, LT(substitute(index, bind), IntImm(index.dtype, size)))
+    return out
+
+
+SYMBOLIC_POINTS = 1 << 16
+"""Loop iterations of one copy above which :func:`_past_symbolic_ends` does not enumerate."""
+
+
+def _past_symbolic_ends(realize: BlockRealize, loops, symbols: frozenset) -> list:
+    """For an element copy (:func:`.coverage.copy_order`) storing a variable ``v`` of domain
+    ``[0, E)`` at an axis of a symbolic extent equal to ``E`` (``n``): ``binding < E``
+    (and ``binding >= 0``) when the loops, enumerated with the shape variables at a few
+    values, take the binding past that end at one of them (``reindex_cache_read`` gives its
+    copy the consumer's loops over ``n * 14`` split by 4 and 5 without the tail's
+    ``T.where``). Such an iteration copies an element outside both buffers (the load
+    indexes its axis of the same extent with ``v`` too) and changes neither, so the copy
+    does the same restricted to the domain the block declares. ``[]`` when nothing is
+    known (loops or bindings that use more than the loops and shape variables, too many
+    iterations)."""
+    if loops is None or not symbols:
+        return []
+    block, store = realize.block, realize.block.body
+    position = {iv.var: k for k, iv in enumerate(block.iter_vars)}
+    candidates = []
+    for index, extent in zip(store.indices, store.buffer.shape):
+        k = position.get(index) if isinstance(index, Var) else None
+        if const_of(extent) is not None or k is None:
+            continue
+        iv = block.iter_vars[k]
+        if const_of(iv.dom.min) == 0 and equal_extents(iv.dom.extent, extent):
+            candidates.append(k)
+    if not candidates:
+        return []
+    used: set = set()
+    for lp in loops:
+        collect_vars(lp.min, used)
+        collect_vars(lp.extent, used)
+    collect_vars(realize.predicate, used)
+    for k in candidates:
+        collect_vars(realize.iter_values[k], used)
+    if not used - {lp.loop_var for lp in loops} <= symbols:
+        return []
+    above, below = set(), set()
+    for env in shape_envs(symbols, SHAPE_VALUES):
+        got = loops_points(loops, env, SYMBOLIC_POINTS)
+        if got is None:
+            return []
+        leaves, size, _ = got
+        try:
+            keep = np.broadcast_to(np.asarray(evaluate_points(realize.predicate, leaves, size)).astype(bool), (size,))
+            for k in candidates:
+                ext = scalar_int(block.iter_vars[k].dom.extent, env)
+                values = np.broadcast_to(np.asarray(evaluate_points(realize.iter_values[k], leaves, size)),
+                                         (size,))[keep]
+                if ext is None or not np.all(values == np.floor(values)):
+                    return []
+                if np.any(values >= ext):
+                    above.add(k)
+                if np.any(values < 0):
+                    below.add(k)
+        except POINT_ERRORS + (KeyError,):
+            return []
+    out = []
+    for k in candidates:
+        value, dom = realize.iter_values[k], block.iter_vars[k].dom
+        if k in below:
+            out.append(GE(value, IntImm(value.dtype, 0)))
+        if k in above:
+            out.append(LT(value, dom.extent))
     return out
 
 
@@ -237,18 +311,34 @@ def _cast(e, dtype):
     return IntImm(dtype, c) if c is not None else Cast(dtype, e)
 
 
-def _clipped(realize: BlockRealize, loops: "tuple | None" = None) -> "BlockRealize | None":
+def _clipped(realize: BlockRealize, loops: "tuple | None" = None,
+             symbols: frozenset = frozenset(), alone: bool = False) -> "BlockRealize | None":
     """An element copy block (its body the store) whose variables take it past an end of
-    its buffers, restricted to the elements inside (:func:`_in_bounds`); None otherwise.
-    ``loops``: those around it (the values its bindings take are then enumerated)."""
+    its buffers, restricted to the elements inside (:func:`_in_bounds`,
+    :func:`_past_symbolic_ends`); None otherwise. ``loops``: those around it (the values
+    its bindings take are then enumerated); ``symbols``: the function's shape variables.
+
+    Only when what TVM's code does with the iterations dropped changes no element the
+    clipped copy keeps: each stores outside the buffer's whole allocation, flattened
+    row-major (:func:`.coverage._strays_overwritten`), or the copy is ``S[i...] = P[i...]`` over buffers
+    of one shape (a store at a flattened position of ``S`` inside it copies ``P``'s
+    element at that same position, as the iteration copying that element does) alone in
+    its statement of the function's top-level sequence and the only block writing ``S``
+    (``alone``: ``P`` changes nowhere while it runs, nothing else writes ``S``), or such a
+    lone copy each of whose stores past an end lands where a later iteration of it stores
+    inside ``S`` (:func:`.coverage._strays_overwritten`)."""
     block = realize.block
     store = block.body
-    if block.init is not None or not isinstance(store, BufferStore) or \
-            any(iv.kind != IterKind.SPATIAL for iv in block.iter_vars) or copy_order(store) is None:
+    if not _copy_block(block):
         return None
     spans = binding_spans(realize, loops) if loops is not None else None
     clip = _in_bounds(store, block.iter_vars, tuple(realize.iter_values), spans)
+    for term in _past_symbolic_ends(realize, loops, symbols):
+        clip = _conjoin(clip, term)
     if isinstance(clip, IntImm):
+        return None
+    if not (alone and (same_index_copy(store) or _strays_overwritten(store, realize, loops, symbols))) \
+            and not _strays_overwritten(store, realize, loops, symbols, later=False):
         return None
     predicate = _conjoin(realize.predicate, clip)
     ivars = _bounded(block.iter_vars, tuple(realize.iter_values), predicate)
@@ -259,15 +349,32 @@ def clip_copies(func: PrimFunc) -> PrimFunc:
     """``func`` with every element copy block that runs past an end of its buffers (a
     blockized copy of a split loop's whole last tile, or bindings past the declared domain)
     restricted to the elements inside."""
-    loops_of = {id(r): loops for r, loops in _realizes(func.body)}
+    copies = [(r, loops) for r, loops in _realizes(func.body) if _copy_block(r.block)]
+    if not copies:
+        return func  # (most functions: the rest is not worked out)
+    loops_of = {id(r): loops for r, loops in copies}
+    symbols = frozenset(shape_vars(func))
+    alone = {id(r) for r, _ in _lone_copies(func).values()}
+    writers: dict = {}
+    for block in func.blocks():  # (a block holding others counts their stores too)
+        for key in stored(block):
+            writers[key] = writers.get(key, 0) + 1
 
     def post(n):
-        if isinstance(n, BlockRealize) and n.block.iter_vars:
-            return _clipped(n, loops_of.get(id(n)))
+        if isinstance(n, BlockRealize) and id(n) in loops_of:
+            sole = writers.get(id(n.block.body.buffer)) == 1
+            return _clipped(n, loops_of[id(n)], symbols, id(n) in alone and sole)
         return None
 
     return transform_stmts(func, post)
 
+
+def _copy_block(block) -> bool:
+    """Whether ``block`` may be clipped by :func:`_clipped`: an element copy of spatial
+    variables without an init, its body the store."""
+    store = block.body
+    return bool(block.iter_vars) and block.init is None and isinstance(store, BufferStore) and \
+        all(iv.kind == IterKind.SPATIAL for iv in block.iter_vars) and copy_order(store, outer=True) is not None
 
 
 def move_block_loops(func: PrimFunc) -> PrimFunc:

@@ -18,11 +18,11 @@ from __future__ import annotations
 import numpy as np
 
 from tir.expr import BufferLoad, Call, IntImm, Select, Var
-from tir.functor import post_order_visit, pre_order_visit
+from tir.functor import post_order_visit, pre_order_visit, substitute
 from tir.stmt import Block, BlockRealize, BufferStore, For, SeqStmt
 
 from .affine import ONE, affine, const_of, equal_extents
-from .probe import POINT_ERRORS, collect_vars, evaluate_points, loops_points
+from .probe import POINT_ERRORS, collect_vars, evaluate_points, loops_points, scalar_int, shape_envs, shape_vars
 from .semantic import stages_of
 
 SPAN_POINTS = 1 << 16
@@ -216,20 +216,25 @@ def _past_axis(index, ranges: dict, axis) -> bool:
     return span is not None and (span[0] < 0 or span[1] >= size)
 
 
-def copy_order(store: BufferStore) -> "tuple | None":
+def copy_order(store: BufferStore, outer: bool = False) -> "tuple | None":
     """For an element copy ``S[i0, i1...] = P[...]`` whose load indexes ``P`` with the
     store's index expressions in some order, over axes of the same extents: ``order[d]``,
     the axis of ``P`` indexed by the store's ``d``-th index. Then an index past the end of
-    an axis of ``S`` is past the end of its axis of ``P`` too. None for anything else."""
+    an axis of ``S`` is past the end of its axis of ``P`` too. None for anything else.
+
+    ``outer``: the store's first index may index an axis of ``P`` of another extent (a
+    cache of the first 7 elements of an ``x`` of ``n``): past the end of ``S``'s outermost
+    axis (its other indices inside) a store lies past all of ``S``'s storage, whatever it
+    reads (:func:`_past_storage`)."""
     load = store.value
     if not isinstance(load, BufferLoad) or load.buffer is store.buffer or \
             len(load.indices) != len(store.indices) or len(load.buffer.shape) != len(load.indices) or \
             len(store.buffer.shape) != len(store.indices):
         return None
     order, free = [], list(range(len(load.indices)))
-    for index, extent in zip(store.indices, store.buffer.shape):
+    for d, (index, extent) in enumerate(zip(store.indices, store.buffer.shape)):
         k = next((k for k in free if load.indices[k] == index
-                  and equal_extents(load.buffer.shape[k], extent)), None)
+                  and (equal_extents(load.buffer.shape[k], extent) or (outer and d == 0))), None)
         if k is None:
             return None
         free.remove(k)
@@ -338,13 +343,135 @@ def out_of_bounds_writes(func) -> bool:
     tiles; ``merge`` may drop the ``T.where`` of a split copy) changes nothing inside either
     buffer there: it reads past ``P``'s end what it stores past ``S``'s (:mod:`.block_loops`
     restricts such copies to the elements inside), and it passes here."""
+    copies = None
     for store, where in _block_stores(func, as_run=True):
         if len(store.indices) != len(store.buffer.shape):
             continue
         past = [d for d, (i, axis) in enumerate(zip(store.indices, store.buffer.shape)) if _past_axis(i, where, axis)]
-        if past and not (_copied_past(store, past) and all(clippable(store.indices[d], where) for d in past)):
+        if not past:
+            continue
+        if not ((_copied_past(store, past) or _past_storage(store, past))
+                and all(clippable(store.indices[d], where) for d in past)):
+            return True
+        if _flat_harmless(store, past):
+            continue
+        if copies is None:
+            copies = _lone_copies(func)
+        found = copies.get(id(store))
+        if found is None or not _strays_overwritten(store, *found, frozenset(shape_vars(func))):
             return True
     return False
+
+
+def _lone_copies(func) -> dict:
+    """id(store) -> (BlockRealize, loops) for each block whose body is one store and which
+    is the only block of its statement in the function's top-level sequence: nothing else
+    runs among its iterations."""
+    root = func.root_block
+    body = root.body if root is not None else func.body
+    out = {}
+    for stmt in body.seq if isinstance(body, SeqStmt) else (body,):
+        found = list(_realizes(stmt))
+        if len(found) == 1 and isinstance(found[0][0].block.body, BufferStore):
+            realize, loops = found[0]
+            out[id(realize.block.body)] = (realize, loops)
+    return out
+
+
+STRAY_POINTS = 1 << 16
+"""Iterations of a copy above which :func:`_strays_overwritten` does not enumerate them."""
+
+
+def _strays_overwritten(store: BufferStore, realize: BlockRealize, loops, symbols: frozenset,
+                        later: bool = True) -> bool:
+    """Whether each store of a copy past the end of an axis of its buffer, flattened
+    row-major as TVM's code runs it, lands outside the buffer's storage or (``later``, for a
+    lone copy, :func:`_lone_copies`: nothing else runs among its iterations) on an element a
+    later iteration of the same copy stores inside the buffer (``S[i, 7]`` of rows of 7 is
+    ``S[i + 1, 0]``, copied when ``i + 1`` comes): the copy then leaves what the copy
+    restricted to the elements inside leaves. Enumerated in the order the loops run, with
+    shape variables at a few values; False when that is not possible."""
+    if loops is None:
+        return False
+    from .realize_check import SHAPE_VALUES  # realize_check imports this module
+
+    block = realize.block
+    bind = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
+    indices = [substitute(index, bind) for index in store.indices]
+    used: set = set()
+    for e in [realize.predicate] + indices + list(store.buffer.shape):
+        collect_vars(e, used)
+    for lp in loops:
+        collect_vars(lp.min, used)
+        collect_vars(lp.extent, used)
+    own = {lp.loop_var for lp in loops}
+    if not used - own <= symbols:
+        return False
+    for env in shape_envs(used & symbols, SHAPE_VALUES):
+        got = loops_points(loops, env, STRAY_POINTS)
+        if got is None:
+            return False
+        leaves, size, _ = got
+        shape = [scalar_int(e, env) for e in store.buffer.shape]
+        if any(e is None or e <= 0 for e in shape):
+            return False
+        try:
+            runs = np.broadcast_to(np.asarray(evaluate_points(realize.predicate, leaves, size)).astype(bool), (size,))
+            values = [np.broadcast_to(np.asarray(evaluate_points(i, leaves, size)), (size,))[runs] for i in indices]
+        except POINT_ERRORS + (KeyError,):
+            return False
+        if any(not np.all(v == np.floor(v)) for v in values):
+            return False
+        values = [v.astype(np.int64) for v in values]
+        inside = np.ones(len(values[0]) if values else 0, dtype=bool)
+        flat = np.zeros_like(inside, dtype=np.int64)
+        for v, extent in zip(values, shape):
+            inside &= (v >= 0) & (v < extent)
+            flat = flat * extent + v
+        total = int(np.prod(shape))
+        stray = ~inside & (flat >= 0) & (flat < total)
+        if not stray.any():
+            continue
+        if not later:
+            return False
+        order = np.arange(len(flat))
+        last = np.full(total, -1, dtype=np.int64)
+        np.maximum.at(last, flat[inside], order[inside])
+        if not np.all(last[flat[stray]] > order[stray]):
+            return False
+    return True
+
+
+def _flat_harmless(store: BufferStore, dims: list) -> bool:
+    """Whether the stores of a copy past the ends ``dims`` of its buffer's axes change no
+    element of it as TVM's code runs them, on row-major storage (no strides of its own):
+    past the outermost axis alone, a store lies past all of the storage; past an inner one,
+    ``S[i, 19]`` of rows of 19 is ``S[i + 1, 0]``, which holds what the copy puts there only
+    when it reads ``P`` at the same indices and ``P``'s axes but the outermost have ``S``'s
+    extents (then the flat offsets agree and the store writes ``P[i + 1, 0]``). A permuted or
+    shifted copy, or one between rows of other widths, would overwrite an element with
+    another's value."""
+    buffer = store.buffer
+    if buffer.strides:
+        return False
+    if list(dims) == [0]:
+        return True
+    load = store.value
+    return (isinstance(load, BufferLoad) and not load.buffer.strides
+            and tuple(load.indices) == tuple(store.indices)
+            and len(load.buffer.shape) == len(buffer.shape)
+            and all(equal_extents(a, b) for a, b in zip(load.buffer.shape[1:], buffer.shape[1:])))
+
+
+def _past_storage(store: BufferStore, dims: list) -> bool:
+    """``store`` is an element copy (:func:`copy_order` with ``outer``) passing the end of
+    the outermost axis of its buffer only (``dims == [0]``): there, in any row-major
+    storage of the buffer (compact: no strides of its own), the element lies past the last
+    one (or before the first), so the iteration changes no element of the buffer, whatever
+    it reads -- the copy restricted to the elements inside (:func:`.block_loops.clip_copies`)
+    does the same. An index past an inner axis is no such thing: flattened, ``S[i, 19]`` of
+    a row of 19 is ``S[i + 1, 0]``."""
+    return list(dims) == [0] and not store.buffer.strides and copy_order(store, outer=True) is not None
 
 
 def _copied_past(store: BufferStore, dims: list) -> bool:

@@ -441,6 +441,7 @@ def drop_cache_copies(func: PrimFunc) -> PrimFunc:
     if not copies:
         return func
     rename = {id(old): (new, order) for old, new, order in copies.values()}
+    names = _op_names_kept(blocks, copies)
 
     def pre(n):
         return EMPTY if isinstance(n, BlockRealize) and id(n.block) in copies else None
@@ -454,7 +455,33 @@ def drop_cache_copies(func: PrimFunc) -> PrimFunc:
             return attrs.evolve(n, buffer=new, region=tuple(n.region[k] for k in order))
         return without_allocs(n, rename) if isinstance(n, Block) else None
 
+    if names:  # first (the blocks are the same objects while nothing else has changed)
+        func = transform(func, lambda n: attrs.evolve(n, name=names[id(n)])
+                         if isinstance(n, Block) and id(n) in names else None)
+
     return prune(transform(func, post, pre))
+
+
+def _op_names_kept(blocks: list, copies: dict) -> dict:
+    """``{id(writer): name}``: the writer of a dropped copy's source takes the copy's name
+    when the copy is an op's block (a copy op: ``split``'s ``T_split_sections`` copying a
+    ``cache_read`` buffer into its output) and the writer the cache copy a primitive made
+    (named after its cache buffer, :func:`.partial_copy._cache_block`): the writer then
+    stores the op's output and is the op's block, its compute tag the copy's."""
+    from .partial_copy import _cache_block
+
+    out = {}
+    for block in blocks:
+        pair = copies.get(id(block))
+        if pair is None:
+            continue
+        src, dst, _ = pair
+        if not any(w.buffer is dst for w in block.writes) or _cache_block(block, src):
+            continue  # a cache_read copy (its readers load the source), or a cache's block
+        writers = [b for b in blocks if any(w.buffer is src for w in b.writes)]
+        if len(writers) == 1 and id(writers[0]) not in copies and _cache_block(writers[0], src):
+            out[id(writers[0])] = block.name
+    return out
 
 
 def _unit_reduce_vars(block: Block) -> "tuple | None":

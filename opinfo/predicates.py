@@ -13,7 +13,7 @@ import attrs
 
 from tir.expr import GE, LE, LT, Add, BufferLoad, Cast, FloorDiv, FloorMod, IntImm, Mul, SizeVar, Sub, Var
 from tir.function import PrimFunc
-from tir.functor import post_order_stmts, post_order_visit, pre_order_visit, transform, transform_stmts
+from tir.functor import post_order_stmts, post_order_visit, pre_order_visit, transform_stmts
 from tir.stmt import Block, BlockRealize, For, IterKind
 
 from .affine import ONE, _add, affine, const_of

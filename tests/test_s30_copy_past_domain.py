@@ -40,3 +40,33 @@ def test_copy_leaving_out_read_elements_is_not_read():
 
 def test_block_past_the_end_that_is_not_a_copy_is_not_read():
     assert fixture_ops(GELU, COPY, COPY.replace("v_i2]", "v_i2] + T.float32(1)")) == []
+
+
+GELU_TANH = "s30_gelu_tanh_copy_past_inner_axis"
+
+
+def test_transposing_copy_past_an_inner_axis_is_not_read():
+    # the cache T_multiply_shared[v1, v2, v0] (4, 7, 9) is written with v2 past 7: flattened,
+    # [v1, 7 + k, v0] is [v1 + 1, k, v0], which gets the source's [v0, v1, 7 + k] -- another
+    # element's value (run as TVM's code runs it, the function is not gelu_tanh)
+    assert fixture_ops(GELU_TANH) == []
+
+
+def test_flat_harmless_stores():
+    from tir.buffer import Buffer
+    from tir.expr import BufferLoad, Var
+    from tir.stmt import BufferStore
+    from opinfo.coverage import _flat_harmless
+
+    i, j = Var("i"), Var("j")
+    s = Buffer("S", (4, 7))
+    same = Buffer("P", (9, 7))
+    wide = Buffer("Q", (4, 8))
+    square = Buffer("R", (7, 4))
+    # past the outermost axis alone: past all of S's storage, whatever is read
+    assert _flat_harmless(BufferStore(s, BufferLoad(square, (j, i)), (i, j)), [0])
+    # past the inner axis, read at the same indices from rows of S's width: harmless
+    assert _flat_harmless(BufferStore(s, BufferLoad(same, (i, j)), (i, j)), [1])
+    # rows of another width, or a transposed read: another element's value lands there
+    assert not _flat_harmless(BufferStore(s, BufferLoad(wide, (i, j)), (i, j)), [1])
+    assert not _flat_harmless(BufferStore(s, BufferLoad(square, (j, i)), (i, j)), [1])
