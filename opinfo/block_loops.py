@@ -44,7 +44,7 @@ from tir.stmt import BlockRealize, BufferStore, For, IterKind, IterVar
 
 from .affine import ONE, _add, affine, const_of, equal_extents
 from .blockize import _conjoin, _fuse_splits
-from .coverage import (_lone_copies, _realizes, _strays_overwritten, binding_spans, clippable, copy_order, index_range,
+from .coverage import (_lone_copies, block_realizes, _strays_overwritten, binding_spans, clippable, copy_order, index_range,
                        same_index_copy)
 from .realize_check import SHAPE_VALUES
 from .recognize.guard import conjuncts
@@ -349,7 +349,7 @@ def clip_copies(func: PrimFunc) -> PrimFunc:
     """``func`` with every element copy block that runs past an end of its buffers (a
     blockized copy of a split loop's whole last tile, or bindings past the declared domain)
     restricted to the elements inside."""
-    copies = [(r, loops) for r, loops in _realizes(func.body) if _copy_block(r.block)]
+    copies = [(r, loops) for r, loops in block_realizes(func.body) if _copy_block(r.block)]
     if not copies:
         return func  # (most functions: the rest is not worked out)
     loops_of = {id(r): loops for r, loops in copies}

@@ -29,20 +29,20 @@ SPAN_POINTS = 1 << 16
 """Loop iterations above which :func:`predicate_spans` enumerates nothing."""
 
 
-def _realizes(stmt, loops=()):
+def block_realizes(stmt, loops=()):
     """(BlockRealize, enclosing loops since the enclosing block) for every block below."""
     if isinstance(stmt, BlockRealize):
         yield stmt, loops
-        yield from _realizes(stmt.block.body, ())
+        yield from block_realizes(stmt.block.body, ())
         if stmt.block.init is not None:
-            yield from _realizes(stmt.block.init, ())
+            yield from block_realizes(stmt.block.init, ())
     elif isinstance(stmt, For):
-        yield from _realizes(stmt.body, loops + (stmt,))
+        yield from block_realizes(stmt.body, loops + (stmt,))
     elif isinstance(stmt, SeqStmt):
         for s in stmt.seq:
-            yield from _realizes(s, loops)
+            yield from block_realizes(s, loops)
     elif isinstance(stmt, Block):
-        yield from _realizes(stmt.body, ())
+        yield from block_realizes(stmt.body, ())
 
 
 def _reach(value, loops) -> "int | None":
@@ -114,7 +114,7 @@ def partial_writes(func) -> bool:
     params = {id(b) for b in func.buffers}
     if _idle_writer(func.body, params):
         return True
-    found = list(_realizes(func.body))
+    found = list(block_realizes(func.body))
     writers: dict = {}
     for realize, _ in found:
         for key in {id(s.buffer) for s in stages_of(realize.block) if s.buffer is not None}:
@@ -152,7 +152,7 @@ def _idle_writer(body, params: set) -> bool:
 
 
 def _nested(stmt, loops, outer: dict, outer_short: frozenset):
-    """As :func:`_realizes`, with the domains (``outer``) and short variables of the
+    """As :func:`block_realizes`, with the domains (``outer``) and short variables of the
     enclosing blocks: a blockized inner block stores at its outer block's variables
     (``compute[v_i0_o, v_i1_o, v_i3_i]``), which cover no more than their own domains."""
     if isinstance(stmt, BlockRealize):
@@ -315,7 +315,7 @@ def _block_stores(func, as_run: bool) -> list:
     the block's predicate holds when those lie inside. A block whose predicate never holds
     stores nothing."""
     out: list = []
-    for realize, loops in _realizes(func.body):
+    for realize, loops in block_realizes(func.body):
         block = realize.block
         spans = binding_spans(realize, loops) if as_run else predicate_spans(realize, loops)
         if spans is None:
@@ -371,7 +371,7 @@ def _lone_copies(func) -> dict:
     body = root.body if root is not None else func.body
     out = {}
     for stmt in body.seq if isinstance(body, SeqStmt) else (body,):
-        found = list(_realizes(stmt))
+        found = list(block_realizes(stmt))
         if len(found) == 1 and isinstance(found[0][0].block.body, BufferStore):
             realize, loops = found[0]
             out[id(realize.block.body)] = (realize, loops)

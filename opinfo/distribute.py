@@ -36,7 +36,7 @@ from tir.functor import post_order_visit, pre_order_visit, transform
 from tir.stmt import BlockRealize, BufferStore, For, IterKind, SeqStmt
 
 from .affine import const_of
-from .coverage import _realizes as all_realizes
+from .coverage import block_realizes as all_realizes
 from .probe import (POINT_ERRORS, NotEvaluable, block_points, distinct, evaluate_points, flat_points, loop_points,
                     scalar_int, shape_envs, shape_vars)
 from .predicates import loop_domain, restates_domain

@@ -32,7 +32,7 @@ from tir.node import Map, Node
 from tir.stmt import Block, BlockRealize, For, IterKind, IterVar, SeqStmt
 
 from .affine import const_of
-from .coverage import _realizes, predicate_spans
+from .coverage import block_realizes, predicate_spans
 from .realized_domain import shrink_reductions
 
 _SKIPPED = {Block: ("name", "reads", "writes")}
@@ -182,7 +182,7 @@ def _capped(loop: For, keys: set) -> For:
     if not keys:
         return loop
     caps: dict = {}
-    for realize, loops in _realizes(loop):
+    for realize, loops in block_realizes(loop):
         spans = predicate_spans(realize, loops)
         for iv in realize.block.iter_vars:
             if id(iv.var) not in keys or not spans or iv.var not in spans:

@@ -67,7 +67,7 @@ from tir.buffer import BufferRegion
 from .affine import affine, const_of
 from .block_loops import clip_copies, move_block_loops
 from .blockize import unblockize
-from .coverage import _realizes, same_index_copy
+from .coverage import block_realizes, same_index_copy
 from .distribute import distribute
 from .ew_tags import IDENTITY_TAGS, bare
 from .init_order import block_places, init_runs_first
@@ -430,7 +430,7 @@ def drop_cache_copies(func: PrimFunc) -> PrimFunc:
     found = [(b, pair) for b in blocks if (pair := _cache_copy(b, blocks, params, symbols)) is not None]
     # a copy whose loops provably skip part of its domain copies part of the buffer: the
     # rest of the copy's destination is never written (dropping the copy would hide that)
-    places = {id(r.block): (r, loops) for r, loops in _realizes(func.body)}
+    places = {id(r.block): (r, loops) for r, loops in block_realizes(func.body)}
     found = [(b, pair) for b, pair in found
              if id(b) not in places or covers_domain(*places[id(b)], symbols) is not False]
     found.sort(key=lambda bp: not any(bp[0].name == x.name and id(x) not in params for x in bp[1][:2]))
@@ -575,7 +575,7 @@ def drop_dead_blocks(func: PrimFunc) -> PrimFunc:
     left alone: a read through an alias is not a read of the buffer's id."""
     params = {id(b) for b in func.buffers}
     for _ in range(_MAX_DEAD_PASSES):
-        found = [r for r, _ in _realizes(func.body) if r.block is not func.root_block]
+        found = [r for r, _ in block_realizes(func.body) if r.block is not func.root_block]
         if any(r.block.match_buffers for r in found):
             return func
         leaves = [r for r in found if not _holds_blocks(r.block)]

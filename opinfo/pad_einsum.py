@@ -488,11 +488,11 @@ def pad_einsum_left(func: PrimFunc) -> bool:
 def unpad_einsum(func: PrimFunc) -> PrimFunc:
     """``func`` with its ``pad_einsum`` producer/op/consumer triples put back to the op block
     (see the module docstring); unchanged when none is found."""
-    from .coverage import _realizes
+    from .coverage import block_realizes
 
     # blocks holding blocks (the root, partitions) are judged by the blocks they hold
     root = func.root_block
-    found = [(r, loops) for r, loops in _realizes(func.body) if r.block is not root and not _holds_blocks(r.block)]
+    found = [(r, loops) for r, loops in block_realizes(func.body) if r.block is not root and not _holds_blocks(r.block)]
     realizes = [r for r, _ in found]
     loops_of = {id(r): loops for r, loops in found}
     writers: dict = {}

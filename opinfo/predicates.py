@@ -188,12 +188,12 @@ def drop_predicates(func: PrimFunc) -> "PrimFunc | None":
     """``func`` without split predicates, or None when one may drop elements. What the
     rules here do not show is checked by enumerating the loops a predicate constrains
     (:func:`.predicate_enum.covers_exactly`, blocks with a name of their own)."""
-    from .coverage import _realizes
+    from .coverage import block_realizes
     from .predicate_enum import covers_exactly
 
     bad = []
     dom = loop_domain(func)
-    found = list(_realizes(func.body))
+    found = list(block_realizes(func.body))
     names = [r.block.name for r, _ in found]
     loops_of = {r.block.name: loops for r, loops in found if names.count(r.block.name) == 1}
     writers: dict = {}

@@ -38,7 +38,7 @@ from tir.functor import post_order_visit
 from tir.stmt import BufferStore, IterKind
 
 from .affine import const_of, equal_extents
-from .coverage import _realizes, copy_order
+from .coverage import block_realizes, copy_order
 from .rewrite import stored
 from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, loops_points, scalar_int,
                     shape_envs, shape_vars)
@@ -357,7 +357,7 @@ def misrealized(func) -> bool:
     symbols = shape_vars(func)
     params = {id(b) for b in func.buffers}
     is_param = lambda b: id(b) in params  # noqa: E731
-    for realize, loops in _realizes(func.body):
+    for realize, loops in block_realizes(func.body):
         if not realize.block.iter_vars:
             continue
         if _short_reduction(realize.block) or _idle_reduction(realize.block):

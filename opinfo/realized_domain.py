@@ -30,7 +30,7 @@ from tir.functor import post_order_visit, transform
 from tir.stmt import BlockRealize, IterKind
 
 from .affine import const_of
-from .coverage import _realizes
+from .coverage import block_realizes
 from .probe import block_points, distinct, flat_points, scalar_int, shape_envs
 from .realize_check import SHAPE_VALUES, _free_vars, _plain
 
@@ -42,7 +42,7 @@ def shrink_reductions(func: PrimFunc) -> PrimFunc:
     """``func`` with every reduction block whose loops run a box of its reduction domain
     smaller than it given that box (module docstring); the same object when none does."""
     new_doms: dict = {}
-    for realize, loops in _realizes(func.body):
+    for realize, loops in block_realizes(func.body):
         extents = _realized_box(realize, loops)
         if extents is not None:
             new_doms[id(realize.block)] = extents

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import opinfo
 import tir
 from opinfo.predicate_enum import covers_exactly
-from opinfo.coverage import _realizes
+from opinfo.coverage import block_realizes
 
 from fixture_util import fixture_func
 from roundtrip_check import check
@@ -30,7 +30,7 @@ def test_tvm_nested_splits_with_a_symbolic_batch():
 
 
 def _block(func):
-    (realize, loops), = [(r, lp) for r, lp in _realizes(func.body) if r.block.name != "root"]
+    (realize, loops), = [(r, lp) for r, lp in block_realizes(func.body) if r.block.name != "root"]
     return realize, loops
 
 

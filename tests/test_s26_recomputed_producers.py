@@ -15,7 +15,7 @@ import numpy as np
 import opinfo
 import tir
 from opinfo.predicates import _recomputable, drop_predicates
-from opinfo.coverage import _realizes
+from opinfo.coverage import block_realizes
 from opinfo.rewrite import stores_in
 from tests.fixture_util import FIXTURES
 
@@ -61,7 +61,7 @@ def test_only_pure_producers_may_run_a_point_again():
     func = _func()
     writers: dict = {}
     blocks = {}
-    for r, _ in _realizes(func.body):
+    for r, _ in block_realizes(func.body):
         blocks[r.block.name] = r.block
         for store in stores_in(r.block.body):
             writers.setdefault(id(store.buffer), set()).add(id(r.block))

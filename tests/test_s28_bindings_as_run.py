@@ -14,7 +14,7 @@ import numpy as np
 
 import opinfo
 import tir
-from opinfo.coverage import binding_spans, out_of_bounds_writes, _realizes
+from opinfo.coverage import binding_spans, out_of_bounds_writes, block_realizes
 from tests.fixture_util import fixture_func, fixture_ops, replaced
 
 CONCAT = "s28_cache_index_short_domain_concat"
@@ -29,7 +29,7 @@ def _func(text: str):
 
 def test_index_block_binding_past_its_domain_is_read_through():
     func = fixture_func(CONCAT)
-    spans = {r.block.name: binding_spans(r, loops) for r, loops in _realizes(func.body)}
+    spans = {r.block.name: binding_spans(r, loops) for r, loops in block_realizes(func.body)}
     assert list(spans["index_0"].values()) == [(0, 8)]  # declared domain: 3
     assert fixture_ops(CONCAT) == [("concat", {"axis": 0})]
     x, y = np.arange(3, dtype="float32"), np.arange(10, 16, dtype="float32")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import opinfo
 import tir
-from opinfo.coverage import _realizes, out_of_bounds_writes, predicate_spans
+from opinfo.coverage import block_realizes, out_of_bounds_writes, predicate_spans
 from opinfo.loop_partition import merge_partitions
 from tests.fixture_util import FIXTURES
 
@@ -51,11 +51,11 @@ def test_merged_domain_is_capped_by_the_predicate():
 
 def test_predicate_spans_of_the_copies():
     func = _func(GATHER)
-    spans = [predicate_spans(r, loops) for r, loops in _realizes(func.body) if r.block.iter_vars]
+    spans = [predicate_spans(r, loops) for r, loops in block_realizes(func.body) if r.block.iter_vars]
     assert spans[1] is None  # range(5, 6) under ``< 5``: the copy never runs
     assert not out_of_bounds_writes(func)
     func = _func(DEQUANTIZE)
-    spans = [predicate_spans(r, loops) for r, loops in _realizes(func.body) if r.block.iter_vars]
+    spans = [predicate_spans(r, loops) for r, loops in block_realizes(func.body) if r.block.iter_vars]
     assert [tuple(s.values()) for s in spans] == [((0, 0),), ((1, 6),)]  # v_i0 binds an outer loop
     assert not out_of_bounds_writes(func)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from opinfo.coverage import _realizes
+from opinfo.coverage import block_realizes
 from opinfo.probe import block_points, loops_points, pruned_points
 from tests.fixture_util import fixture_func, fixture_ops
 
@@ -22,7 +22,7 @@ def test_adaptive_pool_with_large_symbolic_split_is_recognized():
 
 def _update():
     func = fixture_func(FIX)
-    (realize, loops), = [(r, lp) for r, lp in _realizes(func.body) if r.block.name == "adaptive_pool_sum_update"]
+    (realize, loops), = [(r, lp) for r, lp in block_realizes(func.body) if r.block.name == "adaptive_pool_sum_update"]
     (n,) = {v for buf in func.buffers for s in buf.shape for v in [s] if not hasattr(s, "value")}
     return realize, loops, n
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from tests.fixture_util import fixture_func, fixture_ops
 from opinfo.block_loops import clip_copies
-from opinfo.coverage import _realizes
+from opinfo.coverage import block_realizes
 
 RMS = "s30c_rms_norm_copy_alias"
 
 
 def _transposing_copy(func):
-    (pred,) = [r.predicate for r, _ in _realizes(func.body) if r.block.name == "T_rms_norm_shared"
+    (pred,) = [r.predicate for r, _ in block_realizes(func.body) if r.block.name == "T_rms_norm_shared"
                and r.block.body.buffer.name == "T_rms_norm"]
     return pred
 

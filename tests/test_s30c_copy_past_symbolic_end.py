@@ -40,8 +40,8 @@ def test_std_copy_past_n_on_an_inner_axis_is_not_read():
 
 
 def _realizes_of(func):
-    from opinfo.coverage import _realizes
-    return [r for r, _ in _realizes(func.body)]
+    from opinfo.coverage import block_realizes
+    return [r for r, _ in block_realizes(func.body)]
 
 
 def test_clipped_flatten_computes_the_flatten():
