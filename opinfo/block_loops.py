@@ -44,8 +44,8 @@ from tir.stmt import BlockRealize, BufferStore, For, IterKind, IterVar
 
 from .affine import ONE, _add, affine, const_of, equal_extents
 from .blockize import _conjoin, _fuse_splits
-from .coverage import (_lone_copies, block_realizes, _strays_overwritten, binding_spans, clippable, copy_order, index_range,
-                       same_index_copy)
+from .coverage import (_lone_copies, _quiet_copies, _strays_overwritten, binding_spans, block_realizes, clippable,
+                       copy_order, index_range, same_index_copy)
 from .realize_check import SHAPE_VALUES
 from .recognize.guard import conjuncts
 from .rewrite import stored
@@ -312,7 +312,7 @@ def _cast(e, dtype):
 
 
 def _clipped(realize: BlockRealize, loops: "tuple | None" = None,
-             symbols: frozenset = frozenset(), alone: bool = False) -> "BlockRealize | None":
+             symbols: frozenset = frozenset(), alone: bool = False, quiet: bool = False) -> "BlockRealize | None":
     """An element copy block (its body the store) whose variables take it past an end of
     its buffers, restricted to the elements inside (:func:`_in_bounds`,
     :func:`_past_symbolic_ends`); None otherwise. ``loops``: those around it (the values
@@ -324,9 +324,10 @@ def _clipped(realize: BlockRealize, loops: "tuple | None" = None,
     of one shape (a store at a flattened position of ``S`` inside it copies ``P``'s
     element at that same position, as the iteration copying that element does) alone in
     its statement of the function's top-level sequence and the only block writing ``S``
-    (``alone``: ``P`` changes nowhere while it runs, nothing else writes ``S``), or such a
-    lone copy each of whose stores past an end lands where a later iteration of it stores
-    inside ``S`` (:func:`.coverage._strays_overwritten`)."""
+    (``alone``: ``P`` changes nowhere while it runs, nothing else writes ``S``), or a copy
+    whose ``S`` nothing else in its statement touches (``quiet``) each of whose stores past
+    an end lands where a later iteration of it stores inside ``S``
+    (:func:`.coverage._strays_overwritten`)."""
     block = realize.block
     store = block.body
     if not _copy_block(block):
@@ -337,7 +338,7 @@ def _clipped(realize: BlockRealize, loops: "tuple | None" = None,
         clip = _conjoin(clip, term)
     if isinstance(clip, IntImm):
         return None
-    if not (alone and (same_index_copy(store) or _strays_overwritten(store, realize, loops, symbols))) \
+    if not (alone and same_index_copy(store)) and not (quiet and _strays_overwritten(store, realize, loops, symbols)) \
             and not _strays_overwritten(store, realize, loops, symbols, later=False):
         return None
     predicate = _conjoin(realize.predicate, clip)
@@ -355,6 +356,7 @@ def clip_copies(func: PrimFunc) -> PrimFunc:
     loops_of = {id(r): loops for r, loops in copies}
     symbols = frozenset(shape_vars(func))
     alone = {id(r) for r, _ in _lone_copies(func).values()}
+    quiet = {id(r) for r, _ in _quiet_copies(func).values()}
     writers: dict = {}
     for block in func.blocks():  # (a block holding others counts their stores too)
         for key in stored(block):
@@ -363,7 +365,7 @@ def clip_copies(func: PrimFunc) -> PrimFunc:
     def post(n):
         if isinstance(n, BlockRealize) and id(n) in loops_of:
             sole = writers.get(id(n.block.body.buffer)) == 1
-            return _clipped(n, loops_of[id(n)], symbols, id(n) in alone and sole)
+            return _clipped(n, loops_of[id(n)], symbols, id(n) in alone and sole, id(n) in quiet)
         return None
 
     return transform_stmts(func, post)

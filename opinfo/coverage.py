@@ -23,6 +23,7 @@ from tir.stmt import Block, BlockRealize, BufferStore, For, SeqStmt
 
 from .affine import ONE, affine, const_of, equal_extents
 from .probe import POINT_ERRORS, collect_vars, evaluate_points, loops_points, scalar_int, shape_envs, shape_vars
+from .rewrite import loaded, stored
 from .semantic import stages_of
 
 SPAN_POINTS = 1 << 16
@@ -356,7 +357,7 @@ def out_of_bounds_writes(func) -> bool:
         if _flat_harmless(store, past):
             continue
         if copies is None:
-            copies = _lone_copies(func)
+            copies = _quiet_copies(func)
         found = copies.get(id(store))
         if found is None or not _strays_overwritten(store, *found, frozenset(shape_vars(func))):
             return True
@@ -378,6 +379,27 @@ def _lone_copies(func) -> dict:
     return out
 
 
+def _quiet_copies(func) -> dict:
+    """As :func:`_lone_copies`, for each block whose body is one store and whose buffer no
+    other block of its statement in the function's top-level sequence loads or stores:
+    nothing among its iterations sees what it leaves in that buffer (a ``reindex_cache_write``
+    copy back under the batch loop it shares with the op's block, which writes the cache)."""
+    root = func.root_block
+    body = root.body if root is not None else func.body
+    out = {}
+    for stmt in body.seq if isinstance(body, SeqStmt) else (body,):
+        found = list(block_realizes(stmt))
+        for realize, loops in found:
+            store = realize.block.body
+            if not isinstance(store, BufferStore):
+                continue
+            key = id(store.buffer)
+            if all(other is realize or (key not in stored(other.block) and key not in loaded(other.block))
+                   for other, _ in found):
+                out[id(store)] = (realize, loops)
+    return out
+
+
 STRAY_POINTS = 1 << 16
 """Iterations of a copy above which :func:`_strays_overwritten` does not enumerate them."""
 
@@ -386,8 +408,8 @@ def _strays_overwritten(store: BufferStore, realize: BlockRealize, loops, symbol
                         later: bool = True) -> bool:
     """Whether each store of a copy past the end of an axis of its buffer, flattened
     row-major as TVM's code runs it, lands outside the buffer's storage or (``later``, for a
-    lone copy, :func:`_lone_copies`: nothing else runs among its iterations) on an element a
-    later iteration of the same copy stores inside the buffer (``S[i, 7]`` of rows of 7 is
+    copy whose buffer nothing else touches among its iterations, :func:`_quiet_copies`) on an
+    element a later iteration of the same copy stores inside the buffer (``S[i, 7]`` of rows of 7 is
     ``S[i + 1, 0]``, copied when ``i + 1`` comes): the copy then leaves what the copy
     restricted to the elements inside leaves. Enumerated in the order the loops run, with
     shape variables at a few values; False when that is not possible."""

@@ -621,18 +621,20 @@ def normalize(func: PrimFunc) -> "PrimFunc | None":
     func = merge_rfactor(merge_inits(forward_fills(merge_padding(func))))
     # A chain of cache copies (cache_read then reindex of the cache: parameter -> reindex ->
     # shared) loses one copy per pass: the second becomes a copy of the parameter itself.
+    changed = False
     for _ in range(_MAX_COPY_PASSES):
         dropped = drop_cache_copies(func)
         if dropped is func:
             dropped = read_through_copies(func, within_domains=True)
-        if dropped is func:
+        if dropped is func and changed:
             # a copy read through may leave no reader of the elements a block's shared loops
             # skip: the nest that distribute refused at first may now be split (its checks
             # are made on the function as it is now)
             dropped = distribute(func)
+            changed = False  # (until a copy goes again)
         if dropped is func:
             break
-        func = dropped
+        func, changed = dropped, True
     # rfactor's partial block may write a reindex copy of the buffer the final block reads
     # (reindex applied to the partial block): merged once the copy is gone. Merged back, a
     # split reduction reduces over two variables a * F + b, made one; blocks rebuilt from

@@ -70,3 +70,24 @@ def test_flat_harmless_stores():
     # rows of another width, or a transposed read: another element's value lands there
     assert not _flat_harmless(BufferStore(s, BufferLoad(wide, (i, j)), (i, j)), [1])
     assert not _flat_harmless(BufferStore(s, BufferLoad(square, (j, i)), (i, j)), [1])
+
+
+ABS = "s30_abs_copy_back_shares_batch_loop"
+DIVIDE = "s30_divide_cache_stray_overwrites"
+
+
+def test_copy_back_whose_strays_are_copied_again_later_is_read():
+    # compute[v0, 5, v2] = compute_local[5, v0, v2] (the axis has 5): flattened it is
+    # compute[v0 + 1, 0, v2], stored again by the copy at v0 + 1 (the batch loop it shares
+    # with the op's block, which never touches ``compute``); the last row lands past storage
+    assert fixture_ops(ABS) == [("abs", {})]
+
+
+def test_cache_whose_stray_overwrites_an_element_already_copied_is_not_read():
+    # x_local[v1, 5, v2] (an axis of 5) is x_local[v1 + 1, 0, v2], copied earlier (v0 = 0
+    # runs first): TVM's code leaves garbage there, which the divide then reads
+    assert fixture_ops(DIVIDE) == []
+    # the op's own split tail guarded in the cache copy too: nothing strays, read
+    assert fixture_ops(DIVIDE, 'T.reads(x[v_ax0, v_ax1, v_ax2])\n                T.writes(x_local',
+                       'T.where(ax0_0 * T.int64(2) + ax0_1 < T.int64(5))\n                '
+                       'T.reads(x[v_ax0, v_ax1, v_ax2])\n                T.writes(x_local') == [("divide", {})]
