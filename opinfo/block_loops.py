@@ -44,12 +44,11 @@ from tir.stmt import BlockRealize, BufferStore, For, IterKind, IterVar
 
 from .affine import ONE, _add, affine, const_of, equal_extents
 from .blockize import _conjoin, _fuse_splits
-from .coverage import (_lone_copies, _quiet_copies, _strays_overwritten, binding_spans, block_realizes, clippable,
-                       copy_order, index_range, same_index_copy)
-from .realize_check import SHAPE_VALUES
+from .coverage import (_quiet_copies, _strays_overwritten, binding_spans, block_realizes, clippable, copy_order,
+                       index_range, run_points, same_index_copy)
 from .recognize.guard import conjuncts
 from .rewrite import stored
-from .probe import POINT_ERRORS, collect_vars, evaluate_points, loops_points, scalar_int, shape_envs, shape_vars
+from .probe import collect_vars, scalar_int, shape_vars
 
 
 def _loops_and_store(body) -> "tuple | None":
@@ -202,10 +201,6 @@ def _in_bounds(store: BufferStore, ivars: tuple, values: tuple, spans: "dict | N
     return out
 
 
-SYMBOLIC_POINTS = 1 << 16
-"""Loop iterations of one copy above which :func:`_past_symbolic_ends` does not enumerate."""
-
-
 def _past_symbolic_ends(realize: BlockRealize, loops, symbols: frozenset) -> list:
     """For an element copy (:func:`.coverage.copy_order`) storing a variable ``v`` of domain
     ``[0, E)`` at an axis of a symbolic extent equal to ``E`` (``n``): ``binding < E``
@@ -231,35 +226,20 @@ def _past_symbolic_ends(realize: BlockRealize, loops, symbols: frozenset) -> lis
             candidates.append(k)
     if not candidates:
         return []
-    used: set = set()
-    for lp in loops:
-        collect_vars(lp.min, used)
-        collect_vars(lp.extent, used)
-    collect_vars(realize.predicate, used)
-    for k in candidates:
-        collect_vars(realize.iter_values[k], used)
-    if not used - {lp.loop_var for lp in loops} <= symbols:
+    got = run_points(realize, loops, [realize.iter_values[k] for k in candidates], symbols,
+                     extra=[block.iter_vars[k].dom.extent for k in candidates])
+    if got is None:
         return []
     above, below = set(), set()
-    for env in shape_envs(symbols, SHAPE_VALUES):
-        got = loops_points(loops, env, SYMBOLIC_POINTS)
-        if got is None:
-            return []
-        leaves, size, _ = got
-        try:
-            keep = np.broadcast_to(np.asarray(evaluate_points(realize.predicate, leaves, size)).astype(bool), (size,))
-            for k in candidates:
-                ext = scalar_int(block.iter_vars[k].dom.extent, env)
-                values = np.broadcast_to(np.asarray(evaluate_points(realize.iter_values[k], leaves, size)),
-                                         (size,))[keep]
-                if ext is None or not np.all(values == np.floor(values)):
-                    return []
-                if np.any(values >= ext):
-                    above.add(k)
-                if np.any(values < 0):
-                    below.add(k)
-        except POINT_ERRORS + (KeyError,):
-            return []
+    for env, values in got:
+        for k, v in zip(candidates, values):
+            ext = scalar_int(block.iter_vars[k].dom.extent, env)
+            if ext is None or not np.all(v == np.floor(v)):
+                return []
+            if np.any(v >= ext):
+                above.add(k)
+            if np.any(v < 0):
+                below.add(k)
     out = []
     for k in candidates:
         value, dom = realize.iter_values[k], block.iter_vars[k].dom
@@ -355,8 +335,7 @@ def clip_copies(func: PrimFunc) -> PrimFunc:
         return func  # (most functions: the rest is not worked out)
     loops_of = {id(r): loops for r, loops in copies}
     symbols = frozenset(shape_vars(func))
-    alone = {id(r) for r, _ in _lone_copies(func).values()}
-    quiet = {id(r) for r, _ in _quiet_copies(func).values()}
+    quiet = {id(r): alone for r, _, alone in _quiet_copies(func).values()}
     writers: dict = {}
     for block in func.blocks():  # (a block holding others counts their stores too)
         for key in stored(block):
@@ -365,7 +344,7 @@ def clip_copies(func: PrimFunc) -> PrimFunc:
     def post(n):
         if isinstance(n, BlockRealize) and id(n) in loops_of:
             sole = writers.get(id(n.block.body.buffer)) == 1
-            return _clipped(n, loops_of[id(n)], symbols, id(n) in alone and sole, id(n) in quiet)
+            return _clipped(n, loops_of[id(n)], symbols, quiet.get(id(n), False) and sole, id(n) in quiet)
         return None
 
     return transform_stmts(func, post)

@@ -359,31 +359,18 @@ def out_of_bounds_writes(func) -> bool:
         if copies is None:
             copies = _quiet_copies(func)
         found = copies.get(id(store))
-        if found is None or not _strays_overwritten(store, *found, frozenset(shape_vars(func))):
+        if found is None or not _strays_overwritten(store, *found[:2], frozenset(shape_vars(func))):
             return True
     return False
 
 
-def _lone_copies(func) -> dict:
-    """id(store) -> (BlockRealize, loops) for each block whose body is one store and which
-    is the only block of its statement in the function's top-level sequence: nothing else
-    runs among its iterations."""
-    root = func.root_block
-    body = root.body if root is not None else func.body
-    out = {}
-    for stmt in body.seq if isinstance(body, SeqStmt) else (body,):
-        found = list(block_realizes(stmt))
-        if len(found) == 1 and isinstance(found[0][0].block.body, BufferStore):
-            realize, loops = found[0]
-            out[id(realize.block.body)] = (realize, loops)
-    return out
-
-
 def _quiet_copies(func) -> dict:
-    """As :func:`_lone_copies`, for each block whose body is one store and whose buffer no
-    other block of its statement in the function's top-level sequence loads or stores:
-    nothing among its iterations sees what it leaves in that buffer (a ``reindex_cache_write``
-    copy back under the batch loop it shares with the op's block, which writes the cache)."""
+    """id(store) -> (BlockRealize, loops, alone) for each block whose body is one store and
+    whose buffer no other block of its statement in the function's top-level sequence loads
+    or stores: nothing among its iterations sees what it leaves in that buffer (a
+    ``reindex_cache_write`` copy back under the batch loop it shares with the op's block,
+    which writes the cache). ``alone``: it is the only block of its statement, nothing else
+    runs among its iterations."""
     root = func.root_block
     body = root.body if root is not None else func.body
     out = {}
@@ -396,12 +383,44 @@ def _quiet_copies(func) -> dict:
             key = id(store.buffer)
             if all(other is realize or (key not in stored(other.block) and key not in loaded(other.block))
                    for other, _ in found):
-                out[id(store)] = (realize, loops)
+                out[id(store)] = (realize, loops, len(found) == 1)
     return out
 
 
-STRAY_POINTS = 1 << 16
-"""Iterations of a copy above which :func:`_strays_overwritten` does not enumerate them."""
+RUN_POINTS = 1 << 16
+"""Iterations of a block above which :func:`run_points` does not enumerate them."""
+
+
+def run_points(realize: BlockRealize, loops, exprs, symbols: frozenset, extra=()) -> "list | None":
+    """``[(env, values)]``: for each binding ``env`` of the shape variables to a few values
+    (:func:`.probe.shape_envs`), each of ``exprs`` at the iterations of ``loops`` (those
+    around the block) where the block's predicate holds, in the order they run. None when
+    the loops, the predicate, ``exprs`` or ``extra`` (expressions the caller evaluates in
+    ``env`` itself) use variables other than the loops' own and ``symbols``, or when the
+    loops cannot be enumerated or an expression evaluated."""
+    from .realize_check import SHAPE_VALUES  # realize_check imports this module
+
+    used: set = set()
+    for lp in loops:
+        collect_vars(lp.min, used)
+        collect_vars(lp.extent, used)
+    for e in [realize.predicate, *exprs, *extra]:
+        collect_vars(e, used)
+    if not used - {lp.loop_var for lp in loops} <= symbols:
+        return None
+    out = []
+    for env in shape_envs(used & symbols, SHAPE_VALUES):
+        got = loops_points(loops, env, RUN_POINTS)
+        if got is None:
+            return None
+        leaves, size, _ = got
+        try:
+            runs = np.broadcast_to(np.asarray(evaluate_points(realize.predicate, leaves, size)).astype(bool), (size,))
+            out.append((env, [np.broadcast_to(np.asarray(evaluate_points(e, leaves, size)), (size,))[runs]
+                              for e in exprs]))
+        except POINT_ERRORS + (KeyError,):
+            return None
+    return out
 
 
 def _strays_overwritten(store: BufferStore, realize: BlockRealize, loops, symbols: frozenset,
@@ -415,32 +434,15 @@ def _strays_overwritten(store: BufferStore, realize: BlockRealize, loops, symbol
     shape variables at a few values; False when that is not possible."""
     if loops is None:
         return False
-    from .realize_check import SHAPE_VALUES  # realize_check imports this module
-
     block = realize.block
     bind = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
-    indices = [substitute(index, bind) for index in store.indices]
-    used: set = set()
-    for e in [realize.predicate] + indices + list(store.buffer.shape):
-        collect_vars(e, used)
-    for lp in loops:
-        collect_vars(lp.min, used)
-        collect_vars(lp.extent, used)
-    own = {lp.loop_var for lp in loops}
-    if not used - own <= symbols:
+    got = run_points(realize, loops, [substitute(index, bind) for index in store.indices], symbols,
+                     extra=store.buffer.shape)
+    if got is None:
         return False
-    for env in shape_envs(used & symbols, SHAPE_VALUES):
-        got = loops_points(loops, env, STRAY_POINTS)
-        if got is None:
-            return False
-        leaves, size, _ = got
+    for env, values in got:
         shape = [scalar_int(e, env) for e in store.buffer.shape]
         if any(e is None or e <= 0 for e in shape):
-            return False
-        try:
-            runs = np.broadcast_to(np.asarray(evaluate_points(realize.predicate, leaves, size)).astype(bool), (size,))
-            values = [np.broadcast_to(np.asarray(evaluate_points(i, leaves, size)), (size,))[runs] for i in indices]
-        except POINT_ERRORS + (KeyError,):
             return False
         if any(not np.all(v == np.floor(v)) for v in values):
             return False
