@@ -284,6 +284,8 @@ def _has_min(e) -> bool:
 
 def const_of(e) -> "int | None":
     """The value of an integer constant expression (through casts), else None."""
+    if type(e) is IntImm:  # the common case, without the affine form
+        return e.value
     a = _affine(e) if isinstance(e, PrimExpr) else None
     if a is None or not set(a) <= {ONE}:
         return None

@@ -34,8 +34,8 @@ import attrs
 from tir.buffer import Range
 from tir.expr import GE, GT, LE, Add, And, BufferLoad, FloorDiv, FloorMod, IntImm, LT, Mul, Var
 from tir.function import PrimFunc
-from tir.functor import post_order_visit, pre_order_visit, substitute, transform
-from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, IterVar, SeqStmt, Stmt
+from tir.functor import post_order_visit, pre_order_stmts, substitute, transform
+from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, IterVar, SeqStmt
 
 from .affine import affine, const_of
 from .recognize.guard import conjuncts
@@ -48,7 +48,7 @@ def _has_block(stmt) -> bool:
     """Whether a block is inside ``stmt`` (only statements are entered: blocks are there)."""
     found = []
     if stmt is not None:
-        pre_order_visit(stmt, lambda n: found.append(n) if isinstance(n, Block) else not found and isinstance(n, Stmt))
+        pre_order_stmts(stmt, lambda n: found.append(n) if isinstance(n, Block) else not found)
     return bool(found)
 
 
@@ -393,12 +393,12 @@ def _any_nested(func: PrimFunc) -> bool:
 
     def visit(n):
         if found or not isinstance(n, Block) or n is root:
-            return not found and isinstance(n, Stmt)
+            return not found
         if _has_block(n.body) or _has_block(n.init):
             found.append(n)
         return False
 
-    pre_order_visit(func.body, visit)
+    pre_order_stmts(func.body, visit)
     return bool(found)
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from tir.expr import BufferLoad, Call, IntImm, Select, Var
-from tir.functor import post_order_visit, pre_order_visit, substitute
+from tir.functor import post_order_stmts, pre_order_stmts, pre_order_visit, substitute
 from tir.stmt import Block, BlockRealize, BufferStore, For, SeqStmt
 
 from .affine import ONE, affine, const_of, equal_extents
@@ -143,12 +143,12 @@ def _idle_writer(body, params: set) -> bool:
         if found:
             return False
         if isinstance(n, For) and const_of(n.extent) == 0:
-            post_order_visit(n.body, lambda m: found.append(m)
+            post_order_stmts(n.body, lambda m: found.append(m)
                              if isinstance(m, BufferStore) and id(m.buffer) in params else None)
             return False
         return True
 
-    pre_order_visit(body, visit)
+    pre_order_stmts(body, visit)
     return bool(found)
 
 
@@ -287,6 +287,10 @@ def binding_spans(realize: BlockRealize, loops) -> "dict | None":
             known.append(k)
             used |= found
     chosen = [lp for lp in loops if lp.loop_var in used]
+    if isinstance(realize.predicate, IntImm) and realize.predicate.value:
+        spans = _affine_spans(realize, known, chosen)
+        if spans is not None:
+            return spans
     got = loops_points(chosen, {}, SPAN_POINTS)
     if got is None:
         return {}
@@ -303,6 +307,34 @@ def binding_spans(realize: BlockRealize, loops) -> "dict | None":
     for k, v in values.items():
         if v.size and np.all(v == np.floor(v)):
             spans[realize.block.iter_vars[k].var] = (int(v.min()), int(v.max()))
+    return spans
+
+
+def _affine_spans(realize: BlockRealize, known: list, chosen: list) -> "dict | None":
+    """:func:`binding_spans` without enumerating, for a block without a predicate whose
+    ``known`` bindings are affine in the ``chosen`` loops (each running a constant, non-empty
+    range, at most :data:`SPAN_POINTS` iterations in all): over independent loops an affine
+    form's lowest and highest values are at the corners. None when that does not apply."""
+    ranges, size = {}, 1
+    for lp in chosen:
+        lo, ext = const_of(lp.min), const_of(lp.extent)
+        if ext <= 0:
+            return None
+        ranges[lp.loop_var] = (lo, lo + ext - 1)
+        size *= ext
+    if size > SPAN_POINTS:
+        return None
+    spans = {}
+    for k in known:
+        form = affine(realize.iter_values[k])
+        if form is None or any(a is not ONE and a not in ranges for a in form):
+            return None
+        low = high = form.get(ONE, 0)
+        for atom, coef in form.items():
+            if atom is not ONE:
+                a, b = ranges[atom]
+                low, high = low + min(coef * a, coef * b), high + max(coef * a, coef * b)
+        spans[realize.block.iter_vars[k].var] = (low, high)
     return spans
 
 

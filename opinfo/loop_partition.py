@@ -27,7 +27,7 @@ import attrs
 from tir.buffer import BufferRegion, Range
 from tir.expr import IntImm, Var
 from tir.function import PrimFunc
-from tir.functor import node_fields, post_order_visit, transform, transform_stmts
+from tir.functor import node_fields, post_order_stmts, transform, transform_stmts
 from tir.node import Map, Node
 from tir.stmt import Block, BlockRealize, For, IterKind, IterVar, SeqStmt
 
@@ -111,7 +111,7 @@ def _consecutive(pairs) -> bool:
 
 def _blocks(stmt) -> list:
     found = []
-    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, Block) else None)
+    post_order_stmts(stmt, lambda n: found.append(n) if isinstance(n, Block) else None)
     return found
 
 

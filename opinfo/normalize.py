@@ -579,13 +579,18 @@ def drop_dead_blocks(func: PrimFunc) -> PrimFunc:
         if any(r.block.match_buffers for r in found):
             return func
         leaves = [r for r in found if not _holds_blocks(r.block)]
+        # only a block storing to intermediates alone may be dead: the loads are read (a walk of
+        # every expression) only when there is one
+        stores = {id(r): stored(r.block) for r in leaves}
+        if not any(keys and not any(k in params for k in keys) for keys in stores.values()):
+            return func
         readers: dict = {}
         for r in leaves:
             for key in loaded(r.block):
                 readers.setdefault(key, set()).add(id(r))
         dead = set()
         for r in leaves:
-            keys = stored(r.block)
+            keys = stores[id(r)]
             if keys and not any(k in params or readers.get(k, set()) - {id(r)} for k in keys):
                 dead.add(id(r))
         if not dead:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import attrs
 
 from tir.expr import Add, BufferLoad, IntImm, Var
-from tir.functor import post_order_stmts, post_order_visit, pre_order_visit, transform
+from tir.functor import post_order_stmts, post_order_visit, pre_order_stmts, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, SeqStmt
 
 from .affine import const_of
@@ -41,7 +41,7 @@ def stores_in(stmt) -> list:
     """The BufferStores of ``stmt``, not those of blocks nested in it."""
     found: list = []
     if stmt is not None:
-        pre_order_visit(stmt, lambda n: found.append(n) if isinstance(n, BufferStore) else not isinstance(n, Block))
+        pre_order_stmts(stmt, lambda n: found.append(n) if isinstance(n, BufferStore) else not isinstance(n, Block))
     return found
 
 

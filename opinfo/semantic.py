@@ -16,7 +16,7 @@ import attrs
 from tir.buffer import Buffer
 from tir.expr import Add, BufferLoad, Max, Min, Mul, PrimExpr, Var, max_value, min_value
 from tir.function import PrimFunc
-from tir.functor import pre_order_visit, substitute, transform
+from tir.functor import pre_order_stmts, pre_order_visit, substitute, transform
 from tir.stmt import Block, BufferStore, IterKind, LetStmt, SeqStmt
 
 
@@ -80,7 +80,7 @@ _COMBINERS = {Add: "sum", Mul: "prod", Max: "max", Min: "min"}
 
 def _stores(body) -> list:
     found = []
-    pre_order_visit(body, lambda n: found.append(n) if isinstance(n, BufferStore) else not isinstance(n, Block))
+    pre_order_stmts(body, lambda n: found.append(n) if isinstance(n, BufferStore) else not isinstance(n, Block))
     return found
 
 

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 import tir
-from tir.functor import child_fields, node_fields
+from tir.functor import child_fields, children, node_fields, post_order_visit, stmt_children
+from tir.function import PrimFunc
 from tir.node import Map, Node
+from tir.stmt import Stmt
 from tir.topi.examples import resnet_block_example
 
 from corpus_util import corpus_files
@@ -47,9 +49,27 @@ def _skipped_holding_nodes(root) -> list:
     return bad
 
 
+def _stmt_children_differ(root) -> list:
+    """Statements (and functions) whose :func:`stmt_children` differ from the statements and
+    functions among their :func:`children` -- the statement walks would miss or invent one."""
+    bad: list = []
+
+    def check(n):
+        if isinstance(n, (Stmt, PrimFunc)):
+            expected = [c for c in children(n) if isinstance(c, (Stmt, PrimFunc))]
+            got = stmt_children(n)
+            if len(got) != len(expected) or any(a is not b for a, b in zip(got, expected)):
+                bad.append(type(n).__name__)
+
+    post_order_visit(root, check)
+    return bad
+
+
 def test_leaf_fields_of_lowered_models():
     for batch in (1, tir.SizeVar("n", tir.dtype.int64)):
-        assert _skipped_holding_nodes(resnet_block_example(batch=batch)) == []
+        mod = resnet_block_example(batch=batch)
+        assert _skipped_holding_nodes(mod) == []
+        assert _stmt_children_differ(mod) == []
 
 
 def test_skipped_fields_are_the_leaf_ones():
@@ -68,3 +88,4 @@ def test_leaf_fields_of_parsed_files(path):
     except Exception:  # noqa: BLE001 - fixtures of malformed input are tested elsewhere
         pytest.skip("not parseable")
     assert _skipped_holding_nodes(mod) == []
+    assert _stmt_children_differ(mod) == []

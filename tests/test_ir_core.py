@@ -66,3 +66,68 @@ def test_transform_keeps_unchanged_objects_and_buffers_consistent():
     loads = []
     tir.post_order_visit(g.body, lambda node: loads.append(node) if isinstance(node, tir.BufferLoad) else None)
     assert loads and all(ld.buffer is g.buffers[0] for ld in loads)
+
+
+def _fresh_post_order(root) -> list:
+    """The post-order of :func:`tir.post_order_visit` computed without its cache."""
+    from tir.functor import children
+
+    out, seen = [], set()
+
+    def visit(n):
+        if isinstance(n, tir.Buffer):
+            if id(n) in seen:
+                out.append(n)
+                return
+            seen.add(id(n))
+        for c in children(n):
+            visit(c)
+        out.append(n)
+
+    visit(root)
+    return out
+
+
+def test_cached_post_order_is_the_walk_of_each_root():
+    from tir.functor import post_order_nodes
+
+    f, g = _copy_func(), _copy_func()  # structurally equal, distinct objects
+    first = []
+    tir.post_order_visit(f.body, first.append)
+    again = []
+    tir.post_order_visit(f.body, again.append)
+    assert [id(n) for n in first] == [id(n) for n in again] == [id(n) for n in _fresh_post_order(f.body)]
+    other = post_order_nodes(g.body)
+    assert [id(n) for n in other] == [id(n) for n in _fresh_post_order(g.body)]
+    assert not {id(n) for n in other if isinstance(n, tir.Var)} & {id(n) for n in first if isinstance(n, tir.Var)}
+
+
+def test_statement_walks_and_transform_see_statements_only():
+    from tir.functor import post_order_stmts, pre_order_stmts, transform_stmts
+
+    f = _copy_func()
+    seen = []
+    post_order_stmts(f, seen.append)
+    order = ["BufferStore", "For", "For", "Block", "BlockRealize", "PrimFunc"]  # under the root block
+    assert [type(n).__name__ for n in seen] == order
+    entered = []
+    pre_order_stmts(f, lambda n: entered.append(n) or not isinstance(n, tir.For))
+    assert entered == seen[:1:-1]  # False from the outer loop skips what it holds
+
+    visited = []
+
+    def post(n):
+        visited.append(type(n).__name__)
+        if isinstance(n, tir.BufferStore):
+            return tir.BufferStore(n.buffer, n.value + 1.0, n.indices)
+        return None
+
+    g = transform_stmts(f, post)
+    assert visited == order
+    loops_f = [n for n in seen if isinstance(n, tir.For)]
+    loops_g = []
+    post_order_stmts(g, lambda n: loops_g.append(n) if isinstance(n, tir.For) else None)
+    assert g is not f and g.buffers == f.buffers
+    assert [lp.loop_var for lp in loops_g] == [lp.loop_var for lp in loops_f]
+    assert loops_g[0].body.value.b.value == 1.0
+    assert transform_stmts(f, lambda n: None) is f

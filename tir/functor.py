@@ -7,6 +7,7 @@ every use keeps pointing at the same (new) Buffer.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Callable
 
 import attrs
@@ -84,19 +85,44 @@ def post_order_visit(node: Node, fn: Callable[[Node], None]) -> None:
 
     Each occurrence of a value node is visited; each Buffer is entered once.
     """
+    for n in post_order_nodes(node):
+        fn(n)
+
+
+_WALKS: OrderedDict = OrderedDict()
+_WALKS_KEPT = 256
+"""The post-orders of the last :data:`_WALKS_KEPT` roots walked (``id -> (root, nodes)``):
+nodes never change, and analyses walk the same block or function many times. The root is
+held, so its id is not reused while it is kept."""
+
+
+def post_order_nodes(node: Node) -> list:
+    """The nodes :func:`post_order_visit` visits, in its order (cached per root: do not
+    modify the list)."""
+    key = id(node)
+    hit = _WALKS.get(key)
+    if hit is not None and hit[0] is node:
+        _WALKS.move_to_end(key)
+        return hit[1]
+    out: list = []
+    append = out.append
     seen_buffers: set = set()
 
     def visit(n):
         if isinstance(n, Buffer):
             if id(n) in seen_buffers:
-                fn(n)
+                append(n)
                 return
             seen_buffers.add(id(n))
         for c in children(n):
             visit(c)
-        fn(n)
+        append(n)
 
     visit(node)
+    _WALKS[key] = (node, out)
+    if len(_WALKS) > _WALKS_KEPT:
+        _WALKS.popitem(last=False)
+    return out
 
 
 def post_order_stmts(node: Node, fn: Callable[[Node], None]) -> None:
@@ -105,10 +131,59 @@ def post_order_stmts(node: Node, fn: Callable[[Node], None]) -> None:
     statement lives inside one), which makes walks for loops, blocks or stores cheap."""
 
     def visit(n):
-        for c in children(n):
-            if isinstance(c, Stmt):
-                visit(c)
+        for c in stmt_children(n):
+            visit(c)
         fn(n)
+
+    visit(node)
+
+
+# Annotations of the statement fields that hold statements (``SeqStmt.seq`` holds a tuple of
+# them); ``tests/test_functor_fields.py`` checks :func:`stmt_children` against
+# :func:`children` on every statement the parser and the lowering library build.
+_STMT_TYPES = frozenset({"Stmt", "Stmt | None", "Block", "tuple[Stmt, ...]"})
+_STMT_FIELDS: dict = {}
+
+
+def stmt_fields(cls) -> "tuple | None":
+    """Names of the fields of a statement class that hold statements (cached); None for a
+    class that is not a statement (a function or a module: their statements are found
+    through :func:`children`)."""
+    names = _STMT_FIELDS.get(cls)
+    if names is None and cls not in _STMT_FIELDS:
+        if isinstance(cls, type) and issubclass(cls, Stmt) and attrs.has(cls):
+            names = tuple(f.name for f in attrs.fields(cls)
+                          if str(f.type).strip("'\"") in _STMT_TYPES)
+        _STMT_FIELDS[cls] = names
+    return names
+
+
+def stmt_children(node: Node) -> list:
+    """The statements directly below ``node`` (a statement, a function or a module's
+    functions), in field order."""
+    names = stmt_fields(type(node))
+    if names is None:
+        return [c for c in children(node) if isinstance(c, (Stmt, PrimFunc))]
+    out: list = []
+    for name in names:
+        value = getattr(node, name)
+        if type(value) is tuple:
+            out.extend(value)
+        elif value is not None:
+            out.append(value)
+    return out
+
+
+def pre_order_stmts(node: Node, fn: Callable[[Node], bool]) -> None:
+    """Call ``fn`` on ``node`` and every statement below it, parents first, in the order
+    :func:`pre_order_visit` meets them; ``fn`` returning False skips the statements below.
+    Expressions and buffers are not entered (no statement lives inside one)."""
+
+    def visit(n):
+        if fn(n) is False:
+            return
+        for c in stmt_children(n):
+            visit(c)
 
     visit(node)
 
@@ -178,26 +253,62 @@ def transform(node, post: Callable[[Node], "Node | None"], pre: "Callable[[Node]
                 new = rewrite(value) if isinstance(value, Node) else rewrite_value(value)
                 if new is not value:
                     changes[name] = new
-            out = attrs.evolve(n, **changes) if changes else n
-            replaced = post(out)
-            if replaced is not None:
-                out = replaced
+            out = _rebuilt(n, changes, post)
         memo[key] = (n, out)
         return out
 
     return rewrite(node)
 
 
+def _rebuilt(n, changes: dict, post):
+    """``n`` with its fields ``changes`` replaced, then through ``post``."""
+    out = attrs.evolve(n, **changes) if changes else n
+    replaced = post(out)
+    return out if replaced is None else replaced
+
+
 def transform_stmts(node, post: Callable[[Node], "Node | None"]):
-    """:func:`transform` for rewrites of statements alone: every node that is neither a
-    statement nor a function (expressions, buffers, iteration variables, ranges, regions)
-    is kept as it is without being walked (no statement lives inside one), which makes a
-    pass over a whole function cheap when ``post`` only rebuilds statements."""
-    return transform(node, post, _keep_values)
+    """:func:`transform` for rewrites of statements alone: ``post`` is called on every
+    statement (children first) and on the functions and modules above them; expressions,
+    buffers, iteration variables, ranges and regions are kept as they are without being
+    walked (no statement lives inside one), which makes a pass over a whole function cheap."""
+    memo: dict = {}
 
+    def rewrite(n):
+        key = id(n)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit[1]
+        names = stmt_fields(type(n))
+        changes = {}
+        if names is not None:
+            for name in names:
+                value = getattr(n, name)
+                if type(value) is tuple:
+                    new = tuple(rewrite(v) for v in value)
+                    if any(a is not b for a, b in zip(new, value)):
+                        changes[name] = new
+                elif value is not None:
+                    new = rewrite(value)
+                    if new is not value:
+                        changes[name] = new
+        elif isinstance(n, PrimFunc):
+            body = rewrite(n.body)
+            if body is not n.body:
+                changes["body"] = body
+        elif isinstance(n, IRModule):
+            items = n.functions.items_tuple()
+            new_items = [(k, rewrite(v) if isinstance(v, (Stmt, PrimFunc)) else v) for k, v in items]
+            if any(a[1] is not b[1] for a, b in zip(new_items, items)):
+                changes["functions"] = Map(new_items)
+        else:
+            memo[key] = (n, n)
+            return n
+        out = _rebuilt(n, changes, post)
+        memo[key] = (n, out)
+        return out
 
-def _keep_values(n):
-    return None if isinstance(n, (Stmt, PrimFunc, IRModule)) else n
+    return rewrite(node)
 
 
 def substitute(node, mapping: dict):

@@ -121,7 +121,7 @@ class BlockRealize(Stmt):
 class SeqStmt(Stmt):
     """Statements in order."""
 
-    seq: tuple = attrs.field(converter=tuple)
+    seq: tuple[Stmt, ...] = attrs.field(converter=tuple)
 
 
 @attrs.frozen(cache_hash=True)
