@@ -84,3 +84,36 @@ def test_references():
                                rtol=1e-6)
     cls = np.array([[[0.5], [-1.0], [2.0]]], "float32")
     assert scores_reference(cls, 0.0, False, False, "float32")[0, :, 0].tolist() == [0.0, 0.0, 2.0]
+
+
+SYMBOLIC = "s31_multibox_symbolic_batch_loc1"  # TVM-printed: cls_pred (n, 4, 3), loc_pred (1, 12)
+
+
+def test_multibox_symbolic_batch_with_one_loc_row():
+    """loc_pred of batch 1 beside cls_pred of batch n: TVM reads its one row for every batch,
+    and the function is run at n = 1 and n = 3 (a batch of 1 alone would show nothing of the
+    other batches)."""
+    op = recognize_multibox_transform_loc(fixture_func(SYMBOLIC))
+    assert op.name == "vision.multibox_transform_loc"
+    assert dict(op.attrs, variances=list(op.attrs["variances"])) == {
+        "clip": False, "threshold": 0.0, "variances": [0.5, 1.0, 2.0, 0.25],
+        "keep_background": False, "apply_softmax": True}
+
+
+def test_multibox_batch_index_edit_abstains():
+    """The softmax's exp reading batch 0 for every batch agrees with the op at n = 1 only
+    (a confident wrong answer found by tools/fuzz_soundness.py before the function was run
+    at a batch of 3 too)."""
+    old = "T.exp(x[v_i0, v_i1, v_i2] - T_softmax_maxelem"
+    func = fixture_func(SYMBOLIC, lambda t: t.replace(old, "T.exp(x[T.int64(0), v_i1, v_i2] - T_softmax_maxelem", 1))
+    assert recognize_multibox_transform_loc(func) is None
+    assert analyze(func).ops == ()
+
+
+def test_symbols_exercised_needs_a_batch_of_two():
+    from opinfo.recognize.running import shape_bindings, signature, symbols_exercised
+
+    bufs = signature(fixture_func(SYMBOLIC))
+    ones = [s for s in shape_bindings(bufs) if s[0][0] == 1]
+    assert ones and not symbols_exercised(bufs, ones)
+    assert symbols_exercised(bufs, shape_bindings(bufs))

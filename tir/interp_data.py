@@ -6,6 +6,13 @@ import numpy as np
 
 from .dtype import DataType
 
+_SCALARS = (int, np.integer)
+
+
+def _all(mask) -> bool:
+    """Whether every lane of ``mask`` (an array, or a scalar truth value) holds."""
+    return bool(mask.all()) if isinstance(mask, np.ndarray) else bool(np.all(mask))
+
 
 class InterpError(RuntimeError):
     """A run-time error of the interpreter (out-of-bounds access, bad argument, ...)."""
@@ -109,10 +116,13 @@ class BufferData:
         return flat
 
     def _checked(self, idx, extent, mask, dim, indices, where):
-        if mask is not None and not np.all(mask):
+        if isinstance(idx, _SCALARS) and 0 <= idx < extent:
+            # the common scalar index inside the buffer: lanes off the mask point at 0, inside too
+            return idx if mask is None or _all(mask) else np.where(mask, idx, 0)
+        if mask is not None and not _all(mask):
             idx = np.where(mask, idx, 0)
         bad = (idx < 0) | (idx >= extent)
-        if np.any(bad):
+        if bad.any() if isinstance(bad, np.ndarray) else bad:
             self._raise_oob(bad, indices, mask, dim, where)
         return idx
 

@@ -34,7 +34,7 @@ from tir.function import PrimFunc
 from tir.functor import pre_order_visit
 
 from ..info import OpInfo, Operand
-from .running import agreeing, loads, run, runnable, shape_bindings, signature, size
+from .running import agreeing, loads, run, runnable, shape_bindings, signature, size, symbols_exercised
 from .running import wide as spread
 
 MAX_ELEMENTS = 50_000
@@ -155,7 +155,8 @@ def recognize_nll_loss_backward(func: PrimFunc) -> "OpInfo | None":
     if bufs is None or len(bufs) not in (4, 5) or not bufs[-1].dtype.is_float:
         return None
     bindings = shape_bindings(bufs)
-    if not bindings or not any(_nll_roles(s, bufs) for s in bindings) or not runnable(func):
+    kept = [s for s in bindings if _nll_roles(s, bufs)]
+    if not kept or not symbols_exercised(bufs, kept) or not runnable(func):
         return None
     constants = _eq_constants(func)
     readings = []

@@ -21,7 +21,7 @@ from tir.functor import pre_order_visit
 from tir.stmt import BufferStore, For, SeqStmt, Stmt
 
 from ..info import OpInfo, Operand
-from .running import agreeing, run, runnable, shape_bindings, signature, size, wide
+from .running import agreeing, run, runnable, shape_bindings, signature, size, symbols_exercised, wide
 
 MAX_ELEMENTS = 50_000
 TAKE_TRIALS = 2
@@ -145,7 +145,8 @@ def recognize_take_backward(func: PrimFunc) -> "OpInfo | None":
     if bufs is None or len(bufs) != 4 or not bufs[-1].dtype.is_float:
         return None
     bindings = shape_bindings(bufs)
-    if not bindings or not any(_take_roles(s, bufs) for s in bindings) or not runnable(func):
+    kept = [s for s in bindings if _take_roles(s, bufs)]
+    if not kept or not symbols_exercised(bufs, kept) or not runnable(func):
         return None
     readings = []
     for shapes in bindings:

@@ -275,6 +275,18 @@ def shape_bindings(bufs) -> list:
     return out
 
 
+def symbols_exercised(bufs, bindings) -> bool:
+    """Whether every symbolic extent of ``bufs`` takes a value of 2 or more in one of
+    ``bindings`` (:func:`shape_bindings` the caller ran the function on): a function run only
+    where a batch is 1 may index that axis with anything (``x[0, i]`` for ``x[b, i]``) and
+    still agree, so what it computes for the other batches is not shown."""
+    for k, buf in enumerate(bufs):
+        for d, extent in enumerate(buf.shape):
+            if const_of(extent) is None and not any(shapes[k][d] >= 2 for shapes in bindings):
+                return False
+    return True
+
+
 def loads(func: PrimFunc, buf) -> bool:
     """Whether ``func`` loads ``buf`` anywhere."""
     found = []

@@ -29,7 +29,7 @@ from tir.functor import pre_order_visit
 
 from ..info import OpInfo, Operand
 from .common import loads_in
-from .running import float_constants, run_all, runnable, shape_bindings, signature, size
+from .running import float_constants, run_all, runnable, shape_bindings, signature, size, symbols_exercised
 
 MAX_ELEMENTS = 4096
 """Score elements above which the function is not run."""
@@ -56,13 +56,15 @@ def _compared_constants(func: PrimFunc) -> list:
 
 
 def _roles(shapes, bufs) -> bool:
-    """cls (B, C, N), loc (B, 4N), anchor (1, N, 4), boxes (B, N, 4), scores (B, C, N), one float dtype."""
+    """cls (B, C, N), loc (B, 4N) -- or (1, 4N), the same encodings for every batch, as TVM
+    reads them --, anchor (1, N, 4), boxes (B, N, 4), scores (B, C, N), one float dtype."""
     if len(bufs) != 5 or len({str(b.dtype) for b in bufs}) != 1 or not bufs[0].dtype.is_float:
         return False
     if len(shapes[0]) != 3:
         return False
     b, c, n = shapes[0]
-    return shapes[1:] == [(b, 4 * n), (1, n, 4), (b, n, 4), (b, c, n)] and c >= 1 and n >= 1
+    return shapes[1] in ((b, 4 * n), (1, 4 * n)) and shapes[2:] == [(1, n, 4), (b, n, 4), (b, c, n)] \
+        and c >= 1 and n >= 1
 
 
 def decode_reference(loc, anchor, variances, clip, dtype) -> np.ndarray:
@@ -170,7 +172,8 @@ def recognize_multibox_transform_loc(func: PrimFunc) -> "OpInfo | None":
     if bufs is None or len(bufs) != 5:
         return None
     bindings = [s for s in shape_bindings(bufs) if _roles(s, bufs)][:2]
-    if not bindings or any(size(s[4]) > MAX_ELEMENTS for s in bindings) or not runnable(func):
+    if not bindings or not symbols_exercised(bufs, bindings) or any(size(s[4]) > MAX_ELEMENTS for s in bindings) \
+            or not runnable(func):
         return None
     constants = float_constants(func)
     if not constants or len(constants) > MAX_CONSTANTS:

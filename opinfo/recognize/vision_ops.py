@@ -24,7 +24,7 @@ import numpy as np
 from tir.function import PrimFunc
 
 from ..info import OpInfo, Operand
-from .running import above_constants, concrete_shapes, float_constants, run_all, shape_bindings
+from .running import above_constants, concrete_shapes, float_constants, run_all, shape_bindings, symbols_exercised
 from .running import runnable as _runnable, signature as _signature, size as _size
 
 MAX_ELEMENTS = 4096
@@ -106,7 +106,8 @@ def recognize_get_valid_counts(func: PrimFunc) -> "OpInfo | None":
     if bindings and bindings[0] != bindings[-1]:  # symbolic: also every symbol above every constant
         high = concrete_shapes(bufs, above_constants(func))
         bindings = bindings[:2] + ([high] if high is not None and _roles(high, bufs) else [None])
-    if not bindings or None in bindings or any(_size(s[0]) > MAX_ELEMENTS for s in bindings) or not _runnable(func):
+    if not bindings or None in bindings or not symbols_exercised(bufs, bindings) \
+            or any(_size(s[0]) > MAX_ELEMENTS for s in bindings) or not _runnable(func):
         return None
     thresholds = float_constants(func)
     if not thresholds or len(thresholds) > 4:
