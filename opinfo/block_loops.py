@@ -45,7 +45,7 @@ from tir.stmt import BlockRealize, BufferStore, For, IterKind, IterVar
 from .affine import ONE, _add, affine, const_of, equal_extents
 from .blockize import _conjoin, _fuse_splits
 from .coverage import (_quiet_copies, _strays_overwritten, binding_spans, block_realizes, clippable, copy_order,
-                       index_range, run_points, same_index_copy)
+                       index_range, run_points, same_index_copy, strays_repeat_copy)
 from .recognize.guard import conjuncts
 from .rewrite import stored
 from .probe import collect_vars, scalar_int, shape_vars
@@ -292,7 +292,8 @@ def _cast(e, dtype):
 
 
 def _clipped(realize: BlockRealize, loops: "tuple | None" = None,
-             symbols: frozenset = frozenset(), alone: bool = False, quiet: bool = False) -> "BlockRealize | None":
+             symbols: frozenset = frozenset(), alone: bool = False, quiet: bool = False,
+             repeats=None) -> "BlockRealize | None":
     """An element copy block (its body the store) whose variables take it past an end of
     its buffers, restricted to the elements inside (:func:`_in_bounds`,
     :func:`_past_symbolic_ends`); None otherwise. ``loops``: those around it (the values
@@ -307,7 +308,8 @@ def _clipped(realize: BlockRealize, loops: "tuple | None" = None,
     (``alone``: ``P`` changes nowhere while it runs, nothing else writes ``S``), or a copy
     whose ``S`` nothing else in its statement touches (``quiet``) each of whose stores past
     an end lands where a later iteration of it stores inside ``S``
-    (:func:`.coverage._strays_overwritten`)."""
+    (:func:`.coverage._strays_overwritten`), or each store past an end that lands inside
+    ``S`` puts there what the copy puts there (``repeats()``, :func:`.coverage.strays_repeat_copy`)."""
     block = realize.block
     store = block.body
     if not _copy_block(block):
@@ -319,7 +321,8 @@ def _clipped(realize: BlockRealize, loops: "tuple | None" = None,
     if isinstance(clip, IntImm):
         return None
     if not (alone and same_index_copy(store)) and not (quiet and _strays_overwritten(store, realize, loops, symbols)) \
-            and not _strays_overwritten(store, realize, loops, symbols, later=False):
+            and not _strays_overwritten(store, realize, loops, symbols, later=False) \
+            and not (repeats is not None and repeats()):
         return None
     predicate = _conjoin(realize.predicate, clip)
     ivars = _bounded(block.iter_vars, tuple(realize.iter_values), predicate)
@@ -344,7 +347,9 @@ def clip_copies(func: PrimFunc) -> PrimFunc:
     def post(n):
         if isinstance(n, BlockRealize) and id(n) in loops_of:
             sole = writers.get(id(n.block.body.buffer)) == 1
-            return _clipped(n, loops_of[id(n)], symbols, quiet.get(id(n), False) and sole, id(n) in quiet)
+            loops = loops_of[id(n)]
+            return _clipped(n, loops, symbols, quiet.get(id(n), False) and sole, id(n) in quiet,
+                            lambda: strays_repeat_copy(func, n.block.body, n, loops, symbols))
         return None
 
     return transform_stmts(func, post)

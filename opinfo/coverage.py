@@ -375,7 +375,12 @@ def out_of_bounds_writes(func) -> bool:
     ``P`` at the same index on an axis of the same extent (``read_at``/``write_at`` copy whole
     tiles; ``merge`` may drop the ``T.where`` of a split copy) changes nothing inside either
     buffer there: it reads past ``P``'s end what it stores past ``S``'s (:mod:`.block_loops`
-    restricts such copies to the elements inside), and it passes here."""
+    restricts such copies to the elements inside), and it passes here; so does a copy whose
+    stores past an end land, flattened row-major as TVM's code runs them, past the buffer's
+    storage (``S[0, 5, j]`` of a buffer of shape (1, 5, 11)), or, when nothing else in its
+    statement touches ``S`` (:func:`_quiet_copies`), where a later iteration of it stores
+    inside ``S`` (:func:`_strays_overwritten`), or on the element of ``S`` that holds the
+    element of ``P`` they copy (:func:`strays_repeat_copy`)."""
     copies = None
     for store, where in _block_stores(func, as_run=True):
         if len(store.indices) != len(store.buffer.shape):
@@ -389,9 +394,14 @@ def out_of_bounds_writes(func) -> bool:
         if _flat_harmless(store, past):
             continue
         if copies is None:
-            copies = _quiet_copies(func)
+            copies = _store_blocks(func)
         found = copies.get(id(store))
-        if found is None or not _strays_overwritten(store, *found[:2], frozenset(shape_vars(func))):
+        if found is None:
+            return True
+        realize, loops, quiet, _ = found
+        symbols = frozenset(shape_vars(func))
+        if not _strays_overwritten(store, realize, loops, symbols, later=quiet) \
+                and not strays_repeat_copy(func, store, realize, loops, symbols):
             return True
     return False
 
@@ -403,6 +413,12 @@ def _quiet_copies(func) -> dict:
     ``reindex_cache_write`` copy back under the batch loop it shares with the op's block,
     which writes the cache). ``alone``: it is the only block of its statement, nothing else
     runs among its iterations."""
+    return {k: (realize, loops, alone) for k, (realize, loops, quiet, alone) in _store_blocks(func).items() if quiet}
+
+
+def _store_blocks(func) -> dict:
+    """id(store) -> (BlockRealize, loops, quiet, alone) for each block whose body is one
+    store: ``quiet`` and ``alone`` as :func:`_quiet_copies` tells them."""
     root = func.root_block
     body = root.body if root is not None else func.body
     out = {}
@@ -413,9 +429,9 @@ def _quiet_copies(func) -> dict:
             if not isinstance(store, BufferStore):
                 continue
             key = id(store.buffer)
-            if all(other is realize or (key not in stored(other.block) and key not in loaded(other.block))
-                   for other, _ in found):
-                out[id(store)] = (realize, loops, len(found) == 1)
+            quiet = all(other is realize or (key not in stored(other.block) and key not in loaded(other.block))
+                        for other, _ in found)
+            out[id(store)] = (realize, loops, quiet, len(found) == 1)
     return out
 
 
@@ -478,12 +494,7 @@ def _strays_overwritten(store: BufferStore, realize: BlockRealize, loops, symbol
             return False
         if any(not np.all(v == np.floor(v)) for v in values):
             return False
-        values = [v.astype(np.int64) for v in values]
-        inside = np.ones(len(values[0]) if values else 0, dtype=bool)
-        flat = np.zeros_like(inside, dtype=np.int64)
-        for v, extent in zip(values, shape):
-            inside &= (v >= 0) & (v < extent)
-            flat = flat * extent + v
+        flat, inside = _flat([v.astype(np.int64) for v in values], shape)
         total = int(np.prod(shape))
         stray = ~inside & (flat >= 0) & (flat < total)
         if not stray.any():
@@ -494,6 +505,73 @@ def _strays_overwritten(store: BufferStore, realize: BlockRealize, loops, symbol
         last = np.full(total, -1, dtype=np.int64)
         np.maximum.at(last, flat[inside], order[inside])
         if not np.all(last[flat[stray]] > order[stray]):
+            return False
+    return True
+
+
+def _flat(values: list, shape: list) -> tuple:
+    """(row-major flat offsets of the index columns ``values`` in a buffer of ``shape``,
+    which lanes lie inside every axis)."""
+    inside = np.ones(len(values[0]) if values else 0, dtype=bool)
+    flat = np.zeros_like(inside, dtype=np.int64)
+    for v, extent in zip(values, shape):
+        inside &= (v >= 0) & (v < extent)
+        flat = flat * extent + v
+    return flat, inside
+
+
+def strays_repeat_copy(func, store: BufferStore, realize: BlockRealize, loops, symbols: frozenset) -> bool:
+    """Whether every store of a copy ``S[...] = P[...]`` past the end of an axis of ``S``
+    that lands, flattened row-major as TVM's code runs it, inside ``S``'s storage puts there
+    the very element of ``P`` (flattened alike, inside its storage) that the iteration
+    copying that element of ``S`` reads: a transposed copy ``S[j, k, i] = P[i, j, k]`` run to
+    ``k = 7`` of 7 stores ``P[i, j + 1, 0]`` at ``S[j + 1, 0, i]``, which is where it belongs.
+    Only for the sole block of the function storing ``S`` whose ``P`` no other block of its
+    statement in the top-level sequence stores: ``P`` holds the same values at both stores,
+    and an element of ``S`` holds nothing but the copy's value, however early a reader sees
+    it (a reader before the copy's own store is left to :mod:`.intermediate_check`, which
+    counts the copy's stores inside ``S`` only). Enumerated in the loops' order with shape
+    variables at a few values; False when that is not possible."""
+    load = store.value
+    if not isinstance(load, BufferLoad) or load.buffer is store.buffer or store.buffer.strides \
+            or load.buffer.strides or len(load.indices) != len(load.buffer.shape) or loops is None:
+        return False
+    key, source = id(store.buffer), id(load.buffer)
+    if sum(key in stored(b) for b in func.blocks() if b.body is not None) != 1:
+        return False
+    root = func.root_block
+    body = root.body if root is not None else func.body
+    for stmt in body.seq if isinstance(body, SeqStmt) else (body,):
+        found = list(block_realizes(stmt))
+        if any(r is realize for r, _ in found) and \
+                any(r is not realize and source in stored(r.block) for r, _ in found):
+            return False
+    bind = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+    rank = len(store.indices)
+    got = run_points(realize, loops, [substitute(i, bind) for i in (*store.indices, *load.indices)], symbols,
+                     extra=(*store.buffer.shape, *load.buffer.shape))
+    if got is None:
+        return False
+    for env, values in got:
+        s_shape = [scalar_int(e, env) for e in store.buffer.shape]
+        p_shape = [scalar_int(e, env) for e in load.buffer.shape]
+        if any(e is None or e <= 0 for e in s_shape + p_shape):
+            return False
+        if any(not np.all(v == np.floor(v)) for v in values):
+            return False
+        values = [v.astype(np.int64) for v in values]
+        fs, inside = _flat(values[:rank], s_shape)
+        fp, _ = _flat(values[rank:], p_shape)
+        s_total, p_total = int(np.prod(s_shape)), int(np.prod(p_shape))
+        stray = ~inside & (fs >= 0) & (fs < s_total)
+        if not stray.any():
+            continue
+        source_of = np.full(s_total, -1, dtype=np.int64)
+        source_of[fs[inside]] = fp[inside]
+        if not np.array_equal(source_of[fs[inside]], fp[inside]):
+            return False  # one element copied from two places: not a copy
+        ok = (fp[stray] >= 0) & (fp[stray] < p_total) & (source_of[fs[stray]] == fp[stray])
+        if not ok.all():
             return False
     return True
 

@@ -202,16 +202,17 @@ class _Site:
         self.mask &= (got != 0) if taken else (got == 0)
 
     def access(self, indices, shape, mask) -> "tuple | None":
-        """Flat element indices of ``buffer[indices]`` where ``mask`` holds, and whether
-        every one is inside the buffer; None when not evaluable."""
+        """Flat element indices of ``buffer[indices]`` where ``mask`` holds, and which of
+        them are inside the buffer (the others' flat indices mean nothing); None when not
+        evaluable."""
         flat = np.zeros(int(mask.sum()), dtype=np.int64)
-        inside = True
+        inside = np.ones(flat.size, dtype=bool)
         for index, extent in zip(indices, shape):
             got = self._points(index)
             if got is None or np.any(got != np.floor(got)):
                 return None
             got = got[mask]
-            inside = inside and bool(np.all((got >= 0) & (got < extent)))
+            inside &= (got >= 0) & (got < extent)
             flat = flat * extent + np.clip(got, 0, extent - 1).astype(np.int64)
         return flat, inside
 
@@ -398,7 +399,13 @@ def _accesses(k, site, store, loads, shape, writes, reads, unjudged, scopes) -> 
     got = None if dims is None or len(dims) != len(store.indices) else \
         site.access(store.indices, dims, site.mask)
     its = np.nonzero(site.mask)[0]
-    points = _in_scope(got[0], dims, site, scopes.get(id(buf), []), its) if got is not None and got[1] else None
+    points = None
+    if got is not None:
+        # a store past an end of the buffer (a copy :func:`.coverage.out_of_bounds_writes`
+        # lets pass: what it does there changes no element the copy keeps) writes nothing here
+        flat, inside = got
+        its = its[inside]
+        points = _in_scope(flat[inside], dims, site, scopes.get(id(buf), []), its)
     if points is None:
         unjudged.add(id(buf))
     else:
@@ -419,7 +426,7 @@ def _accesses(k, site, store, loads, shape, writes, reads, unjudged, scopes) -> 
                 continue
             mask &= (cval != 0) if taken else (cval == 0)
         got = site.access(load.indices, dims, mask)
-        if got is None or not got[1]:
+        if got is None or not got[1].all():
             continue  # past the buffer: another check's concern
         its = np.nonzero(mask)[0]
         points = _in_scope(got[0], dims, site, scopes.get(id(load.buffer), []), its)

@@ -11,7 +11,9 @@ of ``[v_i0 + 1, 0, v_i2]`` stores: named), or each stray store lands where a lat
 of the same lone copy stores inside the buffer (:func:`opinfo.coverage._strays_overwritten`):
 grid_sample's transposing copy ``compute[v_n, 2, v_h, v_w] = compute_local[v_w, 2, v_n,
 v_h]`` puts another element's value on an element the copy stores again afterwards, or past
-the storage: clipped, run, named. A copy that leaves out elements still abstains."""
+the storage: clipped, run, named. Since session 31 a copy sharing its nest with a reader is
+clipped too when each stray store repeats what the copy puts on that element and nothing else
+in the nest writes its source. A copy that leaves out elements still abstains."""
 from __future__ import annotations
 
 import opinfo
@@ -44,11 +46,27 @@ def _one_nest(text: str) -> str:
     return text[:a] + "        for u in range(T.int64(1)):\n" + body + text[b:]
 
 
-def test_same_index_copy_sharing_its_nest_is_not_clipped():
-    # another block in its nest: nothing shows the stray stores copy values that are final
+def test_same_index_copy_sharing_its_nest_repeats_itself():
+    # another block in its nest (a reader): each stray store puts on an element the value the
+    # copy puts there (:func:`opinfo.coverage.strays_repeat_copy`, session 31), so the copy
+    # is clipped and the function named as before the edit
     func = fixture_func(MULTIBOX, _one_nest)
+    assert clip_copies(func) is not func
+    assert fixture_ops(MULTIBOX) == [(op.name, dict(op.attrs)) for op in opinfo.analyze(func).ops]
+
+
+def test_copy_whose_source_another_block_of_its_nest_writes_is_not_clipped():
+    # the reader made a writer of the copy's source: the source may change between a stray
+    # store and the store it repeats
+    def edit(text):
+        text = _one_nest(text)
+        old = "compute_shared_1[v_b, v_c, v_n] = compute[v_b, v_c, v_n]"
+        assert text.count(old) == 1
+        return text.replace(old, "compute_shared[v_b, v_c, v_n] = compute[v_b, v_c, v_n]")
+
+    func = fixture_func(MULTIBOX, edit)
     assert clip_copies(func) is func
-    assert [op.name for op in opinfo.analyze(func).ops] == []
+    assert opinfo.analyze(func).ops == ()
 
 
 def test_scatter_nd_with_index_copy_past_the_end():
