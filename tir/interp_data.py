@@ -117,8 +117,9 @@ class BufferData:
 
     def _checked(self, idx, extent, mask, dim, indices, where):
         if isinstance(idx, _SCALARS) and 0 <= idx < extent:
-            # the common scalar index inside the buffer: lanes off the mask point at 0, inside too
-            return idx if mask is None or _all(mask) else np.where(mask, idx, 0)
+            # the common scalar index inside the buffer: every lane, off the mask or not,
+            # points inside (stores keep the mask's lanes; loads broadcast)
+            return idx
         if mask is not None and not _all(mask):
             idx = np.where(mask, idx, 0)
         bad = (idx < 0) | (idx >= extent)
