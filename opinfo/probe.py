@@ -152,19 +152,29 @@ def nest_points(loops, env, limit: int) -> "tuple[dict, int] | None":
         if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(ext))
                 and np.all(lo == np.floor(lo)) and np.all(ext == np.floor(ext))):
             return None
-        ext = np.maximum(ext, 0).astype(np.int64)
-        total = int(ext.sum())
-        if total > limit:
+        size = _add_loop(leaves, own, size, lp.loop_var, lo, np.maximum(ext, 0), limit)
+        if size is None:
             return None
-        outer = np.repeat(np.arange(size), ext)
-        start = np.cumsum(ext) - ext
-        position = np.arange(total) - np.repeat(start, ext)
-        for var in own:
-            leaves[var] = leaves[var][outer]
-        leaves[lp.loop_var] = np.asarray(lo, dtype=float)[outer] + position
-        own.append(lp.loop_var)
-        size = total
     return leaves, size
+
+
+def _add_loop(leaves: dict, own: list, size: int, var, lo, ext, limit: int) -> "int | None":
+    """Extends the ``size`` iterations enumerated so far (of the loop variables ``own``, in
+    ``leaves``) by a loop ``var`` running ``ext`` iterations from ``lo`` at each (arrays over
+    them, or one value for all), in the order the loops run them; the new number of
+    iterations, or None past ``limit``."""
+    ext = np.broadcast_to(np.asarray(ext).astype(np.int64), (size,))
+    total = int(ext.sum())
+    if total > limit:
+        return None
+    outer = np.repeat(np.arange(size), ext)
+    start = np.cumsum(ext) - ext
+    position = np.arange(total) - np.repeat(start, ext)
+    for v in own:
+        leaves[v] = leaves[v][outer]
+    leaves[var] = np.broadcast_to(np.asarray(lo, dtype=float), (size,))[outer] + position
+    own.append(var)
+    return total
 
 
 def loops_points(loops, env, limit: int) -> "tuple[dict, int, list] | None":
@@ -210,15 +220,9 @@ def pruned_points(loops, env, limit: int, predicate) -> "tuple[dict, int, list] 
     own: list = []
     size = 1
     for lp, (lo, ext) in zip(loops, ranges):
-        total = size * ext
-        if total > limit:
+        size = _add_loop(leaves, own, size, lp.loop_var, lo, ext, limit)
+        if size is None:
             return None
-        outer = np.repeat(np.arange(size), ext)
-        for var in own:
-            leaves[var] = leaves[var][outer]
-        leaves[lp.loop_var] = lo + np.tile(np.arange(ext, dtype=float), size)
-        own.append(lp.loop_var)
-        size = total
         ready = [(t, vs) for t, vs in pending if all(v in leaves for v in vs)]
         pending = [(t, vs) for t, vs in pending if not all(v in leaves for v in vs)]
         for term, _ in ready:
