@@ -44,10 +44,9 @@ from tir.stmt import BlockRealize, BufferStore, For, IterKind, IterVar
 
 from .affine import ONE, _add, affine, const_of, equal_extents
 from .blockize import _conjoin, _fuse_splits
-from .coverage import (_quiet_copies, _strays_overwritten, binding_spans, block_realizes, clippable, copy_order,
-                       index_range, run_points, same_index_copy, strays_repeat_copy)
+from .coverage import (StoreBlock, _strays_overwritten, binding_spans, block_realizes, clippable, copy_order,
+                       index_range, run_points, same_index_copy, store_blocks, strays_repeat_copy)
 from .recognize.guard import conjuncts
-from .rewrite import stored
 from .probe import collect_vars, scalar_int, shape_vars
 
 
@@ -292,12 +291,12 @@ def _cast(e, dtype):
 
 
 def _clipped(realize: BlockRealize, loops: "tuple | None" = None,
-             symbols: frozenset = frozenset(), alone: bool = False, quiet: bool = False,
-             repeats=None) -> "BlockRealize | None":
+             symbols: frozenset = frozenset(), info: "StoreBlock | None" = None) -> "BlockRealize | None":
     """An element copy block (its body the store) whose variables take it past an end of
     its buffers, restricted to the elements inside (:func:`_in_bounds`,
     :func:`_past_symbolic_ends`); None otherwise. ``loops``: those around it (the values
-    its bindings take are then enumerated); ``symbols``: the function's shape variables.
+    its bindings take are then enumerated); ``symbols``: the function's shape variables;
+    ``info``: what :func:`.coverage.store_blocks` tells of the block.
 
     Only when what TVM's code does with the iterations dropped changes no element the
     clipped copy keeps: each stores outside the buffer's whole allocation, flattened
@@ -305,11 +304,12 @@ def _clipped(realize: BlockRealize, loops: "tuple | None" = None,
     of one shape (a store at a flattened position of ``S`` inside it copies ``P``'s
     element at that same position, as the iteration copying that element does) alone in
     its statement of the function's top-level sequence and the only block writing ``S``
-    (``alone``: ``P`` changes nowhere while it runs, nothing else writes ``S``), or a copy
-    whose ``S`` nothing else in its statement touches (``quiet``) each of whose stores past
-    an end lands where a later iteration of it stores inside ``S``
-    (:func:`.coverage._strays_overwritten`), or each store past an end that lands inside
-    ``S`` puts there what the copy puts there (``repeats()``, :func:`.coverage.strays_repeat_copy`)."""
+    (``P`` changes nowhere while it runs, nothing else writes ``S``), or a copy whose ``S``
+    nothing else in its statement touches each of whose stores past an end lands where a
+    later iteration of it stores inside ``S`` (:func:`.coverage._strays_overwritten`), or
+    the only block writing ``S``, whose ``P`` nothing else in its statement writes, each of
+    whose stores past an end that lands inside ``S`` puts there what the copy puts there
+    (:func:`.coverage.strays_repeat_copy`)."""
     block = realize.block
     store = block.body
     if not _copy_block(block):
@@ -320,9 +320,12 @@ def _clipped(realize: BlockRealize, loops: "tuple | None" = None,
         clip = _conjoin(clip, term)
     if isinstance(clip, IntImm):
         return None
-    if not (alone and same_index_copy(store)) and not (quiet and _strays_overwritten(store, realize, loops, symbols)) \
+    quiet = info is not None and info.quiet
+    if not (quiet and info.alone and info.sole and same_index_copy(store)) \
+            and not (quiet and _strays_overwritten(store, realize, loops, symbols)) \
             and not _strays_overwritten(store, realize, loops, symbols, later=False) \
-            and not (repeats is not None and repeats()):
+            and not (info is not None and info.sole and info.source_kept
+                     and strays_repeat_copy(store, realize, loops, symbols)):
         return None
     predicate = _conjoin(realize.predicate, clip)
     ivars = _bounded(block.iter_vars, tuple(realize.iter_values), predicate)
@@ -338,18 +341,11 @@ def clip_copies(func: PrimFunc) -> PrimFunc:
         return func  # (most functions: the rest is not worked out)
     loops_of = {id(r): loops for r, loops in copies}
     symbols = frozenset(shape_vars(func))
-    quiet = {id(r): alone for r, _, alone in _quiet_copies(func).values()}
-    writers: dict = {}
-    for block in func.blocks():  # (a block holding others counts their stores too)
-        for key in stored(block):
-            writers[key] = writers.get(key, 0) + 1
+    infos = store_blocks(func)
 
     def post(n):
         if isinstance(n, BlockRealize) and id(n) in loops_of:
-            sole = writers.get(id(n.block.body.buffer)) == 1
-            loops = loops_of[id(n)]
-            return _clipped(n, loops, symbols, quiet.get(id(n), False) and sole, id(n) in quiet,
-                            lambda: strays_repeat_copy(func, n.block.body, n, loops, symbols))
+            return _clipped(n, loops_of[id(n)], symbols, infos.get(id(n.block.body)))
         return None
 
     return transform_stmts(func, post)

@@ -15,6 +15,8 @@ nested blocks bound to outer block variables, symbolic extents that differ, buff
 several writers (decomposed reductions, scatters) -- is not judged."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from tir.expr import BufferLoad, Call, IntImm, Select, Var
@@ -378,7 +380,7 @@ def out_of_bounds_writes(func) -> bool:
     restricts such copies to the elements inside), and it passes here; so does a copy whose
     stores past an end land, flattened row-major as TVM's code runs them, past the buffer's
     storage (``S[0, 5, j]`` of a buffer of shape (1, 5, 11)), or, when nothing else in its
-    statement touches ``S`` (:func:`_quiet_copies`), where a later iteration of it stores
+    statement touches ``S`` (:attr:`StoreBlock.quiet`), where a later iteration of it stores
     inside ``S`` (:func:`_strays_overwritten`), or on the element of ``S`` that holds the
     element of ``P`` they copy (:func:`strays_repeat_copy`)."""
     copies = None
@@ -394,31 +396,45 @@ def out_of_bounds_writes(func) -> bool:
         if _flat_harmless(store, past):
             continue
         if copies is None:
-            copies = _store_blocks(func)
-        found = copies.get(id(store))
-        if found is None:
+            copies = store_blocks(func)
+        info = copies.get(id(store))
+        if info is None:
             return True
-        realize, loops, quiet, _ = found
         symbols = frozenset(shape_vars(func))
-        if not _strays_overwritten(store, realize, loops, symbols, later=quiet) \
-                and not strays_repeat_copy(func, store, realize, loops, symbols):
+        if not _strays_overwritten(store, info.realize, info.loops, symbols, later=info.quiet) \
+                and not (info.sole and info.source_kept
+                         and strays_repeat_copy(store, info.realize, info.loops, symbols)):
             return True
     return False
 
 
-def _quiet_copies(func) -> dict:
-    """id(store) -> (BlockRealize, loops, alone) for each block whose body is one store and
-    whose buffer no other block of its statement in the function's top-level sequence loads
-    or stores: nothing among its iterations sees what it leaves in that buffer (a
+class StoreBlock(NamedTuple):
+    """A block whose body is one store, as :func:`store_blocks` finds it."""
+
+    realize: BlockRealize
+    loops: tuple
+    """The loops around it, up to the enclosing block."""
+    quiet: bool
+    """No other block of its statement in the function's top-level sequence loads or stores
+    its buffer: nothing among its iterations sees what it leaves there (a
     ``reindex_cache_write`` copy back under the batch loop it shares with the op's block,
-    which writes the cache). ``alone``: it is the only block of its statement, nothing else
-    runs among its iterations."""
-    return {k: (realize, loops, alone) for k, (realize, loops, quiet, alone) in _store_blocks(func).items() if quiet}
+    which writes the cache)."""
+    alone: bool
+    """It is the only block of its statement: nothing else runs among its iterations."""
+    sole: bool
+    """It is the only block of the function storing its buffer (a block holding others
+    counts their stores too)."""
+    source_kept: bool
+    """No other block of its statement stores the buffer its value loads (True when the
+    value is no load)."""
 
 
-def _store_blocks(func) -> dict:
-    """id(store) -> (BlockRealize, loops, quiet, alone) for each block whose body is one
-    store: ``quiet`` and ``alone`` as :func:`_quiet_copies` tells them."""
+def store_blocks(func) -> dict:
+    """id(store) -> :class:`StoreBlock` for each block of ``func`` whose body is one store."""
+    writers: dict = {}
+    for block in func.blocks():
+        for key in stored(block):
+            writers[key] = writers.get(key, 0) + 1
     root = func.root_block
     body = root.body if root is not None else func.body
     out = {}
@@ -429,9 +445,11 @@ def _store_blocks(func) -> dict:
             if not isinstance(store, BufferStore):
                 continue
             key = id(store.buffer)
-            quiet = all(other is realize or (key not in stored(other.block) and key not in loaded(other.block))
-                        for other, _ in found)
-            out[id(store)] = (realize, loops, quiet, len(found) == 1)
+            others = [other for other, _ in found if other is not realize]
+            quiet = all(key not in stored(o.block) and key not in loaded(o.block) for o in others)
+            source = id(store.value.buffer) if isinstance(store.value, BufferLoad) else None
+            kept = source is None or all(source not in stored(o.block) for o in others)
+            out[id(store)] = StoreBlock(realize, loops, quiet, not others, writers.get(key) == 1, kept)
     return out
 
 
@@ -475,27 +493,15 @@ def _strays_overwritten(store: BufferStore, realize: BlockRealize, loops, symbol
                         later: bool = True) -> bool:
     """Whether each store of a copy past the end of an axis of its buffer, flattened
     row-major as TVM's code runs it, lands outside the buffer's storage or (``later``, for a
-    copy whose buffer nothing else touches among its iterations, :func:`_quiet_copies`) on an
+    copy whose buffer nothing else touches among its iterations, :attr:`StoreBlock.quiet`) on an
     element a later iteration of the same copy stores inside the buffer (``S[i, 7]`` of rows of 7 is
     ``S[i + 1, 0]``, copied when ``i + 1`` comes): the copy then leaves what the copy
     restricted to the elements inside leaves. Enumerated in the order the loops run, with
     shape variables at a few values; False when that is not possible."""
-    if loops is None:
-        return False
-    block = realize.block
-    bind = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
-    got = run_points(realize, loops, [substitute(index, bind) for index in store.indices], symbols,
-                     extra=store.buffer.shape)
+    got = _flat_runs(realize, loops, [(store.indices, store.buffer.shape)], symbols)
     if got is None:
         return False
-    for env, values in got:
-        shape = [scalar_int(e, env) for e in store.buffer.shape]
-        if any(e is None or e <= 0 for e in shape):
-            return False
-        if any(not np.all(v == np.floor(v)) for v in values):
-            return False
-        flat, inside = _flat([v.astype(np.int64) for v in values], shape)
-        total = int(np.prod(shape))
+    for (flat, inside, total), in got:
         stray = ~inside & (flat >= 0) & (flat < total)
         if not stray.any():
             continue
@@ -509,6 +515,36 @@ def _strays_overwritten(store: BufferStore, realize: BlockRealize, loops, symbol
     return True
 
 
+def _flat_runs(realize: BlockRealize, loops, accesses: list, symbols: frozenset) -> "list | None":
+    """For each binding of the shape variables to a few values (:func:`run_points`), each of
+    ``accesses`` (block-variable index tuples with the shape of the buffer they index) at the
+    iterations the block runs, in the order the loops run them: ``(row-major flat offsets,
+    which lanes lie inside every axis, the buffer's number of elements)``. None when that
+    cannot be enumerated, an extent is not positive or an index is not a whole number."""
+    if loops is None:
+        return None
+    bind = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+    got = run_points(realize, loops, [substitute(i, bind) for indices, _ in accesses for i in indices], symbols,
+                     extra=[e for _, shape in accesses for e in shape])
+    if got is None:
+        return None
+    out = []
+    for env, values in got:
+        if any(not np.all(v == np.floor(v)) for v in values):
+            return None
+        values = [v.astype(np.int64) for v in values]
+        runs, start = [], 0
+        for indices, shape in accesses:
+            dims = [scalar_int(e, env) for e in shape]
+            if any(e is None or e <= 0 for e in dims):
+                return None
+            flat, inside = _flat(values[start:start + len(indices)], dims)
+            runs.append((flat, inside, int(np.prod(dims))))
+            start += len(indices)
+        out.append(runs)
+    return out
+
+
 def _flat(values: list, shape: list) -> tuple:
     """(row-major flat offsets of the index columns ``values`` in a buffer of ``shape``,
     which lanes lie inside every axis)."""
@@ -520,49 +556,28 @@ def _flat(values: list, shape: list) -> tuple:
     return flat, inside
 
 
-def strays_repeat_copy(func, store: BufferStore, realize: BlockRealize, loops, symbols: frozenset) -> bool:
+def strays_repeat_copy(store: BufferStore, realize: BlockRealize, loops, symbols: frozenset) -> bool:
     """Whether every store of a copy ``S[...] = P[...]`` past the end of an axis of ``S``
     that lands, flattened row-major as TVM's code runs it, inside ``S``'s storage puts there
     the very element of ``P`` (flattened alike, inside its storage) that the iteration
     copying that element of ``S`` reads: a transposed copy ``S[j, k, i] = P[i, j, k]`` run to
     ``k = 7`` of 7 stores ``P[i, j + 1, 0]`` at ``S[j + 1, 0, i]``, which is where it belongs.
-    Only for the sole block of the function storing ``S`` whose ``P`` no other block of its
-    statement in the top-level sequence stores: ``P`` holds the same values at both stores,
-    and an element of ``S`` holds nothing but the copy's value, however early a reader sees
-    it (a reader before the copy's own store is left to :mod:`.intermediate_check`, which
-    counts the copy's stores inside ``S`` only). Enumerated in the loops' order with shape
-    variables at a few values; False when that is not possible."""
+    Callers ask it only of the sole block of the function storing ``S`` whose ``P`` no other
+    block of its statement stores (:attr:`StoreBlock.sole`, :attr:`StoreBlock.source_kept`):
+    ``P`` then holds the same values at both stores, and an element of ``S`` holds nothing
+    but the copy's value, however early a reader sees it (a reader before the copy's own
+    store is left to :mod:`.intermediate_check`, which counts the copy's stores inside ``S``
+    only). Enumerated in the loops' order with shape variables at a few values; False when
+    that is not possible."""
     load = store.value
     if not isinstance(load, BufferLoad) or load.buffer is store.buffer or store.buffer.strides \
-            or load.buffer.strides or len(load.indices) != len(load.buffer.shape) or loops is None:
+            or load.buffer.strides or len(load.indices) != len(load.buffer.shape):
         return False
-    key, source = id(store.buffer), id(load.buffer)
-    if sum(key in stored(b) for b in func.blocks() if b.body is not None) != 1:
-        return False
-    root = func.root_block
-    body = root.body if root is not None else func.body
-    for stmt in body.seq if isinstance(body, SeqStmt) else (body,):
-        found = list(block_realizes(stmt))
-        if any(r is realize for r, _ in found) and \
-                any(r is not realize and source in stored(r.block) for r, _ in found):
-            return False
-    bind = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
-    rank = len(store.indices)
-    got = run_points(realize, loops, [substitute(i, bind) for i in (*store.indices, *load.indices)], symbols,
-                     extra=(*store.buffer.shape, *load.buffer.shape))
+    got = _flat_runs(realize, loops, [(store.indices, store.buffer.shape), (load.indices, load.buffer.shape)],
+                     symbols)
     if got is None:
         return False
-    for env, values in got:
-        s_shape = [scalar_int(e, env) for e in store.buffer.shape]
-        p_shape = [scalar_int(e, env) for e in load.buffer.shape]
-        if any(e is None or e <= 0 for e in s_shape + p_shape):
-            return False
-        if any(not np.all(v == np.floor(v)) for v in values):
-            return False
-        values = [v.astype(np.int64) for v in values]
-        fs, inside = _flat(values[:rank], s_shape)
-        fp, _ = _flat(values[rank:], p_shape)
-        s_total, p_total = int(np.prod(s_shape)), int(np.prod(p_shape))
+    for (fs, inside, s_total), (fp, _, p_total) in got:
         stray = ~inside & (fs >= 0) & (fs < s_total)
         if not stray.any():
             continue
