@@ -44,8 +44,8 @@ from tir.stmt import BlockRealize, BufferStore, For, IterKind, IterVar
 
 from .affine import ONE, _add, affine, const_of, equal_extents
 from .blockize import _conjoin, _fuse_splits
-from .coverage import (StoreBlock, _strays_overwritten, binding_spans, block_realizes, clippable, copy_order,
-                       index_range, run_points, same_index_copy, store_blocks, strays_repeat_copy)
+from .coverage import (StoreBlock, binding_spans, block_realizes, clippable, copy_order, index_range, run_points,
+                       store_blocks, strays_harmless)
 from .recognize.guard import conjuncts
 from .probe import collect_vars, scalar_int, shape_vars
 
@@ -290,26 +290,17 @@ def _cast(e, dtype):
     return IntImm(dtype, c) if c is not None else Cast(dtype, e)
 
 
-def _clipped(realize: BlockRealize, loops: "tuple | None" = None,
-             symbols: frozenset = frozenset(), info: "StoreBlock | None" = None) -> "BlockRealize | None":
+def _clipped(realize: BlockRealize, loops: "tuple | None" = None, symbols: frozenset = frozenset(),
+             info: "StoreBlock | None" = None, func: "PrimFunc | None" = None) -> "BlockRealize | None":
     """An element copy block (its body the store) whose variables take it past an end of
     its buffers, restricted to the elements inside (:func:`_in_bounds`,
     :func:`_past_symbolic_ends`); None otherwise. ``loops``: those around it (the values
     its bindings take are then enumerated); ``symbols``: the function's shape variables;
-    ``info``: what :func:`.coverage.store_blocks` tells of the block.
+    ``info``: what :func:`.coverage.store_blocks` tells of the block; ``func``: the function
+    holding it.
 
     Only when what TVM's code does with the iterations dropped changes no element the
-    clipped copy keeps: each stores outside the buffer's whole allocation, flattened
-    row-major (:func:`.coverage._strays_overwritten`), or the copy is ``S[i...] = P[i...]`` over buffers
-    of one shape (a store at a flattened position of ``S`` inside it copies ``P``'s
-    element at that same position, as the iteration copying that element does) alone in
-    its statement of the function's top-level sequence and the only block writing ``S``
-    (``P`` changes nowhere while it runs, nothing else writes ``S``), or a copy whose ``S``
-    nothing else in its statement touches each of whose stores past an end lands where a
-    later iteration of it stores inside ``S`` (:func:`.coverage._strays_overwritten`), or
-    the only block writing ``S``, whose ``P`` nothing else in its statement writes, each of
-    whose stores past an end that lands inside ``S`` puts there what the copy puts there
-    (:func:`.coverage.strays_repeat_copy`)."""
+    clipped copy keeps (:func:`.coverage.strays_harmless`)."""
     block = realize.block
     store = block.body
     if not _copy_block(block):
@@ -320,12 +311,7 @@ def _clipped(realize: BlockRealize, loops: "tuple | None" = None,
         clip = _conjoin(clip, term)
     if isinstance(clip, IntImm):
         return None
-    quiet = info is not None and info.quiet
-    if not (quiet and info.alone and info.sole and same_index_copy(store)) \
-            and not (quiet and _strays_overwritten(store, realize, loops, symbols)) \
-            and not _strays_overwritten(store, realize, loops, symbols, later=False) \
-            and not (info is not None and info.sole and info.source_kept
-                     and strays_repeat_copy(store, realize, loops, symbols)):
+    if not strays_harmless(store, realize, loops, info, symbols, func):
         return None
     predicate = _conjoin(realize.predicate, clip)
     ivars = _bounded(block.iter_vars, tuple(realize.iter_values), predicate)
@@ -345,7 +331,7 @@ def clip_copies(func: PrimFunc) -> PrimFunc:
 
     def post(n):
         if isinstance(n, BlockRealize) and id(n) in loops_of:
-            return _clipped(n, loops_of[id(n)], symbols, infos.get(id(n.block.body)))
+            return _clipped(n, loops_of[id(n)], symbols, infos.get(id(n.block.body)), func)
         return None
 
     return transform_stmts(func, post)

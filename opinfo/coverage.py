@@ -15,6 +15,7 @@ nested blocks bound to outer block variables, symbolic extents that differ, buff
 several writers (decomposed reductions, scatters) -- is not judged."""
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -24,8 +25,8 @@ from tir.functor import post_order_stmts, pre_order_stmts, pre_order_visit, subs
 from tir.stmt import Block, BlockRealize, BufferStore, For, SeqStmt
 
 from .affine import ONE, affine, const_of, equal_extents
+from .intermediate_check import guarded_loads
 from .probe import POINT_ERRORS, collect_vars, evaluate_points, loops_points, scalar_int, shape_envs, shape_vars
-from .rewrite import loaded, stored
 from .semantic import stages_of
 
 SPAN_POINTS = 1 << 16
@@ -377,12 +378,10 @@ def out_of_bounds_writes(func) -> bool:
     ``P`` at the same index on an axis of the same extent (``read_at``/``write_at`` copy whole
     tiles; ``merge`` may drop the ``T.where`` of a split copy) changes nothing inside either
     buffer there: it reads past ``P``'s end what it stores past ``S``'s (:mod:`.block_loops`
-    restricts such copies to the elements inside), and it passes here; so does a copy whose
-    stores past an end land, flattened row-major as TVM's code runs them, past the buffer's
-    storage (``S[0, 5, j]`` of a buffer of shape (1, 5, 11)), or, when nothing else in its
-    statement touches ``S`` (:attr:`StoreBlock.quiet`), where a later iteration of it stores
-    inside ``S`` (:func:`_strays_overwritten`), or on the element of ``S`` that holds the
-    element of ``P`` they copy (:func:`strays_repeat_copy`)."""
+    restricts such copies to the elements inside), and it passes here when what it stores past
+    the end changes no element the copy restricted to the inside would leave otherwise
+    (:func:`strays_harmless`, the rule the clipping follows too; past the outermost axis
+    alone, a store lies past the storage)."""
     copies = None
     for store, where in _block_stores(func, as_run=True):
         if len(store.indices) != len(store.buffer.shape):
@@ -393,47 +392,45 @@ def out_of_bounds_writes(func) -> bool:
         if not ((_copied_past(store, past) or _past_storage(store, past))
                 and all(clippable(store.indices[d], where) for d in past)):
             return True
-        if _flat_harmless(store, past):
+        if _past_storage_rows(store, past):
             continue
         if copies is None:
             copies = store_blocks(func)
         info = copies.get(id(store))
-        if info is None:
-            return True
-        symbols = frozenset(shape_vars(func))
-        if not _strays_overwritten(store, info.realize, info.loops, symbols, later=info.quiet) \
-                and not (info.sole and info.source_kept
-                         and strays_repeat_copy(store, info.realize, info.loops, symbols)):
+        if info is None or not strays_harmless(store, info.realize, info.loops, info, frozenset(shape_vars(func)), func):
             return True
     return False
 
 
 class StoreBlock(NamedTuple):
-    """A block whose body is one store, as :func:`store_blocks` finds it."""
+    """A block whose body is one store, maybe under loops of its own, as
+    :func:`store_blocks` finds it."""
 
     realize: BlockRealize
     loops: tuple
-    """The loops around it, up to the enclosing block."""
+    """The loops that run its store in the order they nest: those around it, up to the
+    enclosing block, then those inside it."""
     quiet: bool
     """No other block of its statement in the function's top-level sequence loads or stores
     its buffer: nothing among its iterations sees what it leaves there (a
     ``reindex_cache_write`` copy back under the batch loop it shares with the op's block,
     which writes the cache)."""
-    alone: bool
-    """It is the only block of its statement: nothing else runs among its iterations."""
     sole: bool
-    """It is the only block of the function storing its buffer (a block holding others
-    counts their stores too)."""
+    """It is the only block of the function storing its buffer."""
     source_kept: bool
     """No other block of its statement stores the buffer its value loads (True when the
     value is no load)."""
 
 
 def store_blocks(func) -> dict:
-    """id(store) -> :class:`StoreBlock` for each block of ``func`` whose body is one store."""
+    """id(store) -> :class:`StoreBlock` for each block of ``func`` whose body is one store,
+    maybe under loops of its own. Blocks are judged by what each does itself, not by what
+    the blocks it holds do (:func:`_own_accesses`: an outer block's declared regions repeat
+    its inner blocks')."""
+    own = {id(b): _own_accesses(b) for b in func.blocks()}
     writers: dict = {}
-    for block in func.blocks():
-        for key in stored(block):
+    for stores, _ in own.values():
+        for key in stores:
             writers[key] = writers.get(key, 0) + 1
     root = func.root_block
     body = root.body if root is not None else func.body
@@ -441,16 +438,46 @@ def store_blocks(func) -> dict:
     for stmt in body.seq if isinstance(body, SeqStmt) else (body,):
         found = list(block_realizes(stmt))
         for realize, loops in found:
-            store = realize.block.body
+            store, inner = realize.block.body, ()
+            while isinstance(store, For):
+                store, inner = store.body, inner + (store,)
             if not isinstance(store, BufferStore):
                 continue
             key = id(store.buffer)
-            others = [other for other, _ in found if other is not realize]
-            quiet = all(key not in stored(o.block) and key not in loaded(o.block) for o in others)
+            others = [own[id(o.block)] for o, _ in found if o is not realize]
+            quiet = all(key not in stores and key not in loads for stores, loads in others)
             source = id(store.value.buffer) if isinstance(store.value, BufferLoad) else None
-            kept = source is None or all(source not in stored(o.block) for o in others)
-            out[id(store)] = StoreBlock(realize, loops, quiet, not others, writers.get(key) == 1, kept)
+            kept = source is None or all(source not in stores for stores, _ in others)
+            out[id(store)] = StoreBlock(realize, tuple(loops) + inner, quiet, writers.get(key) == 1, kept)
     return out
+
+
+def _own_accesses(block) -> tuple:
+    """(ids of the buffers ``block`` stores to itself, ids of those it loads itself): its
+    stores and loads outside the blocks it holds (whose accesses its declared regions
+    repeat), and its declared regions when it holds none (an extern call writing through a
+    pointer)."""
+    stores: set = set()
+    loads: set = set()
+    nested = [False]
+
+    def visit(n):
+        if isinstance(n, BlockRealize):
+            nested[0] = True
+            return False
+        if isinstance(n, BufferStore):
+            stores.add(id(n.buffer))
+        elif isinstance(n, BufferLoad):
+            loads.add(id(n.buffer))
+        return True
+
+    for part in (block.body, block.init):
+        if part is not None:
+            pre_order_visit(part, visit)
+    if not nested[0]:
+        stores.update(id(w.buffer) for w in block.writes)
+        loads.update(id(r.buffer) for r in block.reads)
+    return stores, loads
 
 
 RUN_POINTS = 1 << 16
@@ -591,25 +618,246 @@ def strays_repeat_copy(store: BufferStore, realize: BlockRealize, loops, symbols
     return True
 
 
-def _flat_harmless(store: BufferStore, dims: list) -> bool:
-    """Whether the stores of a copy past the ends ``dims`` of its buffer's axes change no
-    element of it as TVM's code runs them, on row-major storage (no strides of its own):
-    past the outermost axis alone, a store lies past all of the storage; past an inner one,
-    ``S[i, 19]`` of rows of 19 is ``S[i + 1, 0]``, which holds what the copy puts there only
-    when it reads ``P`` at the same indices and ``P``'s axes but the outermost have ``S``'s
-    extents (then the flat offsets agree and the store writes ``P[i + 1, 0]``). A permuted or
-    shifted copy, or one between rows of other widths, would overwrite an element with
-    another's value."""
+def strays_harmless(store: BufferStore, realize: BlockRealize, loops, info: "StoreBlock | None",
+                    symbols: frozenset, func=None) -> bool:
+    """Whether what a copy ``S[...] = P[...]`` stores past an end of an axis of ``S``, as
+    TVM's code runs it on row-major storage, changes no element the copy restricted to the
+    elements inside would leave otherwise -- the one rule by which :func:`out_of_bounds_writes`
+    lets such a copy pass and :func:`.block_loops.clip_copies` clips it. ``info``: what
+    :func:`store_blocks` tells of its block (None: not known).
+
+    Each such store lands past the buffer's storage (:func:`_strays_overwritten`,
+    enumerated); or, the copy being the only block writing ``S`` and nothing else in its
+    statement writing ``P`` (:attr:`StoreBlock.sole`, :attr:`StoreBlock.source_kept`), it
+    puts on the element it lands on the element of ``P`` the copy puts there -- read from the
+    indices (:func:`_same_flat_copy`) or enumerated (:func:`strays_repeat_copy`); or, nothing
+    else in its statement touching ``S`` (:attr:`StoreBlock.quiet`), a later iteration of
+    the copy stores inside ``S`` where it landed; or (given ``func``, the function holding
+    it) the next access of each element it lands on is a store, or there is none and ``S``
+    is no parameter (:func:`strays_dead`)."""
+    if info is not None and info.sole and info.source_kept \
+            and (_same_flat_copy(store) or strays_repeat_copy(store, realize, loops, symbols)):
+        return True
+    if _strays_overwritten(store, realize, loops, symbols, later=info is not None and info.quiet):
+        return True
+    return func is not None and strays_dead(func, store, symbols)
+
+
+TRACE_EVENTS = 1 << 20
+"""Accesses of a buffer above which :func:`strays_dead` does not enumerate them."""
+
+
+def strays_dead(func, store: BufferStore, symbols: frozenset) -> bool:
+    """Whether every store ``store`` makes past the end of an axis of its buffer ``S`` that
+    lands, flattened row-major as TVM's code runs it, inside ``S``'s storage is dead: the
+    next access of that element, among all of the function's accesses of ``S`` in the order
+    they run, is a store, or there is none and ``S`` is no parameter. Dropping such stores
+    then changes no value any access sees nor any the function leaves (a cache rewritten
+    before each read, as ``compute_at`` places its copy in front of its reader; strays
+    landing past the storage are judged as :func:`_strays_overwritten` judges them).
+    Enumerated with shape variables at a few values; False when that is not possible: an
+    access of ``S`` other than a plain store or a load in one, under statements other than
+    loops, sequences and blocks without an init, or past :data:`TRACE_EVENTS`."""
+    from .realize_check import SHAPE_VALUES  # realize_check imports this module
+
     buffer = store.buffer
     if buffer.strides:
         return False
-    if list(dims) == [0]:
+    sites = _access_sites(func.body, buffer)
+    if sites is None or not any(st is store for _, _, _, _, st in sites):
+        return False
+    used: set = set()
+    for _, loops, preds, bind, st in sites:
+        for lp in loops:
+            collect_vars(lp.min, used)
+            collect_vars(lp.extent, used)
+        for e in preds:
+            collect_vars(e, used)
+    for e in buffer.shape:
+        collect_vars(e, used)
+    loop_vars = {lp.loop_var for _, loops, _, _, _ in sites for lp in loops}
+    if not used - loop_vars <= symbols:
+        return False
+    param = any(b is buffer for b in func.buffers)
+    for env in shape_envs(used & symbols, SHAPE_VALUES):
+        dims = [scalar_int(e, env) for e in buffer.shape]
+        if any(d is None or d <= 0 for d in dims):
+            return False
+        got = _trace_events(sites, store, buffer, dims, env)
+        if got is None or not _strays_dead(*got, total=int(np.prod(dims)), param=param):
+            return False
+    return True
+
+
+def _access_sites(body, buffer) -> "list | None":
+    """``[(path, loops, predicates, bindings, store)]`` for each store that stores or loads
+    ``buffer``: the positions and loops leading to it from ``body`` (a position in a
+    sequence as ``int``, a loop as its :class:`~tir.stmt.For`), the loops in nesting order,
+    the predicates of the blocks around it and their variables' bindings (in loop
+    variables). None when ``buffer`` is accessed otherwise (see :func:`strays_dead`)."""
+    out: list = []
+
+    def touches(node) -> bool:
+        hit = [False]
+
+        def visit(n):
+            if hit[0]:
+                return False
+            if isinstance(n, (BufferLoad, BufferStore)) and n.buffer is buffer:
+                hit[0] = True
+            elif isinstance(n, Block) and any(m.source.buffer is buffer for m in n.match_buffers):
+                hit[0] = True
+            elif isinstance(n, Var) and n is buffer.data:
+                hit[0] = True
+            return not hit[0]
+
+        pre_order_visit(node, visit)
+        return hit[0]
+
+    def walk(n, path, loops, preds, bind) -> bool:
+        if isinstance(n, SeqStmt):
+            return all(walk(c, path + (k,), loops, preds, bind) for k, c in enumerate(n.seq))
+        if isinstance(n, For):
+            if touches(n.min) or touches(n.extent):
+                return False
+            return walk(n.body, path + (n,), loops + (n,), preds, bind)
+        if isinstance(n, BlockRealize):
+            block = n.block
+            if (block.init is not None and touches(block.init)) or touches(n.predicate) \
+                    or any(m.source.buffer is buffer for m in block.match_buffers):
+                return False
+            inner = dict(bind)
+            for iv, v in zip(block.iter_vars, n.iter_values):
+                if touches(v):
+                    return False
+                inner[iv.var] = substitute(v, bind)
+            return walk(block.body, path, loops, preds + (substitute(n.predicate, bind),), inner)
+        if isinstance(n, Block):
+            return walk(n.body, path, loops, preds, bind)
+        if isinstance(n, BufferStore):
+            if n.buffer is buffer or touches(n):
+                out.append((path, loops, preds, bind, n))
+            return True
+        return not touches(n)
+
+    return out if walk(body, (), (), (), {}) else None
+
+
+def _trace_events(sites: list, store: BufferStore, buffer, dims: list, env: dict) -> "tuple | None":
+    """The accesses of ``buffer`` at ``sites`` (:func:`_access_sites`) at the shape values
+    ``env``: ``(keys, flat offsets, is a store, is a stray of store)``, ``keys`` integers
+    ordering them as they run (a load before the store of its iteration); None when they
+    cannot be enumerated."""
+    rows: list = []
+    count = 0
+    for path, loops, preds, bind, st in sites:
+        got = loops_points(loops, env, TRACE_EVENTS)
+        if got is None:
+            return None
+        leaves, size, _ = got
+        leaves = {**env, **leaves}
+        try:
+            runs = np.ones(size, dtype=bool)
+            for p in preds:
+                runs &= np.broadcast_to(np.asarray(evaluate_points(p, leaves, size)).astype(bool), (size,))
+            key = [np.full(size, item, dtype=np.int64) if isinstance(item, int)
+                   else np.broadcast_to(np.asarray(leaves[item.loop_var]), (size,)).astype(np.int64)
+                   for item in path]
+            loads: list = []
+            for e in (st.value, *st.indices):
+                guarded_loads(e, (), loads)
+            accesses = [(load.indices, False, _taken(guard, bind, leaves, size))
+                        for load, guard in loads if load.buffer is buffer]
+            if st.buffer is buffer:
+                accesses.append((st.indices, True, None))
+            for indices, is_store, taken in accesses:
+                if len(indices) != len(dims):
+                    return None
+                at = runs if taken is None else runs & taken
+                values = [np.broadcast_to(np.asarray(evaluate_points(substitute(i, bind), leaves, size)), (size,))[at]
+                          for i in indices]
+                if any(not np.all(v == np.floor(v)) for v in values):
+                    return None
+                flat, inside = _flat([v.astype(np.int64) for v in values], dims)
+                n = len(flat)
+                count += n
+                if count > TRACE_EVENTS:
+                    return None
+                rows.append(([k[at] for k in key] + [np.full(n, int(is_store), dtype=np.int64)], flat,
+                             np.full(n, is_store), (~inside) if (is_store and st is store) else np.zeros(n, dtype=bool)))
+        except POINT_ERRORS + (KeyError,):
+            return None
+    # one integer per access, mixed-radix over the columns (a shorter key padded with 0:
+    # two keys differ at a sequence position before either ends)
+    depth = max((len(k) for k, _, _, _ in rows), default=0)
+    lows, highs = [0] * depth, [0] * depth
+    for k, f, _, _ in rows:
+        for c, col in enumerate(k):
+            if len(col):
+                lows[c], highs[c] = min(lows[c], int(col.min())), max(highs[c], int(col.max()))
+    if math.prod(h - lo + 1 for lo, h in zip(lows, highs)) >= 1 << 62:
+        return None
+    keys = []
+    for k, f, _, _ in rows:
+        key = np.zeros(len(f), dtype=np.int64)
+        for c in range(depth):
+            key = key * (highs[c] - lows[c] + 1) + ((k[c] if c < len(k) else 0) - lows[c])
+        keys.append(key)
+    cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0))
+    return (cat(keys).astype(np.int64), cat([r[1] for r in rows]).astype(np.int64),
+            cat([r[2] for r in rows]).astype(bool), cat([r[3] for r in rows]).astype(bool))
+
+
+def _taken(guard: tuple, bind: dict, leaves: dict, size: int) -> "np.ndarray | None":
+    """Where a load under ``guard`` (``(condition, taken)`` pairs of the ``if_then_else``
+    and ``Select`` branches around it, :func:`.intermediate_check.guarded_loads`) has its
+    value used; None (everywhere) when a condition cannot be evaluated (it reads data)."""
+    mask = None
+    for cond, want in guard:
+        try:
+            got = np.broadcast_to(np.asarray(evaluate_points(substitute(cond, bind), leaves, size)).astype(bool),
+                                  (size,))
+        except POINT_ERRORS + (KeyError,):
+            return None
+        got = got if want else ~got
+        mask = got if mask is None else mask & got
+    return mask
+
+
+def _strays_dead(keys, flat, is_store, stray, total: int, param: bool) -> bool:
+    """Whether each stray (inside the storage) is followed, at its element, by a store, or
+    by nothing in a buffer that is no parameter (see :func:`strays_dead`)."""
+    stray = stray & (flat >= 0) & (flat < total)
+    if not stray.any():
         return True
+    order = np.lexsort((keys, flat))
+    f, st, sy = flat[order], is_store[order], stray[order]
+    following = np.zeros(len(f), dtype=np.int8)  # 0 nothing after, 1 a store, 2 a load
+    same = f[1:] == f[:-1]
+    following[:-1][same] = np.where(st[1:][same], 1, 2)
+    at = sy
+    if np.any(following[at] == 2):
+        return False
+    return not (param and np.any(following[at] == 0))
+
+
+def _same_flat_copy(store: BufferStore) -> bool:
+    """``S[i...] = P[i...]`` on row-major storage (no strides) with ``P``'s axes but the
+    outermost of ``S``'s extents: an index tuple has one flat offset in both buffers, so a
+    store past the end of an inner axis (``S[i, 19]`` of rows of 19 is ``S[i + 1, 0]``) puts
+    on that element of ``S`` the element of ``P`` the copy puts there (``P[i + 1, 0]``)."""
     load = store.value
-    return (isinstance(load, BufferLoad) and not load.buffer.strides
+    return (isinstance(load, BufferLoad) and not store.buffer.strides and not load.buffer.strides
             and tuple(load.indices) == tuple(store.indices)
-            and len(load.buffer.shape) == len(buffer.shape)
-            and all(equal_extents(a, b) for a, b in zip(load.buffer.shape[1:], buffer.shape[1:])))
+            and len(load.buffer.shape) == len(store.buffer.shape)
+            and all(equal_extents(a, b) for a, b in zip(load.buffer.shape[1:], store.buffer.shape[1:])))
+
+
+def _past_storage_rows(store: BufferStore, dims: list) -> bool:
+    """Stores past the end (or before the start) of the outermost axis alone of a buffer
+    with row-major storage (no strides of its own) lie past all of its storage: they change
+    none of its elements."""
+    return list(dims) == [0] and not store.buffer.strides
 
 
 def _past_storage(store: BufferStore, dims: list) -> bool:

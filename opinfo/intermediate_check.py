@@ -71,27 +71,27 @@ class _Unjudged(Exception):
 
 
 
-def _loads(expr, guard, out: list) -> None:
+def guarded_loads(expr, guard, out: list) -> None:
     """(load, guard) for the loads of ``expr``; ``guard`` is a tuple of (condition, taken)
     under which a load inside a conditional branch is read."""
     if isinstance(expr, BufferLoad):
         out.append((expr, guard))
         for i in expr.indices:
-            _loads(i, guard, out)
+            guarded_loads(i, guard, out)
         return
     if isinstance(expr, Call) and expr.op == "if_then_else" and len(expr.args) == 3:
         c, t, f = expr.args
-        _loads(c, guard, out)
-        _loads(t, guard + ((c, True),), out)
-        _loads(f, guard + ((c, False),), out)
+        guarded_loads(c, guard, out)
+        guarded_loads(t, guard + ((c, True),), out)
+        guarded_loads(f, guard + ((c, False),), out)
         return
     if isinstance(expr, Select):
-        _loads(expr.condition, guard, out)
-        _loads(expr.true_value, guard + ((expr.condition, True),), out)
-        _loads(expr.false_value, guard + ((expr.condition, False),), out)
+        guarded_loads(expr.condition, guard, out)
+        guarded_loads(expr.true_value, guard + ((expr.condition, True),), out)
+        guarded_loads(expr.false_value, guard + ((expr.condition, False),), out)
         return
     for child in children(expr):
-        _loads(child, guard, out)
+        guarded_loads(child, guard, out)
 
 
 def _sites(stmt, chain: tuple, out: list) -> None:
@@ -615,9 +615,9 @@ def _live_garbage(built, writes, reads, never, unjudged, params, inputs, accumul
 
 def _loads_of(store) -> list:
     out: list = []
-    _loads(store.value, (), out)
+    guarded_loads(store.value, (), out)
     for i in store.indices:
-        _loads(i, (), out)
+        guarded_loads(i, (), out)
     return out
 
 
@@ -627,7 +627,7 @@ def _let_loads(chain) -> list:
     out: list = []
     for entry in chain:
         if entry[0] == "let":
-            _loads(entry[2], (), out)
+            guarded_loads(entry[2], (), out)
     return out
 
 

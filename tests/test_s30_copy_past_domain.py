@@ -56,7 +56,7 @@ def test_flat_harmless_stores():
     from tir.buffer import Buffer
     from tir.expr import BufferLoad, Var
     from tir.stmt import BufferStore
-    from opinfo.coverage import _flat_harmless
+    from opinfo.coverage import _past_storage_rows, _same_flat_copy
 
     i, j = Var("i"), Var("j")
     s = Buffer("S", (4, 7))
@@ -64,12 +64,14 @@ def test_flat_harmless_stores():
     wide = Buffer("Q", (4, 8))
     square = Buffer("R", (7, 4))
     # past the outermost axis alone: past all of S's storage, whatever is read
-    assert _flat_harmless(BufferStore(s, BufferLoad(square, (j, i)), (i, j)), [0])
-    # past the inner axis, read at the same indices from rows of S's width: harmless
-    assert _flat_harmless(BufferStore(s, BufferLoad(same, (i, j)), (i, j)), [1])
+    assert _past_storage_rows(BufferStore(s, BufferLoad(square, (j, i)), (i, j)), [0])
+    assert not _past_storage_rows(BufferStore(s, BufferLoad(square, (j, i)), (i, j)), [1])
+    # past the inner axis, read at the same indices from rows of S's width: the element
+    # of P the copy puts there (harmless when P holds still and nothing else writes S)
+    assert _same_flat_copy(BufferStore(s, BufferLoad(same, (i, j)), (i, j)))
     # rows of another width, or a transposed read: another element's value lands there
-    assert not _flat_harmless(BufferStore(s, BufferLoad(wide, (i, j)), (i, j)), [1])
-    assert not _flat_harmless(BufferStore(s, BufferLoad(square, (j, i)), (i, j)), [1])
+    assert not _same_flat_copy(BufferStore(s, BufferLoad(wide, (i, j)), (i, j)))
+    assert not _same_flat_copy(BufferStore(s, BufferLoad(square, (j, i)), (i, j)))
 
 
 ABS = "s30_abs_copy_back_shares_batch_loop"
