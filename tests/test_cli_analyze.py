@@ -121,3 +121,26 @@ def test_refused_function_shows_its_reason():
 
     fn = {"name": "f", "kind": "elemwise", "ops": [], "refused": "storage is read before anything writes it"}
     assert "(refused: storage is read before anything writes it)" in table({"file": "m.py", "functions": [fn]})
+
+
+def test_jobs_default_to_the_usable_cpus_for_many_files():
+    from opinfo.cli.analyze import AUTO_JOBS_FILES, MAX_AUTO_JOBS, auto_jobs
+
+    assert auto_jobs(3, 1) == 3  # asked for: as asked
+    assert auto_jobs(0, AUTO_JOBS_FILES - 1) == 1  # a few files: one process
+    many = auto_jobs(0, 100)
+    assert 1 <= many <= MAX_AUTO_JOBS
+    assert auto_jobs(0, AUTO_JOBS_FILES) <= AUTO_JOBS_FILES
+
+
+def test_records_keep_the_order_of_the_files_in_processes(tmp_path):
+    if not OPS.is_dir():
+        pytest.skip(f"corpus not found at {CORPUS}")
+    names = sorted(p.stem for p in OPS.glob("*.py"))[:10]
+    for name in names:
+        shutil.copy(OPS / f"{name}.py", tmp_path / f"{name}.py")
+    one = _analyze(tmp_path, "--json", "--jobs", "1")
+    two = _analyze(tmp_path, "--json", "--jobs", "2")
+    assert one.returncode == two.returncode == 0, two.stderr
+    assert [Path(r["file"]).stem for r in _records(two.stdout)] == names
+    assert _records(one.stdout) == _records(two.stdout)

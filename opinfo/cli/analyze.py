@@ -21,7 +21,9 @@ def add_parser(subparsers) -> None:
                                               "(a soundness check). Exit 2 when a file could not be read."))
     p.add_argument("paths", nargs="+", metavar="PATH", help="a TVMScript file or a folder of .py files")
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per file")
-    p.add_argument("--jobs", type=int, default=1, help="analyse files in N processes")
+    p.add_argument("--jobs", type=int, default=0,
+                   help="analyse files in N processes (default: one per usable CPU, up to "
+                   f"{MAX_AUTO_JOBS}, when there are at least {AUTO_JOBS_FILES} files; else 1)")
     p.add_argument("--verify", action="store_true",
                    help="confirm each function named as one op by lowering that op afresh and running both on "
                    "random inputs (slower); an op that computes something else is withdrawn ('refuted' in JSON), "
@@ -143,7 +145,25 @@ def _op_text(op: dict) -> str:
     return f"{name}({attrs})" if attrs else name
 
 
+MAX_AUTO_JOBS = 8
+AUTO_JOBS_FILES = 8
+"""``--jobs`` left at 0 uses one process per usable CPU (at most :data:`MAX_AUTO_JOBS`) for
+at least this many files; the records come out in the order of the files either way."""
+
+
+def auto_jobs(jobs: int, files: int) -> int:
+    """The processes ``--jobs`` asks for: ``jobs`` when given (>= 1), else one per usable
+    CPU for :data:`AUTO_JOBS_FILES` files or more."""
+    if jobs >= 1:
+        return jobs
+    if files < AUTO_JOBS_FILES:
+        return 1
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cpus, MAX_AUTO_JOBS, files))
+
+
 def _records(files: list, jobs: int, verify: bool = False):
+    jobs = auto_jobs(jobs, len(files))
     if jobs <= 1 or len(files) < 2:
         for f in files:
             yield analyze_file(f, verify)
@@ -152,7 +172,7 @@ def _records(files: list, jobs: int, verify: bool = False):
     from functools import partial
 
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        yield from pool.map(partial(analyze_file, verify=verify), files, chunksize=4)
+        yield from pool.map(partial(analyze_file, verify=verify), files, chunksize=2)
 
 
 def run(args) -> int:
