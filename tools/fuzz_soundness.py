@@ -4,8 +4,10 @@
 Each mutant changes one statement of a TVMScript file: a loop extent or index constant
 by one, two block variables swapped, an operator flipped (``+``/``-``, ``max``/``min``,
 ``<``/``<=``, ...), a float constant changed, an index variable replaced by 0, an index
-shifted, another buffer read, a block variable's kind flipped (spatial/reduction), or a
-block predicate (``T.where``) dropped. When opinfo still gives a PrimFunc exactly the answer it gave the original, the
+shifted, another buffer read, a block variable's kind flipped (spatial/reduction), a
+block predicate (``T.where``) dropped, an intrinsic for a neighbour (``exp``/``log``,
+``tanh``/``sigmoid``, ...), a comparison or connective for its counterpart (``==``/``!=``,
+``and``/``or``), a condition of ``if_then_else``/``Select`` negated, or a store dropped. When opinfo still gives a PrimFunc exactly the answer it gave the original, the
 original and the mutant are run with the project's interpreter on the same random inputs:
 if their outputs differ, the unchanged answer is a confident wrong one (``WRONG`` line).
 An answer that changes is counted (``CHANGED``): abstaining or naming the new meaning are
@@ -38,6 +40,13 @@ INT = re.compile(r"T\.int64\((\d+)\)")
 FLOAT = re.compile(r"T\.float32\((-?[\d.e+-]+)\)")
 SWAPS = [(" + ", " - "), (" - ", " + "), (" * ", " / "), ("T.max(", "T.min("), ("T.min(", "T.max("),
          (" < ", " <= "), (" <= ", " < "), (" // ", " % ")]
+INTRINSIC_SWAPS = [("T.exp(", "T.log("), ("T.log(", "T.exp("), ("T.sqrt(", "T.rsqrt("), ("T.rsqrt(", "T.sqrt("),
+                   ("T.tanh(", "T.sigmoid("), ("T.sigmoid(", "T.tanh("), ("T.sin(", "T.cos("), ("T.cos(", "T.sin("),
+                   ("T.floor(", "T.ceil("), ("T.ceil(", "T.floor("), ("T.round(", "T.floor("), ("T.erf(", "T.tanh("),
+                   (" == ", " != "), (" != ", " == "), (" > ", " >= "), (" >= ", " > "), (" and ", " or "),
+                   (" or ", " and ")]
+"""Kind 10: an intrinsic for a neighbour, a comparison or a connective for its counterpart."""
+KINDS = 13
 
 
 class _TimeOut(Exception):
@@ -129,6 +138,24 @@ def _mutate_line(line: str, kind: int, rng, others=()) -> "str | None":
         if not m:
             return None
         return line[:m.start(1)] + ("reduce" if m.group(1) == "spatial" else "spatial") + line[m.end(1):]
+    if kind == 10:  # an intrinsic, comparison or connective for another
+        options = [(o, r) for o, r in INTRINSIC_SWAPS if o in line]
+        if not options:
+            return None
+        o, r = options[rng.integers(len(options))]
+        spots = [m.start() for m in re.finditer(re.escape(o), line)]
+        at = spots[rng.integers(len(spots))]
+        return line[:at] + r + line[at + len(o):]
+    if kind == 11:  # a condition negated (if_then_else, Select)
+        spots = [m.end() for m in re.finditer(r"T\.(?:if_then_else|Select)\(", line)]
+        if not spots:
+            return None
+        at = spots[rng.integers(len(spots))]
+        return line[:at] + "not " + line[at:]
+    if kind == 12:  # a store dropped
+        if " = " not in line or "[" not in line.split(" = ", 1)[0] or "T." in line.split(" = ", 1)[0]:
+            return None
+        return line[:len(line) - len(line.lstrip())] + "T.evaluate(0)"
     if kind == 9:  # a predicate dropped
         return line[:len(line) - len(line.lstrip())] + "# T.where dropped" if "T.where(" in line else None
     rhs = line.split(" = ", 1)[-1]
@@ -156,7 +183,7 @@ def mutants(text: str, rng, count: int) -> list:
     while where and len(out) < count and tries < count * 20:
         tries += 1
         i = int(rng.choice(where))
-        new = _mutate_line(lines[i], int(rng.integers(0, 10)), rng, others)
+        new = _mutate_line(lines[i], int(rng.integers(0, KINDS)), rng, others)
         if new and new != lines[i]:
             out.append((i, lines[i].strip(), new.strip(), "\n".join(lines[:i] + [new] + lines[i + 1:])))
     return out
