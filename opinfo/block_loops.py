@@ -318,10 +318,24 @@ def _clipped(realize: BlockRealize, loops: "tuple | None" = None, symbols: froze
     return attrs.evolve(realize, predicate=predicate, block=attrs.evolve(block, iter_vars=ivars))
 
 
+_LAST_CLIPPED: list = [None, None]
+"""(function, its :func:`clip_copies`) of the last call: the opaque path of
+:func:`.api.recognize_ops` and the whole-function recognizers of :func:`.api.analyze` clip
+the same function (functions are immutable)."""
+
+
 def clip_copies(func: PrimFunc) -> PrimFunc:
     """``func`` with every element copy block that runs past an end of its buffers (a
     blockized copy of a split loop's whole last tile, or bindings past the declared domain)
     restricted to the elements inside."""
+    if _LAST_CLIPPED[0] is func:
+        return _LAST_CLIPPED[1]
+    out = _clip_copies(func)
+    _LAST_CLIPPED[:] = [func, out]
+    return out
+
+
+def _clip_copies(func: PrimFunc) -> PrimFunc:
     copies = [(r, loops) for r, loops in block_realizes(func.body) if _copy_block(r.block)]
     if not copies:
         return func  # (most functions: the rest is not worked out)
