@@ -15,14 +15,14 @@ from functools import lru_cache
 
 import sympy
 
-from tir.expr import (Add, Cast, FloorDiv, FloorMod, IntImm, Max, Min, Mul, PrimExpr, SizeVar, Sub, Var,
-                      Div, Mod, FloatImm)
+from tir.expr import (Add, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min, Mod, Mul, PrimExpr, SizeVar, Sub,
+                      Var)
 from tir.structural import structural_equal
 
 ONE = 1
 
 
-def _add(a: dict, b: dict, scale: int = 1) -> dict:
+def add_forms(a: dict, b: dict, scale: int = 1) -> dict:
     out = dict(a)
     for k, v in b.items():
         c = out.get(k, 0) + scale * v
@@ -61,9 +61,9 @@ def _affine_impl(e) -> "dict | None":
         a, b = _affine(e.a), _affine(e.b)
         if a is None or b is None:
             return None
-        return _fold_divmod(_add(a, b, 1 if isinstance(e, Add) else -1))
+        return _fold_divmod(add_forms(a, b, 1 if isinstance(e, Add) else -1))
     if isinstance(e, Mul):
-        return _mul(_affine(e.a), _affine(e.b))
+        return mul_forms(_affine(e.a), _affine(e.b))
     if isinstance(e, (FloorDiv, FloorMod)):
         inner, d = _affine(e.a), const_of(e.b)
         if inner is None or d is None or d <= 0:
@@ -91,7 +91,7 @@ def _fold_divmod(form: dict) -> dict:
             continue
         if inner is None:
             continue
-        form = _add({k: v for k, v in form.items() if k is not m and k is not div}, inner, c)
+        form = add_forms({k: v for k, v in form.items() if k is not m and k is not div}, inner, c)
     return _fold_nested_div(form)
 
 
@@ -115,7 +115,7 @@ def _fold_nested_div(form: dict) -> dict:
         folded = _affine(FloorDiv(outer.a, IntImm(inner.b.dtype, d)))
         if folded is None:
             continue
-        form = _add({a: v for a, v in form.items() if a is not inner and a is not outer}, folded, c)
+        form = add_forms({a: v for a, v in form.items() if a is not inner and a is not outer}, folded, c)
     return form
 
 
@@ -125,7 +125,7 @@ def _outer_mod(e, x, d: int):
     return e if q and q % d == 0 and _affine(e.a) == _affine(x) else None
 
 
-def _mul(a, b):
+def mul_forms(a, b):
     if a is None or b is None:
         return None
     if set(a) <= {ONE}:
@@ -215,10 +215,10 @@ def _min_arms(e) -> "list | None":
         a, b = _min_arms(e.a), _min_arms(e.b)
         if a is None or b is None or len(a) * len(b) > _MAX_ARMS:
             return None
-        return [_add(x, y) for x in a for y in b]
+        return [add_forms(x, y) for x in a for y in b]
     if isinstance(e, Sub):
         a, b = _min_arms(e.a), _affine(e.b)  # minus a minimum is a maximum: not taken
-        return None if a is None or b is None else [_add(x, b, -1) for x in a]
+        return None if a is None or b is None else [add_forms(x, b, -1) for x in a]
     f = _affine(e)
     return None if f is None else [f]
 
@@ -249,14 +249,14 @@ def _bound(form: dict, upper: bool) -> "dict | None":
         if b is None:
             return None
         if low_side:
-            b = _add(b, {ONE: -(d - 1)})
+            b = add_forms(b, {ONE: -(d - 1)})
         put(b, Fraction(c, d))
     return out
 
 
 def _at_least(x: dict, y: dict) -> bool:
     """``x >= y`` for all non-negative values of the size variables."""
-    low = _bound(_add(x, y, -1), upper=False)
+    low = _bound(add_forms(x, y, -1), upper=False)
     return low is not None and all(v >= 0 for v in low.values())
 
 

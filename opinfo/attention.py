@@ -95,7 +95,7 @@ def attention_shapes(func: PrimFunc, n_buffers: int, fits=lambda sh: True,
     return bufs, shapes, larger
 
 
-def _scalings(func: PrimFunc) -> tuple:
+def stored_scalings(func: PrimFunc) -> tuple:
     """(the distinct scalings of stored values: ('sqrt', c) for an ``x / sqrt(c)`` and
     ('mul', c) for an ``x * c`` of a float constant, whether a stored value holds a Select:
     the trilu blocks of a causal mask). Both are looked for inside stored values too:
@@ -149,7 +149,7 @@ def recognize_attention(func: PrimFunc) -> "OpInfo | None":
         return None
     bufs, shapes, larger = found
     (b, s, h, d), (_, skv, _, _), (_, _, _, dv), _ = shapes
-    scalings, masked = _scalings(func)
+    scalings, masked = stored_scalings(func)
     if len(scalings) != 1:
         return None
     form, c = scalings[0]

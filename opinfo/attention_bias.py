@@ -19,7 +19,7 @@ import numpy as np
 
 from tir.function import PrimFunc
 
-from .attention import _scalings, attention_shapes, reference
+from .attention import attention_shapes, reference, stored_scalings
 from .info import OpInfo, Operand
 from .recognize.running import poisoned, run
 
@@ -39,7 +39,7 @@ def _bias_fits_broadcast(shapes) -> bool:
 
 def _scale(func: PrimFunc, d: int) -> "tuple | None":
     """(scale attribute, scale value) read from the IR, or None."""
-    scalings, masked = _scalings(func)
+    scalings, masked = stored_scalings(func)
     if len(scalings) != 1:
         return None
     form, c = scalings[0]

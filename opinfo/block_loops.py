@@ -42,8 +42,8 @@ from tir.function import PrimFunc
 from tir.functor import pre_order_visit, substitute, transform, transform_stmts
 from tir.stmt import BlockRealize, BufferStore, For, IterKind, IterVar
 
-from .affine import ONE, _add, affine, const_of, equal_extents
-from .blockize import _conjoin, _fuse_splits
+from .affine import ONE, add_forms, affine, const_of, equal_extents
+from .blockize import conjoin, fuse_splits
 from .coverage import (StoreBlock, binding_spans, block_realizes, clippable, copy_order, index_range, run_points,
                        store_blocks, strays_harmless)
 from .recognize.guard import conjuncts
@@ -143,13 +143,13 @@ def _moved_out(realize: BlockRealize) -> "For | None":
                         value=_without_zeros(body.value))
     ivars = block.iter_vars + tuple(new_ivs)
     values = tuple(realize.iter_values) + tuple(values)
-    predicate = _conjoin(realize.predicate, _in_bounds(body, ivars, values))
+    predicate = conjoin(realize.predicate, _in_bounds(body, ivars, values))
     every = attrs.evolve(block, iter_vars=ivars)
     merged = attrs.evolve(block, iter_vars=ivars, body=body, reads=access_regions([body]),
                           writes=tuple(store_regions(body)))
     # ``v0 * 2 + v_ax0`` (a tile of 2 at row v0), ``v1 * 2 + v2`` (two variables bound to
     # the digits of a split loop) become one variable, as for blockize
-    merged, values = _fuse_splits(merged, values, predicate, every, every)
+    merged, values = fuse_splits(merged, values, predicate, every, every)
     merged = attrs.evolve(merged, iter_vars=_bounded(merged.iter_vars, values, predicate),
                           reads=access_regions([merged.body]), writes=tuple(store_regions(merged.body)))
     stmt = BlockRealize(values, predicate, merged)
@@ -194,9 +194,9 @@ def _in_bounds(store: BufferStore, ivars: tuple, values: tuple, spans: "dict | N
         if span is None:
             continue
         if span[0] < 0:
-            out = _conjoin(out, GE(substitute(index, bind), IntImm(index.dtype, 0)))
+            out = conjoin(out, GE(substitute(index, bind), IntImm(index.dtype, 0)))
         if span[1] >= size:
-            out = _conjoin(out, LT(substitute(index, bind), IntImm(index.dtype, size)))
+            out = conjoin(out, LT(substitute(index, bind), IntImm(index.dtype, size)))
     return out
 
 
@@ -252,7 +252,7 @@ def _past_symbolic_ends(realize: BlockRealize, loops, symbols: frozenset) -> lis
 def _bounded(ivars: tuple, values: tuple, predicate) -> tuple:
     """Each variable (from 0, constant extent) whose binding a predicate conjunct bounds
     within its domain -- ``binding + k < c`` or ``binding + k >= c`` -- gets the domain
-    the conjuncts leave (fused ones got their upper bound in ``_fuse_splits``)."""
+    the conjuncts leave (fused ones got their upper bound in ``fuse_splits``)."""
     out = []
     terms = [t for t in conjuncts(predicate) if isinstance(t, (LT, GE)) and const_of(t.b) is not None]
     for iv, value in zip(ivars, values):
@@ -281,7 +281,7 @@ def _minus(a: "dict | None", b: dict) -> "int | None":
     """``k`` when affine form ``a`` is ``b + k``, else None."""
     if a is None:
         return None
-    diff = _add(a, b, -1)
+    diff = add_forms(a, b, -1)
     return diff.get(ONE, 0) if set(diff) <= {ONE} else None
 
 
@@ -308,12 +308,12 @@ def _clipped(realize: BlockRealize, loops: "tuple | None" = None, symbols: froze
     spans = binding_spans(realize, loops) if loops is not None else None
     clip = _in_bounds(store, block.iter_vars, tuple(realize.iter_values), spans)
     for term in _past_symbolic_ends(realize, loops, symbols):
-        clip = _conjoin(clip, term)
+        clip = conjoin(clip, term)
     if isinstance(clip, IntImm):
         return None
     if not strays_harmless(store, realize, loops, info, symbols, func):
         return None
-    predicate = _conjoin(realize.predicate, clip)
+    predicate = conjoin(realize.predicate, clip)
     ivars = _bounded(block.iter_vars, tuple(realize.iter_values), predicate)
     return attrs.evolve(realize, predicate=predicate, block=attrs.evolve(block, iter_vars=ivars))
 

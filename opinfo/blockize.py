@@ -32,7 +32,7 @@ from __future__ import annotations
 import attrs
 
 from tir.buffer import Range
-from tir.expr import GE, GT, LE, Add, And, BufferLoad, FloorDiv, FloorMod, IntImm, LT, Mul, Var
+from tir.expr import GE, GT, LE, LT, Add, And, BufferLoad, FloorDiv, FloorMod, IntImm, Mul, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_visit, pre_order_stmts, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, IterVar, SeqStmt
@@ -186,12 +186,12 @@ def _flatten(realize: BlockRealize) -> "For | BlockRealize | None":
         return None
     bind = {iv.var: v for iv, v in zip(outer.iter_vars, realize.iter_values)}
     values = tuple(realize.iter_values) + tuple(substitute(v, bind) for v in inner_realize.iter_values)
-    predicate = _conjoin(realize.predicate, substitute(inner_realize.predicate, bind))
+    predicate = conjoin(realize.predicate, substitute(inner_realize.predicate, bind))
     merged = attrs.evolve(inner, iter_vars=outer.iter_vars + inner.iter_vars,
                           init=init if init is not None else inner.init)
-    plain = _fuse_splits(merged, values, predicate, outer, inner)
+    plain = fuse_splits(merged, values, predicate, outer, inner)
     simpler = _in_range_mods(merged, outer)
-    fused = _fuse_splits(simpler, values, predicate, outer, inner) if simpler is not merged else plain
+    fused = fuse_splits(simpler, values, predicate, outer, inner) if simpler is not merged else plain
     # the modulo is dropped only where that lets a split be fused (a tile's ``o % 2`` over
     # [0, 2) stays: its recognizer reads the modulo of every axis)
     merged, values = fused if len(fused[0].iter_vars) < len(plain[0].iter_vars) else plain
@@ -228,7 +228,7 @@ def _is_true(pred) -> bool:
     return isinstance(pred, IntImm) and pred.value == 1
 
 
-def _conjoin(a, b):
+def conjoin(a, b):
     return b if _is_true(a) else a if _is_true(b) else And(a, b)
 
 
@@ -328,7 +328,7 @@ def _merged_digits(n):
     return None
 
 
-def _fuse_splits(block: Block, values: tuple, predicate, outer: Block, inner: Block) -> tuple:
+def fuse_splits(block: Block, values: tuple, predicate, outer: Block, inner: Block) -> tuple:
     """``block`` with every ``o * B + i`` pair it uses only that way, or that a store uses
     for an index, made one variable ``f`` (other uses of ``o`` and ``i`` read ``f // B`` and
     ``f % B``)."""

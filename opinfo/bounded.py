@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from tir.expr import Add, Cast, FloorDiv, FloorMod, IntImm, Mul, Sub, Var
 
-from .affine import ONE, _add, _mul, const_of
+from .affine import ONE, add_forms, const_of, mul_forms
 
 
 def bounded_form(e, ranges: dict) -> "dict | None":
@@ -68,9 +68,9 @@ def _form(e, ranges) -> "dict | None":
         a, b = _form(e.a, ranges), _form(e.b, ranges)
         if a is None or b is None:
             return None
-        return _add(a, b, 1 if isinstance(e, Add) else -1)
+        return add_forms(a, b, 1 if isinstance(e, Add) else -1)
     if isinstance(e, Mul):
-        return _mul(_form(e.a, ranges), _form(e.b, ranges))
+        return mul_forms(_form(e.a, ranges), _form(e.b, ranges))
     if isinstance(e, (FloorDiv, FloorMod)):
         inner, d = _form(e.a, ranges), const_of(e.b)
         if inner is None or d is None or d <= 0:
@@ -91,12 +91,12 @@ def _divmod(inner: dict, d: int, is_div: bool, ranges) -> dict:
         else:
             rest[k] = c
     c0 = inner.get(ONE, 0)
-    quot = _add(quot, {ONE: c0 // d})
-    rest = _add(rest, {ONE: c0 % d})
+    quot = add_forms(quot, {ONE: c0 // d})
+    rest = add_forms(rest, {ONE: c0 % d})
     r = interval(rest, ranges)
     if r is not None and r[0] // d == r[1] // d:
         k = r[0] // d
-        return _add(quot, {ONE: k}) if is_div else _add(rest, {ONE: -k * d})
+        return add_forms(quot, {ONE: k}) if is_div else add_forms(rest, {ONE: -k * d})
     atom = ("div" if is_div else "mod", frozenset(inner.items()), d)
     return {atom: 1}
 
@@ -112,7 +112,7 @@ def recombine(form: dict, ranges) -> dict:
             _, inner, d = k
             div = ("div", inner, d)
             if form.get(div) == c * d:
-                form = _add(_add(form, {k: -c, div: -c * d}), dict(inner), c)
+                form = add_forms(add_forms(form, {k: -c, div: -c * d}), dict(inner), c)
                 changed = True
                 break
     return form

@@ -13,7 +13,7 @@ from __future__ import annotations
 import attrs
 
 from .ew_tags import bare
-from .ew_tree import _SCALAR_ROOTS as SCALAR_ROOTS
+from .ew_tree import SCALAR_ROOTS
 from .tags import tag
 
 RESHAPES = frozenset({"reshape", "squeeze", "expand_dims", "flatten"})

@@ -7,8 +7,8 @@ import functools
 
 import numpy as np
 
-from tir.expr import (Add, BufferLoad, Call, Cast, CmpOp, Div, FloatImm, FloorDiv, FloorMod, IntImm,
-                      GT, LT, Max, Min, Mod, Mul, PrimExpr, Select, Sub)
+from tir.expr import (GT, LT, Add, BufferLoad, Call, Cast, CmpOp, Div, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min,
+                      Mod, Mul, PrimExpr, Select, Sub)
 from tir.functor import collect_distinct, pre_order_visit
 
 from .probe import NotEvaluable, evaluate
@@ -347,7 +347,7 @@ def _identify_narrow(expr, leaves):
     return (fits[0], {}) if len(fits) == 1 else None
 
 
-_SCALAR_ROOTS = {
+SCALAR_ROOTS = {
     "add": (Add,), "subtract": (Sub,), "multiply": (Mul,), "divide": (Div,), "maximum": (Max,),
     "minimum": (Min,), "power": ("pow",), "floor_divide": (FloorDiv, "floor"),
     "floor_mod": (FloorMod, Sub), "mod": (Mod,),
@@ -379,7 +379,7 @@ def _with_scalar(root, leaf, consts, integer):
         return None
     c = consts[0]
     f = _fn(root, [leaf])
-    for name, node in _SCALAR_ROOTS.items():
+    for name, node in SCALAR_ROOTS.items():
         if not _root_is(root, node):
             continue
         for swapped in (False, True):

@@ -73,7 +73,7 @@ from .ew_tags import IDENTITY_TAGS, bare
 from .init_order import block_places, init_runs_first
 from .padding import merge_padding
 from .partial_copy import read_through_copies
-from .pad_einsum import _holds_blocks, _undup, unpad_einsum
+from .pad_einsum import holds_blocks, undup, unpad_einsum
 from .loop_partition import merge_partitions
 from .predicates import drop_predicates
 from .radix_store import radix_stores
@@ -298,7 +298,7 @@ def _cache_named(block: Block, store: BufferStore, load: BufferLoad) -> bool:
     (``reindex_cache_write``/``reindex_cache_read`` name their copy after the cache buffer,
     ``compute_local``, the printer numbering either when names repeat; an op of a fused
     kernel writes a global buffer)."""
-    return any(_undup(b.name) == _undup(block.name) and cache_scope(b) for b in (store.buffer, load.buffer))
+    return any(undup(b.name) == undup(block.name) and cache_scope(b) for b in (store.buffer, load.buffer))
 
 
 _MAX_POINTS = 1 << 16
@@ -392,7 +392,7 @@ def _cache_copy(block: Block, blocks: list, params: set, symbols=frozenset()) ->
     writer computes (into a parameter or another intermediate), in any scope. An access
     ``dropped[e]`` becomes ``kept[e[order[0]], e[order[1]], ...]``."""
     pair = _copy_pair(block, symbols)
-    if pair is None or _folded_op(block):
+    if pair is None or folded_op(block):
         return None
     dst, src, order = pair
     if id(src) in params and id(dst) not in params and _writer_count(blocks, dst) == 1:
@@ -410,7 +410,7 @@ def _cache_copy(block: Block, blocks: list, params: set, symbols=frozenset()) ->
     return (src, dst, order) if not others and _writer_count(blocks, dst) == 1 else None
 
 
-def _folded_op(block: Block) -> bool:
+def folded_op(block: Block) -> bool:
     """Whether a copy block carries an arithmetic op's compute tag (``T_divide``: TVM folded
     ``x / 1``; a ``mean`` over extent-1 axes leaves one): an op, not a cache copy (those are
     named after their buffer, ``T_divide_local``, or ``<tag>_reindex``)."""
@@ -466,9 +466,9 @@ def _op_names_kept(blocks: list, copies: dict) -> dict:
     """``{id(writer): name}``: the writer of a dropped copy's source takes the copy's name
     when the copy is an op's block (a copy op: ``split``'s ``T_split_sections`` copying a
     ``cache_read`` buffer into its output) and the writer the cache copy a primitive made
-    (named after its cache buffer, :func:`.partial_copy._cache_block`): the writer then
+    (named after its cache buffer, :func:`.partial_copy.cache_block`): the writer then
     stores the op's output and is the op's block, its compute tag the copy's."""
-    from .partial_copy import _cache_block
+    from .partial_copy import cache_block
 
     out = {}
     for block in blocks:
@@ -476,10 +476,10 @@ def _op_names_kept(blocks: list, copies: dict) -> dict:
         if pair is None:
             continue
         src, dst, _ = pair
-        if not any(w.buffer is dst for w in block.writes) or _cache_block(block, src):
+        if not any(w.buffer is dst for w in block.writes) or cache_block(block, src):
             continue  # a cache_read copy (its readers load the source), or a cache's block
         writers = [b for b in blocks if any(w.buffer is src for w in b.writes)]
-        if len(writers) == 1 and id(writers[0]) not in copies and _cache_block(writers[0], src):
+        if len(writers) == 1 and id(writers[0]) not in copies and cache_block(writers[0], src):
             out[id(writers[0])] = block.name
     return out
 
@@ -578,7 +578,7 @@ def drop_dead_blocks(func: PrimFunc) -> PrimFunc:
         found = [r for r, _ in block_realizes(func.body) if r.block is not func.root_block]
         if any(r.block.match_buffers for r in found):
             return func
-        leaves = [r for r in found if not _holds_blocks(r.block)]
+        leaves = [r for r in found if not holds_blocks(r.block)]
         # only a block storing to intermediates alone may be dead: the loads are read (a walk of
         # every expression) only when there is one
         stores = {id(r): stored(r.block) for r in leaves}

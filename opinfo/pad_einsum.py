@@ -31,8 +31,8 @@ import re
 import attrs
 import numpy as np
 
-from tir.expr import (LT, Add, And, BufferLoad, Call, Cast, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min, Mul,
-                      Sub, Var)
+from tir.expr import (LT, Add, And, BufferLoad, Call, Cast, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Sub,
+                      Var)
 from tir.buffer import BufferRegion
 from tir.function import PrimFunc
 from tir.functor import post_order_stmts, post_order_visit, transform
@@ -83,7 +83,7 @@ def _crop(block: Block) -> "tuple | None":
     return store.buffer, load.buffer
 
 
-def _pad_source(block: Block) -> "tuple | None":
+def pad_source(block: Block) -> "tuple | None":
     """(padded buffer, source) of a pad producer ``P[w] = if_then_else(w_d < X.shape[d] and
     ..., X[w], c)`` over P's whole extent, with one conjunct for each dimension where X is
     shorter and none other."""
@@ -128,11 +128,11 @@ def _named_pad(block: Block, padded, buffer) -> bool:
     """TVM's names for what ``pad_einsum`` adds: the padded copy of ``B`` is ``B_pad``, and
     the producer or consumer block moving data between them is named after it. A fused
     kernel's own slice or pad (``T_strided_slice``, ``T_pad``) is an op, not this."""
-    pad = _undup(padded.name)
-    return pad == _undup(buffer.name) + "_pad" and _undup(block.name) == pad
+    pad = undup(padded.name)
+    return pad == undup(buffer.name) + "_pad" and undup(block.name) == pad
 
 
-def _undup(name: str) -> str:
+def undup(name: str) -> str:
     """A name without the ``_1``, ``_2`` the printer appends to a repeated one, and with the
     ``.`` it writes as ``_`` in a buffer's identifier (a tuple reduction's ``x_red_temp.v0``
     is the buffer ``x_red_temp_v0``; block names keep the dot)."""
@@ -212,7 +212,7 @@ def _init_ok(block: Block) -> bool:
             and all(a == b for a, b in zip(init.indices, store.indices)))
 
 
-def _holds_blocks(block: Block) -> bool:
+def holds_blocks(block: Block) -> bool:
     found = []
     post_order_stmts(block.body, lambda n: found.append(n) if isinstance(n, BlockRealize) else None)
     return bool(found)
@@ -310,7 +310,7 @@ def _neutral_pad(op: BlockRealize, writers: dict, readers: dict, params: set, lo
     if key in params or len(ws) != 1 or readers.get(key) != [op]:
         return None
     producer = ws[0]
-    src = _pad_source(producer.block)
+    src = pad_source(producer.block)
     if src is None:
         return None
     neutral = combiner_identity(type(value), producer.block.body.value.args[2], load.buffer.dtype)
@@ -359,14 +359,14 @@ def _zero_product_pad(op: BlockRealize, writers: dict, readers: dict, params: se
 
 def _padded_reads(op: BlockRealize, writers: dict, readers: dict, params: set) -> "tuple | None":
     """(id(padded buffer) -> (source, its extents), [(pad producer, padded buffer)]) for the
-    buffers ``op`` reads that a pad producer (:func:`_pad_source`) alone writes; None when
+    buffers ``op`` reads that a pad producer (:func:`pad_source`) alone writes; None when
     another block reads one of them too (dropping its producer would change that block)."""
     pads, producers = {}, []
     for key in loaded(op.block):
         ws = writers.get(key, [])
         if key in params or len(ws) != 1:
             continue
-        src = _pad_source(ws[0].block)
+        src = pad_source(ws[0].block)
         if src is None:
             continue
         if readers.get(key) != [op]:
@@ -454,7 +454,7 @@ def _split_stops(op: BlockRealize, pads: dict, loops: tuple = ()) -> "dict | Non
 
 
 def _pads_with_zero(producer: Block) -> bool:
-    """A pad producer (:func:`_pad_source`) whose pad value is 0."""
+    """A pad producer (:func:`pad_source`) whose pad value is 0."""
     value = producer.body.value.args[2]
     return isinstance(value, (IntImm, FloatImm)) and value.value == 0
 
@@ -482,7 +482,7 @@ def pad_einsum_left(func: PrimFunc) -> bool:
     source, :func:`_named_pad`) is still in ``func`` (not undone: it pads a reduction's
     iteration, which :func:`unpad_einsum` does not restore). Read as ops it is an
     ``nn.pad`` before the op, which the one op it is not."""
-    return any(_pad_source(b) is not None for b in func.blocks())
+    return any(pad_source(b) is not None for b in func.blocks())
 
 
 def unpad_einsum(func: PrimFunc) -> PrimFunc:
@@ -492,7 +492,7 @@ def unpad_einsum(func: PrimFunc) -> PrimFunc:
 
     # blocks holding blocks (the root, partitions) are judged by the blocks they hold
     root = func.root_block
-    found = [(r, loops) for r, loops in block_realizes(func.body) if r.block is not root and not _holds_blocks(r.block)]
+    found = [(r, loops) for r, loops in block_realizes(func.body) if r.block is not root and not holds_blocks(r.block)]
     realizes = [r for r, _ in found]
     if len(realizes) < 2:
         return func  # a pad or crop and the op it pads are two blocks at least

@@ -29,12 +29,12 @@ from __future__ import annotations
 import attrs
 
 from tir.buffer import BufferRegion, Range
-from tir.expr import And, BufferLoad, Call, IntImm, LE, LT, Sub, Var
+from tir.expr import LE, LT, And, BufferLoad, Call, IntImm, Sub, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_stmts, post_order_visit, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, SeqStmt
 
-from .affine import ONE, _add, affine, const_of, equal_extents
+from .affine import ONE, add_forms, affine, const_of, equal_extents
 from .predicates import implied, loop_domain
 from .recognize.guard import conjuncts, nonneg_form
 from .probe import shape_vars
@@ -64,7 +64,7 @@ def _in_domain(term, realize: BlockRealize) -> bool:
         b, lo, ext = affine(value), affine(iv.dom.min), affine(iv.dom.extent)
         if None in (b, lo, ext):
             continue
-        if g == _add(b, lo, -1) or g == _add(_add(lo, ext), _add(b, {ONE: 1}), -1):
+        if g == add_forms(b, lo, -1) or g == add_forms(add_forms(lo, ext), add_forms(b, {ONE: 1}), -1):
             return True
     return False
 

@@ -19,7 +19,7 @@ indices read), the index expression at ``e`` -- when
   the cache primitives name theirs (after its cache buffer, a name ending in a scope
   suffix or ``_reindex``: an op's block storing a gather into a ``cache_write`` buffer is
   an op) and stores into a cache scope with the source's dtype, a pad as ``pad_einsum``
-  names its buffers (:func:`.pad_einsum._pad_source`);
+  names its buffers (:func:`.pad_einsum.pad_source`);
 * nothing writes ``P`` in or after the copy's statement (every reader then sees ``P``'s
   final value, which is what the copy stored); and
 * every element a reader loads from ``S`` is one the copy stores (where a pad's guard
@@ -46,7 +46,7 @@ from tir.functor import post_order_visit, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, SeqStmt
 
 from .coverage import same_index_copy
-from .pad_einsum import _pad_source, _undup
+from .pad_einsum import pad_source, undup
 from .probe import (POINT_ERRORS, block_points, evaluate_points, flat_points, inside_points, scalar_int, shape_envs,
                     shape_vars)
 from .rewrite import EMPTY, prune, stored
@@ -97,13 +97,13 @@ def _copy_form(block: Block) -> "tuple | None":
     a ``cache_index`` block ``S[v...] = e(v)`` (no loads) or ``pad_einsum``'s pad producer
     (``guard``: where it copies; None for the others): the map takes the indices a reader
     loads from ``S`` to the expression to load instead; None for any other block."""
-    from .normalize import _folded_op, cache_scope  # normalize imports this module
+    from .normalize import cache_scope, folded_op  # normalize imports this module
 
     store = block.body
     if not isinstance(store, BufferStore) or block.init is not None:
         return None
     dst = store.buffer
-    padded = _pad_source(block)
+    padded = pad_source(block)
     if padded is not None:
         # pad_einsum's producer: read where its guard holds, it copies the source
         load = store.value.args[1]
@@ -121,9 +121,9 @@ def _copy_form(block: Block) -> "tuple | None":
     # a read_at/write_at tile copy (annotated ``auto_copy``) is a copy whatever the scope
     # its destination has now (a cache chain undone renames it to the global buffer)
     auto = _auto_copy(block)
-    if _folded_op(block) or not (auto or cache_scope(dst)) or dst is load.buffer or dst.dtype != load.buffer.dtype:
+    if folded_op(block) or not (auto or cache_scope(dst)) or dst is load.buffer or dst.dtype != load.buffer.dtype:
         return None
-    if not auto and not _cache_block(block, dst):
+    if not auto and not cache_block(block, dst):
         return None  # an op's block storing into a cache (cache_write of a take): the op stays
     if same_index_copy(store):
         return dst, (load.buffer,), lambda idx: BufferLoad(load.buffer, tuple(idx)), None
@@ -140,13 +140,13 @@ def _auto_copy(block: Block) -> bool:
     return value is not None and bool(getattr(value, "value", value))
 
 
-def _cache_block(block: Block, dst) -> bool:
+def cache_block(block: Block, dst) -> bool:
     """The block is the copy a cache primitive made: named after its cache buffer (less
     the scope suffixes a later cache of the cache added: ``pad_temp_local`` writing
     ``pad_temp_local_shared``), a name that itself ends in a scope suffix or ``_reindex``
     (an op's block keeps the op's name, ``advanced_index`` writing ``advanced_index_shared``)."""
-    name = _undup(block.name)
-    return name in cache_names(_undup(dst.name)) and (len(cache_names(name)) > 1 or name.endswith("_reindex"))
+    name = undup(block.name)
+    return name in cache_names(undup(dst.name)) and (len(cache_names(name)) > 1 or name.endswith("_reindex"))
 
 
 def _substituted(expr, variables, values):

@@ -16,8 +16,8 @@ from tir.function import PrimFunc
 from tir.functor import post_order_stmts, post_order_visit, pre_order_visit, transform_stmts
 from tir.stmt import Block, BlockRealize, For, IterKind
 
-from .affine import ONE, _add, affine, const_of
-from .recognize.guard import _nonneg, conjuncts, value_range
+from .affine import ONE, add_forms, affine, const_of
+from .recognize.guard import conjuncts, nonneg, value_range
 from .rewrite import stores_in
 
 
@@ -56,7 +56,7 @@ def _is_ceil_div(c: dict, ext: dict, k: int) -> bool:
     (atom, coef), = c.items()
     if coef != 1 or not isinstance(atom, FloorDiv) or const_of(atom.b) != k:
         return False
-    return affine(atom.a) == _add(ext, {ONE: k - 1})
+    return affine(atom.a) == add_forms(ext, {ONE: k - 1})
 
 
 def _bounds(value, iv, e: dict, c: dict, dom: dict) -> bool:
@@ -66,7 +66,7 @@ def _bounds(value, iv, e: dict, c: dict, dom: dict) -> bool:
     form = affine(value)
     if lo != 0 or ext is None or form is None:
         return False
-    if not (e_range is not None and e_range[0] >= 0 or e_range is None and _nonneg(e, dom)):
+    if not (e_range is not None and e_range[0] >= 0 or e_range is None and nonneg(e, dom)):
         return False
     return _scaled_bound(form, ext, e, c, dom)
 
@@ -78,11 +78,11 @@ def _scaled_bound(form: dict, ext: dict, e: dict, c: dict, dom: dict) -> bool:
     ``e // m`` for ``e`` and ``c / m`` for ``c`` (``m`` dividing ``c``). ``ext`` and ``c``
     are affine forms: a symbolic loop fused and split compares with ``n * 3``."""
     k = _scale(form, e)
-    rest = value_range(_add(form, e, -k), dom) if k is not None else None
+    rest = value_range(add_forms(form, e, -k), dom) if k is not None else None
     if rest is not None and (ext == _times(c, k) or _ceil_of(ext, k) == c or _is_ceil_div(c, ext, k)) \
             and 0 <= rest[0] and rest[1] < k:
         return True
-    if rest is not None and rest[1] - rest[0] < k and _add(ext, {ONE: -rest[0]}) == _times(c, k):
+    if rest is not None and rest[1] - rest[0] < k and add_forms(ext, {ONE: -rest[0]}) == _times(c, k):
         return True  # an offset binding (decompose_padding's interior, k * e + r - 2 < 6 as e < 4)
     for atom in form:
         m = const_of(atom.b) if isinstance(atom, FloorDiv) else None
@@ -100,7 +100,7 @@ def _lower_bound(term, realize: BlockRealize, dom: dict) -> bool:
     c, f = affine(lo), affine(e)
     if c is None or f is None or not set(c) <= {ONE}:
         return False
-    form = _add(f, c, -1)
+    form = add_forms(f, c, -1)
     whole = value_range(form, dom)
     if whole is not None and whole[0] >= 0:
         return True
@@ -150,7 +150,7 @@ def _is_divided_binding_bound(term, iv, value, dom: dict) -> bool:
         return False
     if any(isinstance(a, Var) and a in dom for a in m):
         return False  # a loop variable in the divisor: not a size
-    return c == _times(m, k) and _nonneg(e, dom)
+    return c == _times(m, k) and nonneg(e, dom)
 
 
 def _repeats_only(e: dict, c: dict, realize: BlockRealize, dom: dict) -> bool:
@@ -166,7 +166,7 @@ def _repeats_only(e: dict, c: dict, realize: BlockRealize, dom: dict) -> bool:
     return not any(id(a) in read for a in atoms) and e.get(ONE, 0) < c.get(ONE, 0)
 
 
-def _is_true(pred) -> bool:
+def is_true(pred) -> bool:
     return isinstance(pred, IntImm) and pred.value == 1
 
 
@@ -181,7 +181,7 @@ def loop_domain(func: PrimFunc) -> dict:
 def restates_domain(realize: BlockRealize, dom: dict) -> bool:
     """The block's predicate drops no element of its iteration domain: it is true, or every
     conjunct is implied (:func:`_all_implied`); ``dom``: :func:`loop_domain`."""
-    return _is_true(realize.predicate) or _all_implied(conjuncts(realize.predicate), realize, dom)
+    return is_true(realize.predicate) or _all_implied(conjuncts(realize.predicate), realize, dom)
 
 
 def drop_predicates(func: PrimFunc) -> "PrimFunc | None":
@@ -202,7 +202,7 @@ def drop_predicates(func: PrimFunc) -> "PrimFunc | None":
             writers.setdefault(id(store.buffer), set()).add(id(r.block))
 
     def post(n):
-        if not isinstance(n, BlockRealize) or _is_true(n.predicate):
+        if not isinstance(n, BlockRealize) or is_true(n.predicate):
             return None
         if not restates_domain(n, dom) and not (n.block.name in loops_of and covers_exactly(
                 n, loops_of[n.block.name], lambda r, d: restates_domain(r, {**dom, **d}),
@@ -320,7 +320,7 @@ class _Digits:
             return None if e.dtype.is_float else self.norm(e.value)
         if isinstance(e, (Add, Sub)):
             a, b = self.norm(e.a), self.norm(e.b)
-            return None if a is None or b is None else self._merge(_add(a, b, 1 if isinstance(e, Add) else -1))
+            return None if a is None or b is None else self._merge(add_forms(a, b, 1 if isinstance(e, Add) else -1))
         if isinstance(e, Mul):
             a, b = self.norm(e.a), self.norm(e.b)
             if a is None or b is None:
@@ -398,7 +398,7 @@ class _Digits:
                     m = None if hi.m is None else _size_mul(lo.m, hi.m)
                     c = form[lo]
                     rest = {k: v for k, v in form.items() if k is not lo and k is not hi}
-                    form = _add(rest, _times(self._simplify(_Digit(lo.base, lo.d, m)), c))
+                    form = add_forms(rest, _times(self._simplify(_Digit(lo.base, lo.d, m)), c))
                     changed = True
                     break
                 if changed:
@@ -435,7 +435,7 @@ class _Digits:
             ub = self.upper({key: 1})
             if ub is None:
                 return None
-            hi = _add(hi, _add(ub, {ONE: -1}), c)
+            hi = add_forms(hi, add_forms(ub, {ONE: -1}), c)
         return hi
 
     def _digit_upper(self, dig: _Digit) -> "dict | None":
@@ -472,7 +472,7 @@ def _is_size_form(form: dict) -> bool:
 
 def _le(a: dict, b: dict) -> bool:
     """``a <= b`` for every non-negative value of the size variables."""
-    return all(v >= 0 for v in _add(b, a, -1).values())
+    return all(v >= 0 for v in add_forms(b, a, -1).values())
 
 
 def _all_implied(terms: list, realize: BlockRealize, dom: dict) -> bool:

@@ -15,20 +15,20 @@ import numpy as np
 from .recognize.guard import conjuncts
 from .semantic import Inlined
 
-from tir.expr import (Add, And, Call, Cast, Div, EQ, FloatImm, FloorDiv, FloorMod, GE, GT,
-                      IntImm, LE, LT, Max, Min, Mod, Mul, NE, Not, Or, Select, Sub, Var)
+from tir.expr import (EQ, GE, GT, LE, LT, NE, Add, And, Call, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Max,
+                      Min, Mod, Mul, Not, Or, Select, Sub, Var)
 from tir.buffer import Buffer
 from tir.functor import children
 
 _ERF = np.vectorize(math.erf, otypes=[float])
 
-_BIN = {
+BINARY_OPS = {
     Add: np.add, Sub: np.subtract, Mul: np.multiply, Max: np.maximum, Min: np.minimum,
     EQ: np.equal, NE: np.not_equal, LT: np.less, LE: np.less_equal, GT: np.greater,
     GE: np.greater_equal, And: np.logical_and, Or: np.logical_or,
 }
 
-_CALLS = {
+CALL_OPS = {
     "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x),
     "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)), "tanh": np.tanh, "erf": _ERF,
     "fabs": np.abs, "abs": np.abs, "sin": np.sin, "cos": np.cos, "floor": np.floor,
@@ -70,11 +70,11 @@ def _eval(e, leaves):
         return _eval(e.value, leaves)
     if isinstance(e, (FloatImm, IntImm)):
         return np.float64(e.value)
-    fn = _BIN.get(type(e))
+    fn = BINARY_OPS.get(type(e))
     if fn is not None:
         return fn(_eval(e.a, leaves), _eval(e.b, leaves)).astype(float)
     if isinstance(e, Div):
-        return _div(e, _eval(e.a, leaves), _eval(e.b, leaves))
+        return divide(e, _eval(e.a, leaves), _eval(e.b, leaves))
     if isinstance(e, FloorDiv):
         return np.floor_divide(_eval(e.a, leaves), _eval(e.b, leaves))
     if isinstance(e, (FloorMod, Mod)):
@@ -86,19 +86,19 @@ def _eval(e, leaves):
         return np.where(_eval(e.condition, leaves) != 0, _eval(e.true_value, leaves),
                         _eval(e.false_value, leaves))
     if isinstance(e, Cast):
-        return _cast(e, _eval(e.value, leaves))
+        return cast_to(e, _eval(e.value, leaves))
     if isinstance(e, Call):
         return _call(e, leaves)
     raise NotEvaluable(type(e).__name__)
 
 
-def _div(e, a, b):
+def divide(e, a, b):
     if e.dtype.is_float:
         return a / b
     return np.trunc(a / b)
 
 
-def _cast(e, v):
+def cast_to(e, v):
     d = e.dtype
     if d.is_bool:
         return (v != 0).astype(float)
@@ -115,7 +115,7 @@ def _call(e, leaves):
     if e.op == "if_then_else":
         c, t, f = (_eval(a, leaves) for a in e.args)
         return np.where(c != 0, t, f)
-    fn = _CALLS.get(e.op)
+    fn = CALL_OPS.get(e.op)
     if fn is None:
         raise NotEvaluable(e.op)
     return np.asarray(fn(*[_eval(a, leaves) for a in e.args])).astype(float)

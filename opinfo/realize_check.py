@@ -132,7 +132,7 @@ def _past_copy_dropped(block, values: list, doms: list, env: dict) -> list:
     return [v[inside] for v in values] if outside.all() else values
 
 
-def _free_vars(realize, loops) -> set:
+def free_vars(realize, loops) -> set:
     """The variables the loops' ranges, the block's domain, bindings and predicate use other
     than the loops' own (shape variables, or an outer block's and loop's)."""
     used: set = set()
@@ -162,9 +162,9 @@ def covers_domain(realize, loops, symbols=frozenset(), spatial_only: bool = Fals
     :func:`.predicate_enum.covers_exactly` (every point exactly once, inside the domain), points
     run twice or outside the domain are no concern here: ``merge_padding`` sees the nests after
     :func:`.predicates.drop_predicates` removed the domain bounds of split loops."""
-    if _plain(realize, loops):
+    if plain_realize(realize, loops):
         return True
-    free = _free_vars(realize, loops)
+    free = free_vars(realize, loops)
     if not free <= set(symbols) or (not spatial_only and
                                      any(iv.kind != IterKind.SPATIAL for iv in realize.block.iter_vars)):
         return None
@@ -274,7 +274,7 @@ def _bad_reduction(flat_s, flat_r, red_size: int, has_init: bool) -> bool:
     return bool(np.any(per_run != red_size))  # a run that leaves reduction points out
 
 
-def _plain(realize, loops, positions=None) -> bool:
+def plain_realize(realize, loops, positions=None) -> bool:
     """No predicate, and every block variable bound to a loop of its own whose range is the
     variable's domain, every loop bound: the domain is run once, nothing to enumerate (most
     blocks as TVM lowers them). With ``positions``, only the variables at those positions
@@ -364,12 +364,12 @@ def misrealized(func) -> bool:
             return True
         if _domain_uses_loops(realize.block, loops):
             return True
-        free = _free_vars(realize, loops)
+        free = free_vars(realize, loops)
         if not free <= symbols:
             continue
         if isinstance(realize.predicate, IntImm) and realize.predicate.value == 1 and not loops:
             continue
-        if _plain(realize, loops):
+        if plain_realize(realize, loops):
             continue
         if any(is_param(b) for b in stored(realize.block).values()) and \
                 covers_domain(realize, loops, symbols, spatial_only=True) is False:

@@ -32,7 +32,7 @@ from tir.stmt import BlockRealize, IterKind
 from .affine import const_of
 from .coverage import block_realizes
 from .probe import block_points, distinct, flat_points, scalar_int, shape_envs
-from .realize_check import SHAPE_VALUES, _free_vars, _plain
+from .realize_check import SHAPE_VALUES, free_vars, plain_realize
 
 MAX_POINTS = 1 << 18
 """Loop iterations of one block above which it is left as it is."""
@@ -82,9 +82,9 @@ def _realized_box(realize: BlockRealize, loops) -> "dict | None":
     if any(doms[k][0] != 0 or doms[k][1] is None or doms[k][1] < 1 for k in free):
         return None
     # the common case, decided without enumerating: each of them bound to a whole loop
-    if _plain(realize, loops, positions=free):
+    if plain_realize(realize, loops, positions=free):
         return None
-    symbols = _free_vars(realize, loops)
+    symbols = free_vars(realize, loops)
     if any(not isinstance(v, SizeVar) for v in symbols):
         return None  # an outer block's or loop's variable: not enumerated here
     box = None

@@ -76,7 +76,7 @@ def _drop_zeros(n):
     return None
 
 
-def _renamed(node, mapping: dict):
+def rename_vars(node, mapping: dict):
     return transform(substitute(node, mapping), _drop_zeros)
 
 
@@ -115,10 +115,10 @@ def _fuse_once(realize: BlockRealize) -> "BlockRealize | None":
                     iter_vars.append(v)
                     values.append(value)
             new = attrs.evolve(block, iter_vars=tuple(iter_vars),
-                               body=_renamed(block.body, mapping),
-                               init=_renamed(block.init, mapping) if block.init is not None else None,
-                               reads=tuple(_renamed(r, mapping) for r in block.reads),
-                               writes=tuple(_renamed(w, mapping) for w in block.writes))
+                               body=rename_vars(block.body, mapping),
+                               init=rename_vars(block.init, mapping) if block.init is not None else None,
+                               reads=tuple(rename_vars(r, mapping) for r in block.reads),
+                               writes=tuple(rename_vars(w, mapping) for w in block.writes))
             return attrs.evolve(realize, iter_values=tuple(values), block=new)
     return None
 

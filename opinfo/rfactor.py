@@ -54,7 +54,7 @@ def _plain_vars(indices, block: Block) -> "list | None":
     return [ivs[id(i)] for i in indices]
 
 
-def _final(block: Block):
+def final_update(block: Block):
     """(combiner, rf load) of a final block ``out[s] = out[s] (+) rf[...]``."""
     if block.init is None or not isinstance(block.body, BufferStore):
         return None
@@ -66,7 +66,7 @@ def _final(block: Block):
     return split
 
 
-def _partial(block: Block, combiner):
+def partial_update(block: Block, combiner):
     """(store, contribution) of the partial block writing ``rf`` at its own variables."""
     store = block.body
     if not isinstance(store, BufferStore):
@@ -151,7 +151,7 @@ def fresh_reductions(partial: Block, mapping: dict) -> list:
 
 def _merge(final: Block, partial: Block, combiner, rf_load) -> "tuple | None":
     """(merged block, the fresh reduction variables with their extents)."""
-    got = _partial(partial, combiner)
+    got = partial_update(partial, combiner)
     if got is None:
         return None
     store, contribution = got
@@ -207,7 +207,7 @@ def merge_rfactor(func: PrimFunc) -> PrimFunc:
     allocated = {id(b) for b in root.alloc_buffers}
     replace, drop, dropped_bufs = {}, set(), set()
     for final in blocks:
-        found = _final(final)
+        found = final_update(final)
         if found is None:
             tupled = _tuple_final(final, blocks, allocated)
             if tupled is not None:

@@ -30,19 +30,19 @@ from __future__ import annotations
 
 import attrs
 
-from tir.expr import Add, And, FloorDiv, IntImm, LT, Mul, Var
+from tir.expr import LT, Add, And, FloorDiv, IntImm, Mul, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_stmts, substitute
 from tir.buffer import Range
 from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IterKind, IterVar
 
 from .affine import affine, const_of, equal_extents
-from .predicates import _is_true
+from .predicates import is_true
 from .probe import collect_vars, shape_vars
-from .reduce_fuse import _renamed, through_sum
-from .pad_einsum import _holds_blocks
+from .reduce_fuse import rename_vars, through_sum
+from .pad_einsum import holds_blocks
 from .rewrite import loaded, stored
-from .rfactor import _final, _partial, combiner_identity, index_mapping, replace_blocks, rfactor_named
+from .rfactor import combiner_identity, final_update, index_mapping, partial_update, replace_blocks, rfactor_named
 
 
 def _own_terms(pred, realize: BlockRealize) -> "object | None":
@@ -94,7 +94,7 @@ def _tail(pred, r: IterVar, k: IterVar, shape: set):
 def _fold(final_realize: BlockRealize, partial_realize: BlockRealize, combiner, rf_load, shape: set):
     """The merged BlockRealize (inside a loop over ``r``), or None."""
     final, partial = final_realize.block, partial_realize.block
-    got = _partial(partial, combiner)
+    got = partial_update(partial, combiner)
     if got is None:
         return None
     store, contribution = got
@@ -119,14 +119,14 @@ def _fold(final_realize: BlockRealize, partial_realize: BlockRealize, combiner, 
             return None
         fused = Var(final_var.name, final_var.dtype)
         rename = {**mapping, r.var: IntImm(r.var.dtype, 0), k_var: fused}
-        term = _renamed(contribution, rename)
+        term = rename_vars(contribution, rename)
         value = final.body.value
         value = combiner(value.a, term) if value.b is rf_load else combiner(term, value.b)
         dtype = n.dtype
         iter_vars = list(final.iter_vars)
         iter_vars[pos] = IterVar(fused, Range(IntImm(dtype, 0), n), IterKind.REDUCE)
         reads = tuple(x for x in final.reads if x.buffer is not rf_load.buffer) + tuple(
-            _renamed(x, rename) for x in partial.reads if x.buffer is not store.buffer)
+            rename_vars(x, rename) for x in partial.reads if x.buffer is not store.buffer)
         block = attrs.evolve(final, iter_vars=tuple(iter_vars), reads=reads,
                              body=attrs.evolve(final.body, value=value))
         loop = Var(r.var.name.removeprefix("v"), r.var.dtype)
@@ -134,7 +134,7 @@ def _fold(final_realize: BlockRealize, partial_realize: BlockRealize, combiner, 
         binding = Add(Mul(loop, IntImm(loop.dtype, f)), values[pos])
         values[pos] = binding
         guard = LT(binding, n)
-        predicate = guard if _is_true(final_realize.predicate) else And(final_realize.predicate, guard)
+        predicate = guard if is_true(final_realize.predicate) else And(final_realize.predicate, guard)
         body = BlockRealize(tuple(values), predicate, block)
         return For(loop, IntImm(loop.dtype, 0), r.dom.extent, ForKind.SERIAL, body)
     return None
@@ -180,14 +180,14 @@ def merge_guarded_rfactor(func: PrimFunc) -> PrimFunc:
         return func
     realizes = []
     post_order_stmts(func.body, lambda n: realizes.append(n) if isinstance(n, BlockRealize) else None)
-    realizes = [r for r in realizes if not _holds_blocks(r.block)]  # the root, blockize's outer blocks
+    realizes = [r for r in realizes if not holds_blocks(r.block)]  # the root, blockize's outer blocks
     blocks = [r.block for r in realizes]
     allocated = {id(b) for b in root.alloc_buffers}
     shape = shape_vars(func)
     replace, drop, dropped_bufs = {}, set(), set()
     for final_realize in realizes:
         final = final_realize.block
-        found = _final(final)
+        found = final_update(final)
         if found is None:
             continue
         combiner, rf_load = found
@@ -200,10 +200,10 @@ def merge_guarded_rfactor(func: PrimFunc) -> PrimFunc:
                 or any(w.block is final for w in writers):
             continue
         partial_realize = partials[0]
-        if not rfactor_named(partial_realize.block) or _is_true(partial_realize.predicate):
+        if not rfactor_named(partial_realize.block) or is_true(partial_realize.predicate):
             continue
         if fills:  # decompose_reduction's init block, still apart: the guard kept merge_inits off
-            if partial_realize.block.init is not None or not _is_true(fills[0].predicate):
+            if partial_realize.block.init is not None or not is_true(fills[0].predicate):
                 continue
             partial_realize = _with_init(partial_realize, _fill_of(fills[0].block, rf, combiner))
             if partial_realize is None:

@@ -9,7 +9,7 @@
   (:mod:`opinfo.attention`);
 - a ``pad_einsum`` of an argmax with a symbolic batch: the reduction's box is read at a
   few batch sizes (:mod:`opinfo.realized_domain`), the pad blocks named after the tuple
-  reduction's dotted buffer names (:func:`opinfo.pad_einsum._undup`);
+  reduction's dotted buffer names (:func:`opinfo.pad_einsum.undup`);
 - ``loop_partition`` of a reduction axis whose copies each keep the init: not merged back
   (:mod:`opinfo.loop_partition`), the function sums less than the op;
 - ``decompose_padding`` whose fill and interior copy were then reindexed: merged once the

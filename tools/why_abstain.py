@@ -23,7 +23,6 @@ from opinfo.coverage import partial_writes  # noqa: E402
 from opinfo.decompose import Decomposer  # noqa: E402
 from opinfo.intermediate_check import uninitialised_reads  # noqa: E402
 from opinfo.normalize import normalize  # noqa: E402
-from opinfo.realize_check import misrealized  # noqa: E402
 from opinfo.recognize import families  # noqa: E402
 from opinfo.semantic import Semantics  # noqa: E402
 

@@ -18,9 +18,9 @@ from fractions import Fraction
 
 import attrs
 
-from tir.expr import And, FloorDiv, FloorMod, GE, GT, LE, LT, Var
+from tir.expr import GE, GT, LE, LT, And, FloorDiv, FloorMod, Var
 
-from ..affine import ONE, _add, affine, const_of
+from ..affine import ONE, add_forms, affine, const_of
 
 
 @attrs.frozen
@@ -47,8 +47,8 @@ def nonneg_form(cmp) -> "dict | None":
         return None
     if isinstance(cmp, (LT, LE)):
         a, b = b, a
-    g = _add(a, b, -1)
-    return _add(g, {ONE: -1}) if isinstance(cmp, (LT, GT)) else g
+    g = add_forms(a, b, -1)
+    return add_forms(g, {ONE: -1}) if isinstance(cmp, (LT, GT)) else g
 
 
 def value_range(form: dict, dom: dict) -> "tuple | None":
@@ -71,7 +71,7 @@ def _atom_range(atom, dom) -> "tuple | None":
     inner = affine(atom.a)
     r = value_range(inner, dom) if inner is not None else None
     k = const_of(atom.b)
-    if isinstance(atom, FloorMod) and r is None and k and k > 0 and inner is not None and _nonneg(inner, dom):
+    if isinstance(atom, FloorMod) and r is None and k and k > 0 and inner is not None and nonneg(inner, dom):
         return 0, k - 1  # e.g. a loop fused with a symbolic one, then split
     if r is None or not k:
         return None
@@ -82,7 +82,7 @@ def _atom_range(atom, dom) -> "tuple | None":
     return (0, k - 1) if isinstance(atom, FloorMod) else None
 
 
-def _nonneg(form: dict, dom: dict) -> bool:
+def nonneg(form: dict, dom: dict) -> bool:
     """Whether an affine form is >= 0 on the domain, whatever the (symbolic) extents are:
     loop variables start at 0, so non-negative combinations of them and of their floor
     divisions and remainders by positive constants are."""
@@ -94,7 +94,7 @@ def _nonneg(form: dict, dom: dict) -> bool:
         if not isinstance(atom, (FloorDiv, FloorMod)) or not (const_of(atom.b) or 0) > 0:
             return False
         inner = affine(atom.a)
-        if inner is None or not _nonneg(inner, dom):
+        if inner is None or not nonneg(inner, dom):
             return False
     return True
 
@@ -119,10 +119,10 @@ def _match(g, forms) -> "tuple | None":
     for d, f in enumerate(forms):
         if f is None or not set(f) - {ONE}:
             continue
-        diff = _add(g, f, -1)
+        diff = add_forms(g, f, -1)
         if set(diff) <= {ONE}:
             return d, True, -diff.get(ONE, 0)
-        tot = _add(g, f, 1)
+        tot = add_forms(g, f, 1)
         if set(tot) <= {ONE}:
             return d, False, tot.get(ONE, 0) + 1
     for d, f in enumerate(forms):
@@ -204,7 +204,7 @@ def fold(form: dict, dom: dict) -> dict:
             continue
         folded = _fold_divmod(atom, dom) if isinstance(atom, (FloorDiv, FloorMod)) else None
         for k, v in (folded or {atom: 1}).items():
-            out = _add(out, {k: v * c})
+            out = add_forms(out, {k: v * c})
     return out
 
 

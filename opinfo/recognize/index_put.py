@@ -31,7 +31,7 @@ from tir.interp_data import np_dtype
 from ..info import OpInfo, Operand
 from ..tags import tags
 from .running import poisoned, run
-from .scatter import _agrees, _same, _shapes, _values
+from .scatter import concrete_bindings, random_values, same_shape, values_agree
 
 TAG = "index_put_generic"
 TRIALS = 3
@@ -44,7 +44,7 @@ def _signature_ok(bufs) -> bool:
     data, out, values, index = bufs[0], bufs[-1], bufs[-2], bufs[1:-2]
     if not data.shape or len(index) != len(data.shape):
         return False
-    if values.dtype != data.dtype or out.dtype != data.dtype or not _same(out.shape, data.shape):
+    if values.dtype != data.dtype or out.dtype != data.dtype or not same_shape(out.shape, data.shape):
         return False
     return all(b.dtype.is_integer for b in index)
 
@@ -98,7 +98,7 @@ def _write_any_order(data, index, values, got) -> bool:
         if not any(np.isclose(float(got[at]), float(v), rtol=1e-5, atol=1e-6) for v in vs):
             return False
         want[at] = got[at]
-    return _agrees(got, want)
+    return values_agree(got, want)
 
 
 def _index_arrays(rng, data_shape, index_shapes, dtypes, duplicates) -> "list | None":
@@ -128,7 +128,7 @@ def _index_arrays(rng, data_shape, index_shapes, dtypes, duplicates) -> "list | 
 
 
 def _reading(func, bufs) -> "bool | None":
-    shapes = _shapes(bufs)
+    shapes = concrete_bindings(bufs)
     if shapes is None or max(int(np.prod(s)) for s in shapes) > MAX_ELEMENTS:
         return None
     if _broadcast(shapes[1:-2], shapes[-2]) is None:
@@ -141,9 +141,9 @@ def _reading(func, bufs) -> "bool | None":
             index = _index_arrays(rng, shapes[0], shapes[1:-2], dtypes[1:-2], duplicates)
             if index is None:
                 break
-            data = _values(rng, shapes[0], dtypes[0])
+            data = random_values(rng, shapes[0], dtypes[0])
             data[data == 0] = 1  # adding and writing differ only where data is not zero
-            values = _values(rng, shapes[-2], dtypes[-2])
+            values = random_values(rng, shapes[-2], dtypes[-2])
             got = run(func, [data, *index, values, poisoned(shapes[-1], dtypes[-1])], -1)
             if got is None:
                 return None  # valid indices: index_put runs on them
@@ -152,7 +152,7 @@ def _reading(func, bufs) -> "bool | None":
                     agrees = _write_any_order(data, index, values, got)
                 else:
                     want = reference(data, index, values, acc)
-                    agrees = want is not None and _agrees(got, want)
+                    agrees = want is not None and values_agree(got, want)
                 if agrees:
                     runs[acc] += 1
                 else:

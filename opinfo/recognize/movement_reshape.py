@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..affine import _add, const_of
+from ..affine import add_forms, const_of
 from ..bounded import bounded_form, recombine
 from ..probe import NotEvaluable, evaluate, shape_envs
 from .extent import sym
@@ -136,5 +136,5 @@ def _row_major(forms, extents) -> dict:
     """The row-major position of the index ``forms`` in a box of ``extents``."""
     lin: dict = {}
     for f, n in zip(forms, extents):
-        lin = _add({k: c * n for k, c in lin.items()}, f)
+        lin = add_forms({k: c * n for k, c in lin.items()}, f)
     return lin

@@ -17,7 +17,7 @@ from tir.expr import BufferLoad, Call, Cast, Div, FloatImm, FloorDiv, FloorMod, 
 from tir.functor import children, pre_order_visit
 
 from ..affine import const_of
-from ..probe import NotEvaluable, _BIN, _CALLS, _cast, _div
+from ..probe import BINARY_OPS, CALL_OPS, NotEvaluable, cast_to, divide
 from ..semantic import Inlined, Reduce
 
 _MIX = (12.9898, 78.233, 37.719, 4.1414, 91.573, 23.371, 55.127, 67.301)
@@ -194,11 +194,11 @@ class Evaluator:
         return v.reshape(v.shape + (1,) * (self.ndim - v.ndim))
 
     def _scalar(self, e):
-        fn = _BIN.get(type(e))
+        fn = BINARY_OPS.get(type(e))
         if fn is not None:
             return fn(self._eval(e.a), self._eval(e.b)).astype(float)
         if isinstance(e, Div):
-            return _div(e, self._eval(e.a), self._eval(e.b))
+            return divide(e, self._eval(e.a), self._eval(e.b))
         if isinstance(e, FloorDiv):
             return np.floor_divide(self._eval(e.a), self._eval(e.b))
         if isinstance(e, (FloorMod, Mod)):
@@ -209,7 +209,7 @@ class Evaluator:
         if isinstance(e, Select):
             return np.where(self._eval(e.condition) != 0, self._eval(e.true_value), self._eval(e.false_value))
         if isinstance(e, Cast):
-            return _cast(e, np.asarray(self._eval(e.value), dtype=float))
+            return cast_to(e, np.asarray(self._eval(e.value), dtype=float))
         if isinstance(e, Call):
             return self._call(e)
         raise NotEvaluable(type(e).__name__)
@@ -218,7 +218,7 @@ class Evaluator:
         args = [self._eval(a) for a in e.args]
         if e.op == "if_then_else":
             return np.where(args[0] != 0, args[1], args[2])
-        fn = _CALLS.get(e.op)
+        fn = CALL_OPS.get(e.op)
         if fn is None:
             raise NotEvaluable(e.op)
         return fn(*args)

@@ -19,7 +19,7 @@ def _tag_op(expr, ctx) -> "str | None":
     if len(stages) != 1 or stages[0].expr is None:
         return None
     name = tag(stages[0].block.name).removeprefix("T_")
-    return name if name in ew_tree._SCALAR_ROOTS else None
+    return name if name in ew_tree.SCALAR_ROOTS else None
 
 
 def match_scalar_arith(expr, space: Space, ctx) -> "Match | None":

@@ -33,7 +33,7 @@ REDUCTIONS = {
 }
 
 
-def _shapes(bufs) -> "list | None":
+def concrete_bindings(bufs) -> "list | None":
     """Concrete shapes: each symbolic extent bound to one value larger than every constant
     extent (so data can hold the indices' positions)."""
     consts = [const_of(s) for b in bufs for s in b.shape]
@@ -64,7 +64,7 @@ def reference(data, ind, upd, axis, reduction):
     return out
 
 
-def _run(func, arrays) -> "np.ndarray | None":
+def run_scatter(func, arrays) -> "np.ndarray | None":
     return run(func, arrays, 3)
 
 
@@ -78,25 +78,25 @@ def _inputs(rng, shapes, dtypes, axis):
     return [data, ind, upd, poisoned(os_, od)]
 
 
-def _same(a, b) -> bool:
+def same_shape(a, b) -> bool:
     """Two shapes (extents as PrimExprs or ints) alike, extent by extent."""
     return len(a) == len(b) and all(x is y or x == y for x, y in zip(a, b))
 
 
-def _values(rng, shape, dtype):
+def random_values(rng, shape, dtype):
     """Random values of ``dtype``: normal floats, small integers."""
     if np.issubdtype(dtype, np.floating):
         return rng.standard_normal(shape).astype(dtype)
     return rng.integers(-5, 6, shape).astype(dtype)
 
 
-def _agrees(got, want) -> bool:
+def values_agree(got, want) -> bool:
     return got.shape == want.shape and bool(
         np.allclose(got.astype(float), want.astype(float), rtol=1e-5, atol=1e-6, equal_nan=True))
 
 
 def _reading(func, bufs) -> "tuple | None":
-    shapes = _shapes(bufs)
+    shapes = concrete_bindings(bufs)
     if shapes is None or max(int(np.prod(s)) for s in shapes) > MAX_ELEMENTS:
         return None
     dtypes = [np_dtype(b.dtype) for b in bufs]
@@ -106,7 +106,7 @@ def _reading(func, bufs) -> "tuple | None":
     for axis in range(rank):
         for _ in range(TRIALS):
             arrays = _inputs(rng, shapes, dtypes, axis)
-            got = _run(func, arrays)
+            got = run_scatter(func, arrays)
             if got is None:
                 candidates = {c: n for c, n in candidates.items() if c[0] != axis}
                 continue
@@ -114,7 +114,7 @@ def _reading(func, bufs) -> "tuple | None":
                 want = reference(*arrays[:3], a, r)
                 if want is None:
                     continue  # indices out of range for axis a: the op is undefined there
-                if _agrees(got, want):
+                if values_agree(got, want):
                     candidates[(a, r)] = n + 1
                 else:
                     del candidates[(a, r)]

@@ -29,7 +29,7 @@ from ..affine import const_of
 from ..tags import tags
 from .index_put import recognize_index_put
 from .running import poisoned
-from .scatter import _agrees, _run, _same, _shapes, _values, recognize_scatter, scatter_op
+from .scatter import concrete_bindings, random_values, recognize_scatter, run_scatter, same_shape, scatter_op, values_agree
 
 TRIALS = 3
 """Runs per kind of indices (distinct, then with duplicates)..."""
@@ -48,12 +48,12 @@ def _signature_ok(bufs) -> bool:
     data, ind, upd, out = bufs
     if not ind.dtype.is_integer or upd.dtype != data.dtype or out.dtype != data.dtype:
         return False
-    if not data.shape or not ind.shape or not _same(out.shape, data.shape):
+    if not data.shape or not ind.shape or not same_shape(out.shape, data.shape):
         return False
     depth = const_of(ind.shape[-1])
     if depth is None or not 1 <= depth <= len(data.shape):
         return False
-    return _same(upd.shape, tuple(ind.shape[:-1]) + tuple(data.shape[depth:]))
+    return same_shape(upd.shape, tuple(ind.shape[:-1]) + tuple(data.shape[depth:]))
 
 
 def reference(data, ind, upd, reduction):
@@ -84,7 +84,7 @@ def update_any_order(data, ind, upd, got) -> bool:
         if not np.logical_or.reduce(close).all():
             return False
         want[at] = got[at]
-    return _agrees(got, want)
+    return values_agree(got, want)
 
 
 def _indices(rng, shapes, idt, duplicates) -> "np.ndarray | None":
@@ -110,7 +110,7 @@ def _indices(rng, shapes, idt, duplicates) -> "np.ndarray | None":
 
 
 def _reading(func, bufs) -> "str | None":
-    shapes = _shapes(bufs)
+    shapes = concrete_bindings(bufs)
     if shapes is None or max(int(np.prod(s)) for s in shapes) > MAX_ELEMENTS:
         return None
     dtypes = [np_dtype(b.dtype) for b in bufs]
@@ -123,9 +123,9 @@ def _reading(func, bufs) -> "str | None":
             ind = _indices(rng, shapes, dtypes[1], duplicates)
             if ind is None:
                 break
-            arrays = [_values(rng, shapes[0], dtypes[0]), ind, _values(rng, shapes[2], dtypes[2]),
+            arrays = [random_values(rng, shapes[0], dtypes[0]), ind, random_values(rng, shapes[2], dtypes[2]),
                       poisoned(shapes[3], dtypes[3])]
-            got = _run(func, arrays)
+            got = run_scatter(func, arrays)
             if got is None:
                 return None  # valid indices for scatter_nd: any scatter_nd runs on them
             for r in list(runs):
@@ -133,7 +133,7 @@ def _reading(func, bufs) -> "str | None":
                     agrees = update_any_order(*arrays[:3], got)
                 else:
                     want = reference(*arrays[:3], r)
-                    agrees = want is not None and _agrees(got, want)
+                    agrees = want is not None and values_agree(got, want)
                 if agrees:
                     runs[r] += 1
                 else:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from tir.expr import GE, GT, LE, LT, BufferLoad
 
-from ..affine import ONE, _add, affine, float_of
+from ..affine import ONE, add_forms, affine, float_of
 from .common import Match, Space, strip
 from .movement_index import branches, pure_space
 
@@ -25,9 +25,9 @@ def _nonneg_form(cond) -> "dict | None":
     if a is None or b is None:
         return None
     big, small = (a, b) if isinstance(cond, (GE, GT)) else (b, a)
-    form = _add(big, small, -1)
+    form = add_forms(big, small, -1)
     if isinstance(cond, (GT, LT)):
-        form = _add(form, {ONE: 1}, -1)
+        form = add_forms(form, {ONE: 1}, -1)
     return form
 
 
