@@ -657,7 +657,10 @@ def strays_dead(func, store: BufferStore, symbols: frozenset) -> bool:
     landing past the storage are judged as :func:`_strays_overwritten` judges them).
     Enumerated with shape variables at a few values; False when that is not possible: an
     access of ``S`` other than a plain store or a load in one, under statements other than
-    loops, sequences and blocks without an init, or past :data:`TRACE_EVENTS`."""
+    loops, sequences and blocks without an init, or past :data:`TRACE_EVENTS`. Loops are
+    taken to run their iterations in order, parallel ones too, as the interpreter runs them
+    and as every other check reads them (a race between iterations of a parallel loop is
+    not judged)."""
     from .realize_check import SHAPE_VALUES  # realize_check imports this module
 
     buffer = store.buffer
