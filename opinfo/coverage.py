@@ -706,8 +706,8 @@ def _access_sites(body, buffer) -> "list | None":
         def visit(n):
             if hit[0]:
                 return False
-            if isinstance(n, (BufferLoad, BufferStore)) and n.buffer is buffer:
-                hit[0] = True
+            if n is buffer or isinstance(n, (BufferLoad, BufferStore)) and n.buffer is buffer:
+                hit[0] = True  # (the buffer itself: a view declared over it, a region naming it)
             elif isinstance(n, Block) and any(m.source.buffer is buffer for m in n.match_buffers):
                 hit[0] = True
             elif isinstance(n, Var) and n is buffer.data:

@@ -99,3 +99,28 @@ def copy_out(P: T.Buffer((4, 4), "float32"), S: T.Buffer((4, 3), "float32")):
     bottom = _func(text.replace("ORDER", "3 - i"))
     assert strays_dead(top, _copy_store(top), frozenset())
     assert not strays_dead(bottom, _copy_store(bottom), frozenset())
+
+
+VIEW = """
+@T.prim_func(private=True)
+def copy_read_through_view(P: T.Buffer((4, 4), "float32"), O: T.Buffer((4,), "float32")):
+    S = T.alloc_buffer((4, 3))
+    for i in range(4):
+        for j in range(4):
+            with T.block("S"):
+                vi = T.axis.spatial(4, i)
+                vj = T.axis.spatial(4, j)
+                S[vi, vj] = P[vi, vj + 1]
+        with T.block("O"):
+            vi = T.axis.spatial(4, i)
+            V = T.decl_buffer((12,), data=S.data)
+            O[vi] = READ
+"""
+"""Row ``i``'s stray lands on ``S[i + 1, 0]``, read right after the row, before the next row's
+copy stores it: directly, or through a flat view of ``S``'s storage."""
+
+
+@pytest.mark.parametrize("read", ["S[(vi + 1) % 4, 0]", "V[(vi * 3 + 3) % 12]"])
+def test_a_read_of_the_stray_element_refutes_even_through_a_view(read):
+    func = _func(VIEW.replace("READ", read))
+    assert not strays_dead(func, _copy_store(func), frozenset())
