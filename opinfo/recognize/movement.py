@@ -112,7 +112,9 @@ def _broadcast_family(load, space, t):
     used = {j for j, _, _ in t if j is not None}
     grows = any(oute[j] != 1 for j in range(R) if j not in used) or \
         any(j is None and oute[R - r + d] != 1 for d, (j, _, _) in enumerate(t) if R - r + d >= 0)
-    if aligned and (grows or (R == r and all(j == d for d, (j, _, _) in enumerate(t)))):
+    # broadcast_to never lowers the rank (a (1, 1, 1) tensor is no broadcast_to of shape (2,):
+    # repeat with axis None flattens it first)
+    if aligned and r <= R and (grows or (R == r and all(j == d for d, (j, _, _) in enumerate(t)))):
         return Match("broadcast_to", {"shape": [s if s is not None else symbolic.extent_text(x) for s, x in
                                                 zip(oute, space.extents)]}, data_operand(load, space))
     if any(oute[j] != 1 for j in range(R) if j not in used):
