@@ -22,7 +22,8 @@ TAGS = {"T_reshape": "reshape", "T_squeeze": "squeeze", "T_expand_dims": "expand
         "T_broadcast_to": "broadcast_to", "T_tile": "tile", "T_transpose": "permute_dims",
         "PadInput": "nn.pad", "T_pad": "nn.pad",
         "ReflectPadInput": "nn.pad", "ReplicatePadInput": "nn.pad", "CircularPadInput": "nn.pad", "T_strided_slice": "strided_slice",
-        "T_strided_slice_with_axes": "strided_slice", "T_split": "split", "T_split_sections": "split"}
+        "T_strided_slice_with_axes": "strided_slice", "T_split": "split", "T_split_sections": "split",
+        "T_repeat": "repeat"}
 
 
 def _ints(v):
@@ -100,7 +101,7 @@ degenerate case of that op (a resize of a 1x1 image broadcasts it; its method is
 def _contradicted(op, block_names) -> bool:
     """Whether the function's compute tags name another op than ``op``: a strided_slice
     reversing a whole axis is a flip's loop (its end, one past the start, is not seen), a
-    tile of a unit axis is a broadcast_to's, a resize from 1x1 a broadcast_to's."""
+    tile or a repeat of a unit axis is a broadcast_to's, a resize from 1x1 a broadcast_to's."""
     if op.name in COPIES and any(_tag(b) in COMPUTING_TAGS for b in block_names):
         return True
     named = {TAGS.get(_tag(b)) for b in block_names}

@@ -2,7 +2,13 @@
 3211): TVM lowers ``repeat(x, 2, axis=None)`` of a (1, 1, 1) tensor to a reshape to (1,) and
 a repeat, which read together ``x[0, 0, 0]`` at both points of the (2,) output. That was named
 ``broadcast_to(shape=[2])``, which does not exist for a rank-3 input: broadcast_to never lowers
-the rank. It now reads as the repeat it is (flattening is the only way to lose those axes)."""
+the rank. It now reads as the repeat it is (flattening is the only way to lose those axes).
+
+A second one (seed 3216, scheduled): ``repeat(x, 3, axis=1)`` of an (n, 1) tensor reads
+``x[i, 0]`` at every point of the (n, 3) output, TVM having simplified ``j // 3`` to 0: the
+loops of ``broadcast_to`` (and of ``tile`` by (1, 3)). The compute tag ``T_repeat`` now
+counts among those that name a copy's op, so the broadcast reading is contradicted and the
+function abstains."""
 from __future__ import annotations
 
 import tir
@@ -10,6 +16,7 @@ from opinfo import analyze
 from tests.fixture_util import fixture_ops
 
 REPEAT = "s32_repeat_flattened_unit_tensor"
+UNIT_AXIS = "s32_repeat_unit_axis_scheduled"
 
 
 def test_flattening_repeat_of_a_unit_tensor_is_no_broadcast():
@@ -19,3 +26,10 @@ def test_flattening_repeat_of_a_unit_tensor_is_no_broadcast():
 def test_broadcast_to_that_grows_the_rank_is_still_read():
     func = tir.topi.lower("broadcast_to", [((1, 1), "float32")], shape=(3, 1, 2))
     assert [(op.name, dict(op.attrs)) for op in analyze(func).ops] == [("broadcast_to", {"shape": (3, 1, 2)})]
+
+
+def test_repeat_of_a_unit_axis_reads_like_broadcast_to_and_abstains():
+    assert fixture_ops(UNIT_AXIS) == []
+    # the same loops under broadcast_to's tag are broadcast_to's
+    assert fixture_ops(UNIT_AXIS, 'with T.block("T_repeat"):', 'with T.block("T_broadcast_to"):') == [
+        ("broadcast_to", {"shape": ("n", 3)})]
