@@ -92,6 +92,10 @@ def settle(op, in_shape, out_shape, block_names):
 
 
 COPIES = RESHAPES | {"broadcast_to", "tile", "permute_dims", "nn.pad", "strided_slice", "split", "flip"}
+TAG_REQUIRED = frozenset({"broadcast_to"})
+"""Copy readings named only where a block carries the op's own tag: every op that repeats a
+unit axis (repeat, tile, a resize from 1x1, ...) lowers to broadcast_to's loops once TVM
+simplifies ``j // r`` or ``j % 1`` to 0, under tags the table may lack."""
 COMPUTING_TAGS = frozenset({"compute", "resize", "pool_max", "pool_sum", "pool_avg", "adaptive_pool_sum",
                             "adaptive_pool_avg"} | {f"T_{b}" for b in SCALAR_ROOTS})
 """Tags of ops that compute (elementwise ops, resize, pools): a copy in such a block is a
@@ -105,6 +109,8 @@ def _contradicted(op, block_names) -> bool:
     if op.name in COPIES and any(_tag(b) in COMPUTING_TAGS for b in block_names):
         return True
     named = {TAGS.get(_tag(b)) for b in block_names}
+    if op.name in TAG_REQUIRED and op.name not in named:
+        return True  # the loops of other ops' degenerate forms (a repeat or tile of a unit axis)
     if len(named) != 1 or None in named:
         return False
     (tag_op,) = named

@@ -33,3 +33,8 @@ def test_repeat_of_a_unit_axis_reads_like_broadcast_to_and_abstains():
     # the same loops under broadcast_to's tag are broadcast_to's
     assert fixture_ops(UNIT_AXIS, 'with T.block("T_repeat"):', 'with T.block("T_broadcast_to"):') == [
         ("broadcast_to", {"shape": ("n", 3)})]
+
+
+def test_broadcast_reading_needs_broadcast_tos_own_tag():
+    # the same loops under a tag the table does not know (another op's degenerate form)
+    assert fixture_ops(UNIT_AXIS, 'with T.block("T_repeat"):', 'with T.block("T_unknown_op"):') == []
