@@ -838,10 +838,9 @@ def _strays_dead(keys, flat, is_store, stray, total: int, param: bool) -> bool:
     following = np.zeros(len(f), dtype=np.int8)  # 0 nothing after, 1 a store, 2 a load
     same = f[1:] == f[:-1]
     following[:-1][same] = np.where(st[1:][same], 1, 2)
-    at = sy
-    if np.any(following[at] == 2):
+    if np.any(following[sy] == 2):
         return False
-    return not (param and np.any(following[at] == 0))
+    return not (param and np.any(following[sy] == 0))
 
 
 def _same_flat_copy(store: BufferStore) -> bool:
@@ -871,7 +870,7 @@ def _past_storage(store: BufferStore, dims: list) -> bool:
     it reads -- the copy restricted to the elements inside (:func:`.block_loops.clip_copies`)
     does the same. An index past an inner axis is no such thing: flattened, ``S[i, 19]`` of
     a row of 19 is ``S[i + 1, 0]``."""
-    return list(dims) == [0] and not store.buffer.strides and copy_order(store, outer=True) is not None
+    return _past_storage_rows(store, dims) and copy_order(store, outer=True) is not None
 
 
 def _copied_past(store: BufferStore, dims: list) -> bool:

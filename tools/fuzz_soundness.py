@@ -80,6 +80,17 @@ def _statement_lines(lines) -> list:
             or "T.axis.spatial(" in line or "T.axis.reduce(" in line]
 
 
+def _swapped(line: str, table: list, rng) -> "str | None":
+    """``line`` with one occurrence of one ``(old, new)`` pair of ``table`` it holds replaced."""
+    options = [(o, r) for o, r in table if o in line]
+    if not options:
+        return None
+    o, r = options[rng.integers(len(options))]
+    spots = [m.start() for m in re.finditer(re.escape(o), line)]
+    at = spots[rng.integers(len(spots))]
+    return line[:at] + r + line[at + len(o):]
+
+
 def _mutate_line(line: str, kind: int, rng, others=()) -> "str | None":
     if kind in (0, 1):  # an integer constant (a loop extent, an index offset) by one
         found = list(INT.finditer(line))
@@ -96,14 +107,8 @@ def _mutate_line(line: str, kind: int, rng, others=()) -> "str | None":
         spots = [m.start() for m in re.finditer(r"\b" + a + r"\b", line)]
         at = spots[rng.integers(len(spots))]
         return line[:at] + b + line[at + len(a):]
-    if kind == 3:  # an operator
-        options = [(o, r) for o, r in SWAPS if o in line]
-        if not options:
-            return None
-        o, r = options[rng.integers(len(options))]
-        spots = [m.start() for m in re.finditer(re.escape(o), line)]
-        at = spots[rng.integers(len(spots))]
-        return line[:at] + r + line[at + len(o):]
+    if kind in (3, 10):  # an operator; an intrinsic, comparison or connective
+        return _swapped(line, SWAPS if kind == 3 else INTRINSIC_SWAPS, rng)
     if kind == 4:  # a float constant
         found = list(FLOAT.finditer(line))
         if not found:
@@ -138,14 +143,6 @@ def _mutate_line(line: str, kind: int, rng, others=()) -> "str | None":
         if not m:
             return None
         return line[:m.start(1)] + ("reduce" if m.group(1) == "spatial" else "spatial") + line[m.end(1):]
-    if kind == 10:  # an intrinsic, comparison or connective for another
-        options = [(o, r) for o, r in INTRINSIC_SWAPS if o in line]
-        if not options:
-            return None
-        o, r = options[rng.integers(len(options))]
-        spots = [m.start() for m in re.finditer(re.escape(o), line)]
-        at = spots[rng.integers(len(spots))]
-        return line[:at] + r + line[at + len(o):]
     if kind == 11:  # a condition negated (if_then_else, Select)
         spots = [m.end() for m in re.finditer(r"T\.(?:if_then_else|Select)\(", line)]
         if not spots:
