@@ -22,6 +22,7 @@ from .loop_partition import merge_partitions
 from .decompose import Decomposer
 from .info import FuncInfo, OpInfo
 from .kind import pattern_kind
+from .time_limit import TimeLimitExceeded, limited
 from .normalize import as_lowered, cache_scope, forward_fills, merge_inits, normalize
 from .rfactor_guarded import merge_guarded_rfactor
 from .op_graph import folded_copies, folds_accounted, fusable, settle_copies, tags_agree
@@ -227,7 +228,7 @@ def _misrealized(merged: PrimFunc) -> bool:
 
 
 def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContext | None" = None,
-            conventions: "bool | None" = None) -> FuncInfo:
+            conventions: "bool | None" = None, time_limit: "float | None" = None) -> FuncInfo:
     """Kind and recognized ops of one PrimFunc (``ops`` empty when not certain).
 
     ``context``: what the module's graph-level ``main`` shows about the function
@@ -241,8 +242,24 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     (:func:`.graph_context.is_network`); a kernel of a smaller graph of several kernels
     only the name a forward op shares with a gradient op (:data:`GRAPH_CONVENTIONS`);
     otherwise the function abstains. Tools that
-    work on imported networks (the layout planner, BYOC) pass True."""
+    work on imported networks (the layout planner, BYOC) pass True.
+
+    ``time_limit``: seconds of wall-clock time the recognition may take (None: no limit;
+    see :mod:`.time_limit`); past it the function has its kind, no ops, and says so in
+    :attr:`.info.FuncInfo.refused`."""
     kind = pattern_kind(prim_func)
+    name = name if name is not None else prim_func.name
+    if not time_limit:
+        return _analyze(prim_func, name, context, conventions, kind)
+    try:
+        with limited(time_limit):
+            return _analyze(prim_func, name, context, conventions, kind)
+    except TimeLimitExceeded:
+        return FuncInfo(name, kind, (), refused=REFUSALS["time_limit"].format(seconds=time_limit))
+
+
+def _analyze(prim_func: PrimFunc, name: str, context: "FuncContext | None", conventions: "bool | None",
+             kind: str) -> FuncInfo:
     merged = merge_partitions(prim_func)
     # the loops inside a tile copy's block moved out (:mod:`.block_loops`), a blockized
     # block merged with its outer one (:mod:`.blockize`): plain indices show which part of
@@ -250,7 +267,7 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     moved = unblockize(move_block_loops(merged))
     refused = _refusal(prim_func, merged, moved)
     if refused is not None:
-        return FuncInfo(name if name is not None else prim_func.name, kind, (), refused=refused)
+        return FuncInfo(name, kind, (), refused=refused)
     packed = False
     try:
         # Recognizers probe candidate formulas on sample data; a candidate that takes the square
@@ -302,7 +319,7 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
                                            max_steps=CHEAP_STEPS) is False:
         ops = undecided = ()  # lowered afresh from the answer, the op computes something else
         refused = REFUSALS["refuted"]
-    return FuncInfo(name if name is not None else prim_func.name, kind, ops, undecided, refused)
+    return FuncInfo(name, kind, ops, undecided, refused)
 
 
 GRAPH_CONVENTIONS = frozenset({"op"})
@@ -327,6 +344,7 @@ REFUSALS = {
     "uninitialised": "storage is read before anything writes it (or while a reduction still accumulates into it)",
     "output_read": "an output is read before the function writes it",
     "refuted": "the reading, lowered again and run, computes something else",
+    "time_limit": "the analysis took longer than its time limit of {seconds:g} s (opinfo analyze --time-limit)",
 }
 """Why :func:`analyze` refuses a function outright (:attr:`.info.FuncInfo.refused`)."""
 
@@ -356,17 +374,18 @@ def analyze_in_network(prim_func: PrimFunc, name: "str | None" = None,
     return analyze(prim_func, name, context, conventions=True)
 
 
-def analyze_module(mod: IRModule) -> dict:
+def analyze_module(mod: IRModule, time_limit: "float | None" = None) -> dict:
     """``{name: FuncInfo}`` for every PrimFunc of ``mod``, in module order, each with the
     context of the module's graph-level ``main``.
 
     A small graph (``main`` calls a few distinct PrimFuncs, not a network: the kernels
     FuseOps leaves for a handful of ops) is read as a whole: when one of its kernels is not
     recognised, the others' ops are withheld (:attr:`.info.FuncInfo.withheld`), since the
-    graph's op sequence they would give is incomplete. A network's kernels stand alone."""
+    graph's op sequence they would give is incomplete. A network's kernels stand alone.
+    ``time_limit`` bounds each function's analysis (see :func:`analyze`)."""
     graph = ModuleContext(mod)
     contexts = {name: graph.for_function(name) for name, _ in mod.prim_funcs()}
-    infos = {name: analyze(f, name, contexts[name]) for name, f in mod.prim_funcs()}
+    infos = {name: analyze(f, name, contexts[name], time_limit=time_limit) for name, f in mod.prim_funcs()}
     infos, absorbed = _sizes(infos, contexts)
     return _whole_graph(infos, {name: ctx for name, ctx in contexts.items() if name not in absorbed})
 

@@ -58,10 +58,10 @@ def test_an_analysis_error_is_reported_for_its_file(tmp_path, monkeypatch, capsy
 
     real = opinfo.api.analyze
 
-    def failing(func, name=None, context=None):
+    def failing(func, name=None, context=None, **kwargs):
         if func.name == "leaky_relu":
             raise RuntimeError("boom")
-        return real(func, name, context)
+        return real(func, name, context, **kwargs)
 
     monkeypatch.setattr(opinfo.api, "analyze", failing)
     recs = {r["file"]: r for r in (cli_analyze.analyze_file(str(p)) for p in (bad, good))}

@@ -28,6 +28,9 @@ def add_parser(subparsers) -> None:
                    help="confirm each function named as one op by lowering that op afresh and running both on "
                    "random inputs (slower); an op that computes something else is withdrawn ('refuted' in JSON), "
                    "each op says 'verified': true, or null where it cannot be checked")
+    p.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, metavar="S",
+                   help="seconds the analysis of one PrimFunc may take; past it the function keeps its kind "
+                   f"and has no ops ('refused' says why); 0: no limit (default: {DEFAULT_TIME_LIMIT:g})")
     p.add_argument("--dot", action="store_true",
                    help="print the graph of recovered ops as Graphviz DOT (offloaded regions and "
                    "layout transforms marked); render with: dot -Tsvg -o graph.svg")
@@ -61,8 +64,15 @@ def call_order(mod) -> list:
     return called + [n for n in names if n not in called]
 
 
-def analyze_file(path: str, verify: bool = False) -> dict:
-    """The JSON record of one file (``verify``: see :func:`module_record`)."""
+DEFAULT_TIME_LIMIT = 60.0
+"""Seconds one PrimFunc's analysis may take by default (``--time-limit``). The slowest
+function of every corpus measured takes about 13 s (a data-dependent scatter the
+interpreter walks element by element); the limit keeps one pathological kernel from
+stalling a model or a corpus."""
+
+
+def analyze_file(path: str, verify: bool = False, time_limit: "float | None" = None) -> dict:
+    """The JSON record of one file (``verify``, ``time_limit``: see :func:`module_record`)."""
     try:
         mod = read_module(path)
     except InputError as err:
@@ -72,19 +82,20 @@ def analyze_file(path: str, verify: bool = False) -> dict:
     except Exception as err:  # a bug in the reader: report it for this file, go on with the others
         return {"file": path, "error": f"1:1: internal error while reading: {type(err).__name__}: {err}"}
     try:
-        return module_record(as_module(mod, path), path, verify)
+        return module_record(as_module(mod, path), path, verify, time_limit)
     except Exception as err:  # a bug in an analysis: report it for this file, go on with the others
         return {"file": path, "error": f"1:1: internal error while analysing: {type(err).__name__}: {err}"}
 
 
-def module_record(mod, path: str, verify: bool = False) -> dict:
+def module_record(mod, path: str, verify: bool = False, time_limit: "float | None" = None) -> dict:
     """The JSON record of a parsed module: its PrimFuncs in call order, analysed. With
     ``verify`` each op of a function named as one op is checked by :func:`opinfo.verify_op`:
     ``"verified": true`` (or null: not checkable); one that computes something else than
-    the function is withdrawn and listed under the function's ``"refuted"``."""
+    the function is withdrawn and listed under the function's ``"refuted"``. ``time_limit``
+    bounds each function's analysis (:func:`opinfo.analyze`)."""
     from ..api import analyze_module
 
-    infos = analyze_module(mod)
+    infos = analyze_module(mod, time_limit)
     funcs = dict(mod.prim_funcs())
     out = []
     for name in call_order(mod):
@@ -162,17 +173,17 @@ def auto_jobs(jobs: int, files: int) -> int:
     return max(1, min(cpus, MAX_AUTO_JOBS, files))
 
 
-def _records(files: list, jobs: int, verify: bool = False):
+def _records(files: list, jobs: int, verify: bool = False, time_limit: "float | None" = None):
     jobs = auto_jobs(jobs, len(files))
     if jobs <= 1 or len(files) < 2:
         for f in files:
-            yield analyze_file(f, verify)
+            yield analyze_file(f, verify, time_limit)
         return
     from concurrent.futures import ProcessPoolExecutor
     from functools import partial
 
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        yield from pool.map(partial(analyze_file, verify=verify), files, chunksize=2)
+        yield from pool.map(partial(analyze_file, verify=verify, time_limit=time_limit), files, chunksize=2)
 
 
 def run(args) -> int:
@@ -184,7 +195,7 @@ def run(args) -> int:
         return _dot(files)
     failed = False
     with Progress(len(files), "analyze") as progress:
-        for rec in _records(files, args.jobs, args.verify):
+        for rec in _records(files, args.jobs, args.verify, args.time_limit):
             failed = failed or "error" in rec
             progress.clear()
             if "error" in rec and not args.json:  # PATH:line:col: message, like every command

@@ -1,14 +1,15 @@
 #!/bin/bash
-# usage: TVM_PYTHON=/abs/path/tvmenv/bin/python gen_per_op.sh OUT SEED PER
+# usage: TVM_PYTHON=/abs/path/tvmenv/bin/python [GEN=gen_unitdims.py] gen_per_op.sh OUT SEED PER
 # gen_ops.py run once per op (OPINFO_SCHEDULE as for gen_ops.py): a TVM segfault in one op
 # loses that op only; the parts are merged into OUT with one index.json (OUT.log: the errors).
 OUT=$(realpath -m "$1"); SEED=$2; PER=$3
 cd "$(dirname "$0")"
 PY=${TVM_PYTHON:-python3}
+GEN=${GEN:-gen_ops.py}  # or gen_unitdims.py: any script taking OUT SEED PER OPS...
 OPS=$($PY -c "import gen_ops; print(' '.join(gen_ops.SPECS))" 2>/dev/null)
 mkdir -p $OUT.parts
 for op in $OPS; do
-  timeout 300 $PY gen_ops.py $OUT.parts/$op $SEED $PER $op > /dev/null 2>> $OUT.log || echo "FAIL $op rc=$?" >> $OUT.log
+  timeout 300 $PY $GEN $OUT.parts/$op $SEED $PER $op > /dev/null 2>> $OUT.log || echo "FAIL $op rc=$?" >> $OUT.log
 done
 $PY - $OUT <<'PY'
 import json, os, shutil, sys

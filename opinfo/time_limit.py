@@ -1,0 +1,52 @@
+"""A wall-clock limit on the analysis of one PrimFunc.
+
+Most functions are read in well under a second, but a recognizer that runs a function (the
+interpreter walks a data-dependent scatter loop element by element) can take much longer on
+large shapes. :func:`limited` bounds that: past ``seconds`` the work is interrupted by
+:class:`TimeLimitExceeded` and the caller abstains for that function, so one pathological
+kernel cannot stall the analysis of a whole model or corpus.
+
+The limit uses ``SIGALRM`` (``signal.setitimer``) and so applies only in the main thread of
+a POSIX process -- where the CLI and its worker processes run; elsewhere it is not armed.
+Limits do not nest: an inner :func:`limited` under an armed one runs under the outer limit.
+"""
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+
+
+class TimeLimitExceeded(BaseException):
+    """Raised inside the limited work when its time is up. A BaseException, like
+    KeyboardInterrupt, so that the ``except`` clauses by which recognizers reject a form they
+    were not written for do not swallow it."""
+
+
+_ARMED = False
+
+
+def _available() -> bool:
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+def _expired(signum, frame):
+    raise TimeLimitExceeded()
+
+
+@contextlib.contextmanager
+def limited(seconds: "float | None"):
+    """Run the body with at most ``seconds`` of wall-clock time (None or <= 0: no limit)."""
+    global _ARMED
+    if not seconds or seconds <= 0 or _ARMED or not _available():
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _expired)
+    _ARMED = True
+    try:
+        signal.setitimer(signal.ITIMER_REAL, float(seconds))
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        _ARMED = False
