@@ -36,8 +36,13 @@ def layout_transform_func(src_shape, dtype, index_map: IndexMap, name: str = "la
     if pred is not None:
         value = if_then_else(pred, convert(pad_value, dtype), value)
     store = BufferStore(dst, value, us)
+    # a transform that only reorders axes is a transpose: tagged as TVM tags one (Relax's
+    # ConvertLayout inserts permute_dims there), so opinfo names it permute_dims; others keep
+    # TVM's layout_transform tag
+    permutes = pred is None and len(src_idx) == len(us) and all(isinstance(i, Var) for i in src_idx) \
+        and len(set(src_idx)) == len(us)
     block = Block(
-        "T_layout_trans",
+        "T_transpose" if permutes else "T_layout_trans",
         tuple(IterVar(u, Range(convert(0, s.dtype), s), IterKind.SPATIAL) for u, s in zip(us, dst_shape)),
         (BufferRegion(src, tuple(Range(i, convert(1, dt.int64)) for i in src_idx)),) if pred is None
         else (BufferRegion.full(src),),

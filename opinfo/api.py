@@ -244,7 +244,7 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     otherwise the function abstains. Tools that
     work on imported networks (the layout planner, BYOC) pass True.
 
-    ``time_limit``: seconds of wall-clock time the recognition may take (None: no limit;
+    ``time_limit``: seconds of processor time the recognition may take (None: no limit;
     see :mod:`.time_limit`); past it the function has its kind, no ops, and says so in
     :attr:`.info.FuncInfo.refused`."""
     kind = pattern_kind(prim_func)
@@ -344,7 +344,7 @@ REFUSALS = {
     "uninitialised": "storage is read before anything writes it (or while a reduction still accumulates into it)",
     "output_read": "an output is read before the function writes it",
     "refuted": "the reading, lowered again and run, computes something else",
-    "time_limit": "the analysis took longer than its time limit of {seconds:g} s (opinfo analyze --time-limit)",
+    "time_limit": "the analysis took more than its time limit of {seconds:g} s of processor time (opinfo analyze --time-limit)",
 }
 """Why :func:`analyze` refuses a function outright (:attr:`.info.FuncInfo.refused`)."""
 

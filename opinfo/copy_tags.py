@@ -23,7 +23,7 @@ TAGS = {"T_reshape": "reshape", "T_squeeze": "squeeze", "T_expand_dims": "expand
         "PadInput": "nn.pad", "T_pad": "nn.pad",
         "ReflectPadInput": "nn.pad", "ReplicatePadInput": "nn.pad", "CircularPadInput": "nn.pad", "T_strided_slice": "strided_slice",
         "T_strided_slice_with_axes": "strided_slice", "T_split": "split", "T_split_sections": "split",
-        "T_repeat": "repeat"}
+        "T_repeat": "repeat", "T_reverse_sequence": "flip"}
 
 
 def _ints(v):
@@ -92,10 +92,13 @@ def settle(op, in_shape, out_shape, block_names):
 
 
 COPIES = RESHAPES | {"broadcast_to", "tile", "permute_dims", "nn.pad", "strided_slice", "split", "flip"}
-TAG_REQUIRED = frozenset({"broadcast_to"})
-"""Copy readings named only where a block carries the op's own tag: every op that repeats a
-unit axis (repeat, tile, a resize from 1x1, ...) lowers to broadcast_to's loops once TVM
-simplifies ``j // r`` or ``j % 1`` to 0, under tags the table may lack."""
+TAG_REQUIRED = frozenset({"broadcast_to", "tile", "permute_dims", "nn.pad", "strided_slice", "flip"})
+"""Copy readings that move data out of row-major order, named only where a block carries the
+op's own tag: every op that repeats a unit axis (repeat, tile, a resize from 1x1, ...) lowers
+to broadcast_to's loops once TVM simplifies ``j // r`` or ``j % 1`` to 0; layout_transform
+with a permuting index map (tag ``te_layout_transform``) lowers to permute_dims' loops; flip
+is TVM's ``T_reverse_sequence``. An op the tables do not know may lower to any of these
+loops, so an unknown tag abstains."""
 COMPUTING_TAGS = frozenset({"compute", "resize", "pool_max", "pool_sum", "pool_avg", "adaptive_pool_sum",
                             "adaptive_pool_avg"} | {f"T_{b}" for b in SCALAR_ROOTS})
 """Tags of ops that compute (elementwise ops, resize, pools): a copy in such a block is a

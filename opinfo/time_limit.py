@@ -1,13 +1,15 @@
-"""A wall-clock limit on the analysis of one PrimFunc.
+"""A limit on the processor time the analysis of one PrimFunc may take.
 
 Most functions are read in well under a second, but a recognizer that runs a function (the
 interpreter walks a data-dependent scatter loop element by element) can take much longer on
-large shapes. :func:`limited` bounds that: past ``seconds`` the work is interrupted by
+large shapes. :func:`limited` bounds that: past ``seconds`` of processor time the work is interrupted by
 :class:`TimeLimitExceeded` and the caller abstains for that function, so one pathological
 kernel cannot stall the analysis of a whole model or corpus.
 
-The limit uses ``SIGALRM`` (``signal.setitimer``) and so applies only in the main thread of
-a POSIX process -- where the CLI and its worker processes run; elsewhere it is not armed.
+Processor time (user and system, ``ITIMER_PROF``), not wall-clock time: a loaded machine
+running other work beside the analysis slows it down but does not change what it decides.
+The timer signals ``SIGPROF`` and so applies only in the main thread of a POSIX process --
+where the CLI and its worker processes run; elsewhere it is not armed.
 Limits do not nest: an inner :func:`limited` under an armed one runs under the outer limit.
 """
 from __future__ import annotations
@@ -36,17 +38,17 @@ def _expired(signum, frame):
 
 @contextlib.contextmanager
 def limited(seconds: "float | None"):
-    """Run the body with at most ``seconds`` of wall-clock time (None or <= 0: no limit)."""
+    """Run the body with at most ``seconds`` of processor time (None or <= 0: no limit)."""
     global _ARMED
     if not seconds or seconds <= 0 or _ARMED or not _available():
         yield
         return
-    previous = signal.signal(signal.SIGALRM, _expired)
+    previous = signal.signal(signal.SIGPROF, _expired)
     _ARMED = True
     try:
-        signal.setitimer(signal.ITIMER_REAL, float(seconds))
+        signal.setitimer(signal.ITIMER_PROF, float(seconds))
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
         _ARMED = False

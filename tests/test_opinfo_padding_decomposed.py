@@ -62,13 +62,13 @@ from tvm.script import tir as T
 @T.prim_func
 def f(x: T.Buffer((3, 5), "float32"), y: T.Buffer((6, 8), "float32")):
     for i, j in T.grid(6, 8):
-        with T.block("y_pad_const"):
+        with T.block("PadInput_pad_const"):
             v_i, v_j = T.axis.remap("SS", [i, j])
             T.reads()
             T.writes(y[v_i, v_j])
             y[v_i, v_j] = T.float32(1.5)
     for i, j_0, j_1 in T.grid(3, 3, 2):
-        with T.block("y"):
+        with T.block("PadInput"):
             v_i = T.axis.spatial(3, i)
             v_j = T.axis.spatial(5, j_0 * 2 + j_1)
             T.where(j_0 * 2 + j_1 < 5)
@@ -83,7 +83,7 @@ from tvm.script import tir as T
 @T.prim_func
 def f(x: T.Buffer((3, 5), "float32"), y: T.Buffer((6, 8), "float32")):
     for i, j in T.grid(6, 8):
-        with T.block("y"):
+        with T.block("PadInput"):
             v_i, v_j = T.axis.remap("SS", [i, j])
             T.reads(x[v_i - 1, v_j - 2])
             T.writes(y[v_i, v_j])
@@ -151,11 +151,11 @@ from tvm.script import tir as T
 @T.prim_func
 def f(x: T.Buffer(({shape[0]}, {shape[1]}), "float32"), y: T.Buffer(({out[0]}, {out[1]}), "float32")):
     for i, j in T.grid({out[0]}, {out[1]}):
-        with T.block("y_pad_const"):
+        with T.block("PadInput_pad_const"):
             v_i, v_j = T.axis.remap("SS", [i, j])
             y[v_i, v_j] = T.float32({value})
     for i, j_0, j_1 in T.grid({shape[0]}, {outer}, {factor}):
-        with T.block("y"):
+        with T.block("PadInput"):
             v_i = T.axis.spatial({shape[0]}, i)
             v_j = T.axis.spatial({shape[1]}, j_0 * {factor} + j_1)
             {where}

@@ -1,4 +1,4 @@
-"""A wall-clock limit on one PrimFunc's analysis (opinfo.time_limit, ``--time-limit``)."""
+"""A processor-time limit on one PrimFunc's analysis (opinfo.time_limit, ``--time-limit``)."""
 from __future__ import annotations
 
 import json
@@ -42,23 +42,50 @@ def test_no_limit_and_nesting_run_the_body():
     assert inner_done
 
 
-def test_analyze_past_its_limit_abstains_with_kind_and_reason():
+def _spin(*args, **kwargs):
+    """An analysis that never ends on its own (processor time, as the limit counts)."""
+    started = time.process_time()
+    while time.process_time() - started < 30:
+        pass
+    raise AssertionError("the time limit did not interrupt the analysis")
+
+
+def test_analyze_past_its_limit_abstains_with_kind_and_reason(monkeypatch):
     func = _conv()
-    full = analyze(func)
+    full = analyze(func, time_limit=120)
     assert [op.name for op in full.ops] == ["nn.conv2d"]
-    cut = analyze(func, time_limit=1e-4)
+    import opinfo.api
+
+    with monkeypatch.context() as m:
+        m.setattr(opinfo.api, "_analyze", _spin)
+        cut = analyze(func, time_limit=0.05)
     assert cut.ops == () and cut.kind == full.kind
-    assert cut.refused == REFUSALS["time_limit"].format(seconds=1e-4)
-    again = analyze(func, time_limit=120)  # the interrupted run left no half-filled state behind
-    assert again.ops == full.ops
+    assert cut.refused == REFUSALS["time_limit"].format(seconds=0.05)
+    assert analyze(func, time_limit=120).ops == full.ops  # nothing half-done left behind
 
 
-def test_cli_time_limit(tmp_path, capsys):
+def test_cli_time_limit(tmp_path, capsys, monkeypatch):
+    import opinfo.api
+
     path = tmp_path / "conv.py"
     path.write_text(tir.to_script(_conv()))
-    assert main(["analyze", str(path), "--json", "--time-limit", "0.0001"]) == 0
-    (fn,) = json.loads(capsys.readouterr().out)["functions"]
-    assert fn["ops"] == [] and "time limit" in fn["refused"]
     assert main(["analyze", str(path), "--json", "--time-limit", "0"]) == 0
     (fn,) = json.loads(capsys.readouterr().out)["functions"]
     assert [o["op"] for o in fn["ops"]] == ["nn.conv2d"]
+    monkeypatch.setattr(opinfo.api, "_analyze", _spin)
+    assert main(["analyze", str(path), "--json", "--time-limit", "0.05"]) == 0
+    (fn,) = json.loads(capsys.readouterr().out)["functions"]
+    assert fn["ops"] == [] and "time limit" in fn["refused"]
+
+
+@pytest.mark.parametrize("seconds", [0.002, 0.01, 0.05])
+def test_a_real_analysis_cut_short_leaves_later_ones_right(seconds):
+    """Interrupted wherever the timer fires (or not at all when it is quick enough), the next
+    analysis of the same function is unchanged: nothing half-cached is left behind."""
+    func = tir.topi.lower("nn.conv2d", [((1, 3, 11, 7), "float32"), ((5, 3, 3, 2), "float32")], strides=(2, 1),
+                          padding=(1, 0, 1, 0), dilation=(1, 2))
+    cut = analyze(func, time_limit=seconds)
+    full = analyze(func)
+    assert [op.name for op in full.ops] == ["nn.conv2d"]
+    assert cut.ops in ((), full.ops)
+    assert analyze(func, time_limit=seconds).ops in ((), full.ops)

@@ -152,6 +152,18 @@ class BufferData:
     def load_poisoned(self, indices, mask, where: str):
         """(values, poisoned lanes, message): like :meth:`load`, but an out-of-bounds lane, or
         one reading a poisoned element, is poisoned instead of an error (and reads element 0)."""
+        if mask is None and len(indices) == len(self.shape):
+            # the common scalar read inside the buffer (a data-dependent loop run point by point)
+            flat = self.offset
+            for idx, extent, stride in zip(indices, self.shape, self.strides):
+                if not (isinstance(idx, _SCALARS) and 0 <= idx < extent):
+                    break
+                flat += idx * stride
+            else:
+                flat = int(flat)
+                if self.poison is not None and self.poison[flat]:
+                    return self.flat[flat], np.True_, self.poison_message
+                return self.flat[flat], False, ""
         safe, lanes, message = [], False, ""
         for dim, (idx, extent) in enumerate(zip(indices, self.shape)):
             if mask is not None and not np.all(mask):

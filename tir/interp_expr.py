@@ -105,6 +105,10 @@ def _is_int(v) -> bool:
 
 
 def _safe_divisor(b, ctx, mask):
+    if mask is None and not isinstance(b, np.ndarray):
+        if b == 0:
+            raise InterpError(f"{ctx.where}: integer division by zero")
+        return b
     if mask is not None and not np.all(mask):
         b = np.where(mask, b, np.ones_like(b))
     if np.any(b == 0):
@@ -209,7 +213,7 @@ def _fix_dtype(out, d):
     npd = np_dtype(d)
     if isinstance(out, np.ndarray):
         return out if out.dtype == npd else out.astype(npd)
-    return npd.type(out)
+    return out if type(out) is npd.type else npd.type(out)
 
 
 def _not(e, ctx, mask):
