@@ -6,7 +6,7 @@ OUT=$(realpath -m "$1"); SEED=$2; PER=$3
 cd "$(dirname "$0")"
 PY=${TVM_PYTHON:-python3}
 GEN=${GEN:-gen_ops.py}  # or gen_unitdims.py: any script taking OUT SEED PER OPS...
-OPS=$($PY -c "import gen_ops; print(' '.join(gen_ops.SPECS))" 2>/dev/null)
+OPS=${OPS:-$($PY -c "import gen_ops; print(' '.join(gen_ops.SPECS))" 2>/dev/null)}  # or the OPS given
 mkdir -p $OUT.parts
 for op in $OPS; do
   timeout 300 $PY $GEN $OUT.parts/$op $SEED $PER $op > /dev/null 2>> $OUT.log || echo "FAIL $op rc=$?" >> $OUT.log
