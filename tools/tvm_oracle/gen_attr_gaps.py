@@ -24,6 +24,7 @@ by comparing each op's Relax signature (TVM 0.27) with the original draws:
 - reductions: a single int axis; cumsum/cumprod axis None and dtype
 - astype to/from bool, int8, uint8, float64; where with a broadcast condition
 - scatter_elements reduction add/mul/mean/max/min; one_hot middle axis; prelu axis -1
+- layout_transform: permuting maps, splits by 2, a padded split (session 33)
 """
 import os
 
@@ -395,6 +396,19 @@ def extend(SPECS, T, rshape, R, relax, tirx):
         return ([T([b, c, n]), T([b, n * 4]), T([1, n, 4])],
                 lambda v: R.vision.multibox_transform_loc(v[0], v[1], v[2], rng.random() < 0.5, thr, var,
                                                           rng.random() < 0.5, soft))
+
+    @gap("layout_transform")
+    def _(rng):
+        # permuting maps lower to permute_dims' loops (session 33: read as permute_dims until
+        # copy readings needed their op's tag), splits by other factors, a padded split
+        maps = [(lambda n, c, h, w: (n, h, w, c), None), (lambda n, c, h, w: (c, n, w, h), None),
+                (lambda n, c, h, w: (n, c // 2, h, w, c % 2), None),
+                (lambda n, c, h, w: (n, h, w, c // 2, c % 2), None),
+                (lambda n, c, h, w: (n, c // 4, h, w, c % 4), 0.0)]
+        m, pad = maps[rng.randint(0, len(maps) - 1)]
+        c = rng.choice([2, 4, 6]) if pad is None else rng.choice([3, 5, 6])
+        return [T([rng.randint(1, 2), c, rng.randint(2, 5), rng.randint(2, 5)])], \
+            lambda v: R.layout_transform(v[0], m, pad)
 
     for name in ("floor_divide", "floor_mod", "mod", "divide", "maximum", "minimum", "subtract"):
         def mk(n):
