@@ -71,9 +71,11 @@ from its several outputs together), tried when the structural decomposition foun
 
 # Compute tags (block names) TVM gives only to ops opinfo does not recognise, whose loops
 # can be exactly those of an op it does: ``einsum("ij,jk->ik")`` is matmul's loop nest,
-# ``einsum("ij->ji")`` permute_dims'. The loops cannot tell them apart, the tag can: a
-# function holding such a block is not named (the tag only ever makes opinfo abstain).
-FOREIGN_TAGS = frozenset({"T_einsum"})
+# ``einsum("ij->ji")`` permute_dims'; Relax's ``layout_transform`` with a permuting index
+# map is permute_dims' too, and its printed map (a lambda's parameter names) is not in the
+# loops. The loops cannot tell them apart, the tag can: a function holding such a block is
+# not named (the tag only ever makes opinfo abstain).
+FOREIGN_TAGS = frozenset({"T_einsum", "te_layout_transform", "te_layout_transform_with_pad"})
 
 
 def _reads_an_output(ops) -> bool:

@@ -13,13 +13,19 @@ import pytest
 import tir
 from opinfo import analyze
 from opinfo.copy_tags import TAG_REQUIRED
-from tests.fixture_util import fixture_ops
+from opinfo.api import REFUSALS
+from tests.fixture_util import fixture_ops, replaced
 
 PERMUTING = "s33_layout_transform_permutation"
 
 
 def test_permuting_layout_transform_is_not_permute_dims():
     assert fixture_ops(PERMUTING) == []
+    # its tag is one of an op opinfo does not name (api.FOREIGN_TAGS): refused outright
+    (_, func), = tir.parse(replaced(PERMUTING)).prim_funcs()
+    assert analyze(func).refused == REFUSALS["foreign"]
+    # without the tag table, the copy reading still needs permute_dims' own tag
+    assert fixture_ops(PERMUTING, 'T.sblock("te_layout_transform")', 'T.sblock("te_unknown_op")') == []
 
 
 def test_the_same_loops_under_transposes_tag_are_permute_dims():
