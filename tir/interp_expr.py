@@ -92,12 +92,28 @@ def _var(e, ctx, mask):
 
 
 def _int_imm(e, ctx, mask):
-    return np_dtype(e.dtype).type(e.value)
+    return _constant(e)
 
 
 def _float_imm(e, ctx, mask):
     # a bfloat16 constant is a float one in TVM's build (its bfloat16 compute runs in float)
-    return np_dtype(e.dtype).type(e.value)
+    return _constant(e)
+
+
+_CONSTANTS: dict = {}
+"""id(node) -> (node, numpy scalar) for IntImm/FloatImm nodes, as :data:`_DTYPES` (numpy
+scalars are immutable, so one value serves every evaluation)."""
+
+
+def _constant(e):
+    hit = _CONSTANTS.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    if len(_CONSTANTS) >= _DTYPES_MAX:
+        _CONSTANTS.clear()
+    value = np_dtype(e.dtype).type(e.value)
+    _CONSTANTS[id(e)] = (e, value)
+    return value
 
 
 def _is_int(v) -> bool:
@@ -204,7 +220,26 @@ def _binary(e, ctx, mask):
         if not (isinstance(e.b, E.IntImm) and e.b.value != 0) and _is_int(b):
             b = _safe_divisor(b, ctx, mask)
     out = fn(a, b)
-    return _fix_dtype(out, e.dtype)
+    return _fix_dtype(out, _dtype_of(e))
+
+
+_DTYPES: dict = {}
+"""id(node) -> (node, dtype) for binary nodes: ``BinaryOp.dtype`` walks the left operands
+down to a leaf, once per evaluation otherwise (a data-dependent loop run point by point
+evaluates the same nodes millions of times). The node is kept with its dtype, so an id is
+never reused while its entry stands; emptied past :data:`_DTYPES_MAX` entries."""
+_DTYPES_MAX = 1 << 16
+
+
+def _dtype_of(e):
+    hit = _DTYPES.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    if len(_DTYPES) >= _DTYPES_MAX:
+        _DTYPES.clear()
+    d = e.dtype
+    _DTYPES[id(e)] = (e, d)
+    return d
 
 
 def _fix_dtype(out, d):
