@@ -39,6 +39,9 @@ UNOBSERVABLE = """
 - group_norm channel_axis -1, one_hot axis == rank of the indices (the sign of an axis)
 - tile repeats shorter than the rank (TVM pads them with leading 1s)
 - nn.pad "edge" (TVM 0.27 lowers it as a constant pad)
+- layer_norm / group_norm / instance_norm center or scale False (TVM 0.27's legalization ignores
+  both: the loops multiply by gamma and add beta either way; not drawn)
+- a max pool's count_include_pad True (no effect on a max; not drawn)
 - strided_slice begin < 0, end past the extent or not one past the last element read
 """
 
