@@ -11,6 +11,8 @@ running other work beside the analysis slows it down but does not change what it
 The timer signals ``SIGPROF`` and so applies only in the main thread of a POSIX process --
 where the CLI and its worker processes run; elsewhere it is not armed.
 Limits do not nest: an inner :func:`limited` under an armed one runs under the outer limit.
+Past the limit the timer fires again every tenth of it until the work stops, since Python
+swallows an exception raised inside a garbage-collector callback or a ``__del__``.
 """
 from __future__ import annotations
 
@@ -33,7 +35,8 @@ def _available() -> bool:
 
 
 def _expired(signum, frame):
-    raise TimeLimitExceeded()
+    if _ARMED:
+        raise TimeLimitExceeded()
 
 
 @contextlib.contextmanager
@@ -46,9 +49,16 @@ def limited(seconds: "float | None"):
     previous = signal.signal(signal.SIGPROF, _expired)
     _ARMED = True
     try:
-        signal.setitimer(signal.ITIMER_PROF, float(seconds))
+        # fired again every tenth of the limit after it: an exception raised where Python
+        # swallows it (a garbage-collector callback, a __del__) does not lose the limit
+        signal.setitimer(signal.ITIMER_PROF, float(seconds), max(float(seconds) / 10, 0.01))
         yield
     finally:
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        signal.signal(signal.SIGPROF, previous)
+        while True:  # disarm even when a last signal lands here
+            try:
+                signal.setitimer(signal.ITIMER_PROF, 0)
+                break
+            except TimeLimitExceeded:
+                continue
         _ARMED = False
+        signal.signal(signal.SIGPROF, previous)

@@ -89,3 +89,23 @@ def test_a_real_analysis_cut_short_leaves_later_ones_right(seconds):
     assert [op.name for op in full.ops] == ["nn.conv2d"]
     assert cut.ops in ((), full.ops)
     assert analyze(func, time_limit=seconds).ops in ((), full.ops)
+
+
+def test_a_swallowed_expiry_fires_again():
+    """The first expiry lands where Python ignores exceptions (here: a handler that swallows
+    it, as a garbage-collector callback would); the limit still stops the work."""
+    swallowed = []
+    started = time.process_time()
+    with pytest.raises(TimeLimitExceeded):
+        with limited(0.05):
+            while time.process_time() - started < 20:
+                try:
+                    while True:
+                        sum(range(100))
+                except TimeLimitExceeded:
+                    if swallowed:
+                        raise
+                    swallowed.append(True)
+    assert swallowed and time.process_time() - started < 5
+    with limited(None):  # nothing left armed afterwards
+        sum(range(10 ** 6))
