@@ -251,10 +251,8 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     :attr:`.info.FuncInfo.refused`."""
     kind = pattern_kind(prim_func)
     name = name if name is not None else prim_func.name
-    if not time_limit:
-        return _analyze(prim_func, name, context, conventions, kind)
     try:
-        with limited(time_limit):
+        with limited(time_limit):  # no limit armed for None or 0
             return _analyze(prim_func, name, context, conventions, kind)
     except TimeLimitExceeded:
         return FuncInfo(name, kind, (), refused=REFUSALS["time_limit"].format(seconds=time_limit))

@@ -113,7 +113,7 @@ def _contradicted(op, block_names) -> bool:
         return True
     named = {TAGS.get(_tag(b)) for b in block_names}
     if op.name in TAG_REQUIRED and op.name not in named:
-        return True  # the loops of other ops' degenerate forms (a repeat or tile of a unit axis)
+        return True  # possibly another op's loops (see TAG_REQUIRED)
     if len(named) != 1 or None in named:
         return False
     (tag_op,) = named

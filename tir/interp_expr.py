@@ -101,19 +101,12 @@ def _float_imm(e, ctx, mask):
 
 
 _CONSTANTS: dict = {}
-"""id(node) -> (node, numpy scalar) for IntImm/FloatImm nodes, as :data:`_DTYPES` (numpy
-scalars are immutable, so one value serves every evaluation)."""
+"""IntImm/FloatImm node -> its numpy scalar (:func:`_per_node`; numpy scalars are immutable,
+so one value serves every evaluation)."""
 
 
 def _constant(e):
-    hit = _CONSTANTS.get(id(e))
-    if hit is not None and hit[0] is e:
-        return hit[1]
-    if len(_CONSTANTS) >= _DTYPES_MAX:
-        _CONSTANTS.clear()
-    value = np_dtype(e.dtype).type(e.value)
-    _CONSTANTS[id(e)] = (e, value)
-    return value
+    return _per_node(_CONSTANTS, e, lambda: np_dtype(e.dtype).type(e.value))
 
 
 def _is_int(v) -> bool:
@@ -224,22 +217,29 @@ def _binary(e, ctx, mask):
 
 
 _DTYPES: dict = {}
-"""id(node) -> (node, dtype) for binary nodes: ``BinaryOp.dtype`` walks the left operands
+"""Binary node -> its dtype (:func:`_per_node`): ``BinaryOp.dtype`` walks the left operands
 down to a leaf, once per evaluation otherwise (a data-dependent loop run point by point
-evaluates the same nodes millions of times). The node is kept with its dtype, so an id is
-never reused while its entry stands; emptied past :data:`_DTYPES_MAX` entries."""
-_DTYPES_MAX = 1 << 16
+evaluates the same nodes millions of times)."""
+_PER_NODE_MAX = 1 << 16
 
 
 def _dtype_of(e):
-    hit = _DTYPES.get(id(e))
+    return _per_node(_DTYPES, e, lambda: e.dtype)
+
+
+def _per_node(table: dict, e, compute):
+    """``compute()`` for node ``e``, remembered in ``table`` as ``id(e) -> (e, value)``: the
+    node is kept with its value, so an id is never reused while its entry stands (keying by
+    the node itself would compare frozen nodes structurally); emptied past
+    :data:`_PER_NODE_MAX` entries."""
+    hit = table.get(id(e))
     if hit is not None and hit[0] is e:
         return hit[1]
-    if len(_DTYPES) >= _DTYPES_MAX:
-        _DTYPES.clear()
-    d = e.dtype
-    _DTYPES[id(e)] = (e, d)
-    return d
+    if len(table) >= _PER_NODE_MAX:
+        table.clear()
+    value = compute()
+    table[id(e)] = (e, value)
+    return value
 
 
 def _fix_dtype(out, d):
