@@ -8,6 +8,8 @@ the axes it depends on. Three ways, chosen from the block's form:
 * combine reduction (each store is ``C[s] = C[s] op f`` with ``op`` in +, *, max, min and
   ``f`` free of the written buffers): the init runs over the spatial grid, ``f`` is reduced
   along the reduction axes (``einsum`` for sums of products), then combined with ``C[s]``;
+  a ``T.where`` over the reduction loops (a split that does not divide them) masks steps
+  to the combine's identity, as long as every lane that runs at all runs its first step;
 * ordered reduction (anything else, e.g. argmax): the reduction loops run one step at a time
   in loop order, each step vectorised over the spatial grid.
 
@@ -24,7 +26,7 @@ import numpy as np
 from . import expr as E
 from . import stmt as S
 from .interp_expr import Ctx, evaluate
-from .interp_reduce import plan_combine, reduce_stores
+from .interp_reduce import plan_combine, predicate_reduces, reduce_stores
 from .interp_stmt import at_init_point, run_stmt, scalar_int, take_steps
 from .loop_nest import Nest, collect_nest, per_loop, reads_only_own_elements, stores_and_loads
 
@@ -67,8 +69,8 @@ def run_nest(loop: S.For, ctx: Ctx) -> bool:
     has_reduce = any(iv.kind == S.IterKind.REDUCE for iv in block.iter_vars)
     if not has_reduce and block.init is None:
         return _guarded(nest, ctx, lambda n, c: _run_parallel(n, c, facts))
-    if combines is not None:
-        return _guarded(nest, ctx, lambda n, c: _run_combine(n, c, combines))
+    if combines is not None and _guarded(nest, ctx, lambda n, c: _run_combine(n, c, combines)):
+        return True
     if facts.own_elements:
         return _guarded(nest, ctx, _run_ordered)
     return False
@@ -157,6 +159,10 @@ def _run_combine(nest: Nest, ctx: Ctx, combines):
     block = nest.realize.block
     bind_iter_vars(nest, ctx, (S.IterKind.SPATIAL,))
     mask = predicate_mask(nest, ctx)
+    if mask is not None and mask is not False and predicate_reduces(nest):
+        mask = _reduced_mask(nest, mask)
+        if mask is None:
+            return False
     if mask is False:
         return True
     init_mask = _init_lanes(nest, ctx, mask) if block.init is not None else False
@@ -171,6 +177,22 @@ def _run_combine(nest: Nest, ctx: Ctx, combines):
     bind_iter_vars(nest, ctx, (S.IterKind.REDUCE,))
     combine_all(nest, combines, shape, ctx, mask)
     return True
+
+
+def _reduced_mask(nest: Nest, full):
+    """The lanes of a reduction whose predicate depends on its reduction loops (each value
+    masked to the combine's identity by :func:`.interp_reduce.plan_combine`): stored where
+    any step runs. The init (if any) stays at the first step, as in the scalar walk, only
+    when every lane that runs at all runs its first step; None otherwise (the nest is left
+    to the ordered walk). ``full`` spans the whole grid (size-1 axes broadcast)."""
+    if np.ndim(full) == 0:
+        return None if full else False
+    axes = tuple(nest.reduce_axes)
+    lanes = np.any(full, axis=axes, keepdims=True)
+    first = full[tuple(slice(0, 1) if a in axes else slice(None) for a in range(np.ndim(full)))]
+    if np.any(lanes & ~first):
+        return None
+    return lanes if np.any(lanes) else False
 
 
 def _init_lanes(nest: Nest, ctx: Ctx, mask):

@@ -78,13 +78,40 @@ def _split_update(st: S.BufferStore):
     return None
 
 
-def plan_combine(nest, stores) -> "list | None":
-    """The stores as Combines if the whole block is a commutative reduction, else None."""
+def _reduce_vars(nest) -> set:
     block = nest.realize.block
-    reduce_vars = {iv.var for iv in block.iter_vars if iv.kind == S.IterKind.REDUCE}
-    reduce_vars |= {nest.loops[a].loop_var for a in nest.reduce_axes}
-    if _vars_of(nest.realize.predicate) & reduce_vars:
+    found = {iv.var for iv in block.iter_vars if iv.kind == S.IterKind.REDUCE}
+    return found | {nest.loops[a].loop_var for a in nest.reduce_axes}
+
+
+def predicate_reduces(nest) -> bool:
+    """The block's ``T.where`` depends on a reduction loop (a reduction loop split by a
+    factor that does not divide it, or partitioned)."""
+    return bool(_vars_of(nest.realize.predicate) & _reduce_vars(nest))
+
+
+def _identity(op: type, d) -> "E.PrimExpr | None":
+    """The constant ``x op c == x`` for every ``x`` of type ``d`` (-0.0 for a float sum:
+    ``-0.0 + -0.0`` stays -0.0), or None."""
+    if d.lanes != 1 or d.is_bool or not (d.is_float or d.is_integer):
         return None
+    if op is E.Add:
+        return E.const(-0.0 if d.is_float else 0, d)
+    if op is E.Mul:
+        return E.const(1, d)
+    if d.is_float:
+        return E.const(float("-inf") if op is E.Max else float("inf"), d)
+    info = np.iinfo(np_dtype(d))
+    return E.const(info.min if op is E.Max else info.max, d)
+
+
+def plan_combine(nest, stores) -> "list | None":
+    """The stores as Combines if the whole block is a commutative reduction, else None.
+
+    A predicate over the reduction loops folds into each value: lanes it masks contribute
+    the combine's identity (see :func:`.interp_nest._run_combine` for the lanes stored)."""
+    reduce_vars = _reduce_vars(nest)
+    masked = predicate_reduces(nest)
     written = [st.buffer for st in stores]
     if len(set(written)) != len(written):
         return None
@@ -95,6 +122,11 @@ def plan_combine(nest, stores) -> "list | None":
             return None
         if any(_vars_of(i) & reduce_vars for i in st.indices):
             return None
+        if masked:
+            unit = _identity(c.op, c.value.dtype)
+            if unit is None:
+                return None
+            c = attrs.evolve(c, value=E.if_then_else(nest.realize.predicate, c.value, unit))
         combines.append(c)
     return combines
 
