@@ -16,6 +16,7 @@ from .function import PrimFunc
 from .interp_data import BufferData, InterpError, StepLimit, compact_strides, np_dtype
 from .interp_expr import Ctx, evaluate
 from .interp_stmt import run_stmt
+from .unblockize import dissolve_outer_blocks
 
 __all__ = ["interpret", "InterpError", "StepLimit"]
 
@@ -30,6 +31,8 @@ def interpret(func: PrimFunc, *args, vectorize: bool = True, scratch_fill: "floa
     if len(args) != len(func.params):
         raise InterpError(f"{name}: expects {len(func.params)} arguments ({_param_names(func)}), got {len(args)}")
     func = for_engines(func)  # vector stores (VectorizeLoop) lane by lane, thread launches as loops
+    if vectorize:
+        func = dissolve_outer_blocks(func)  # blockize's outer blocks: one perfect nest for the grid
     ctx = Ctx(where=f"function {name!r}", scratch_fill=scratch_fill, steps_left=max_steps)
     arrays = bind_params(func, args, ctx, name)
     with np.errstate(all="ignore"):
