@@ -17,6 +17,7 @@ from . import expr as E
 from . import stmt as S
 from .functor import substitute
 from .loop_nest import collect_nest, free_vars, reads_only_own_elements, stores_and_loads
+from .nest_instances import instances_distinct
 from .loop_nest_affine import coeff_of, flat_offset, linear_coeffs
 
 PARALLEL_MIN_WORK = 1 << 14
@@ -40,7 +41,7 @@ def emit_nest(em, loop: S.For) -> bool:
         par = _parallel_axis(em, nest, order, spatial) if regular else None
         _emit_plain(em, nest, order, par)
         return True
-    if not regular or (block.init is not None and not _reduction_in_nest(nest)):
+    if not regular or (block.init is not None and not _reduction_in_nest(nest)) or not instances_distinct(nest):
         return False
     q = _vector_axis(nest, spatial)
     if q is not None:

@@ -28,7 +28,8 @@ from . import stmt as S
 from .interp_expr import Ctx, evaluate
 from .interp_reduce import plan_combine, predicate_reduces, reduce_stores
 from .interp_stmt import at_init_point, run_stmt, scalar_int, take_steps
-from .loop_nest import Nest, collect_nest, per_loop, reads_only_own_elements, stores_and_loads
+from .loop_nest import Nest, collect_nest, free_vars, per_loop, reads_only_own_elements, stores_and_loads
+from .nest_instances import instances_distinct
 
 
 class _Facts:
@@ -44,31 +45,59 @@ class _Facts:
         self.stores = stores
 
 
+class _Distinct:
+    """:func:`.nest_instances.instances_distinct` of a nest whose bounds or bindings use
+    variables from outside it, remembered per value of those variables."""
+
+    def __init__(self, nest: Nest):
+        own = {l.loop_var for l in nest.loops}
+        used = set()
+        exprs = [l.min for l in nest.loops] + [l.extent for l in nest.loops] + list(nest.realize.iter_values)
+        for e in exprs:
+            used |= free_vars(e)
+        self.nest, self.outer, self.seen = nest, sorted(used - own, key=lambda v: v.name), {}
+        # bounds read from data (roi_align's bins) change from run to run
+        self.cached = not any(stores_and_loads(e)[1] for e in exprs)
+
+    def holds(self, ctx: Ctx) -> bool:
+        values = [ctx.vars.get(v) for v in self.outer]
+        if not self.cached or any(v is None or np.ndim(v) for v in values) or len(self.seen) > 64:
+            return instances_distinct(self.nest, ctx)
+        key = tuple(int(v) for v in values)
+        if key not in self.seen:
+            self.seen[key] = instances_distinct(self.nest, ctx)
+        return self.seen[key]
+
+
 @per_loop
 def _plan(loop: S.For) -> tuple:
-    """(nest, combines, facts): worked out once per loop (a nest inside an outer loop the grid
+    """(nest, combines, facts, instances proven distinct): worked out once per loop (a nest inside an outer loop the grid
     does not cover, a region's bins read at run time, rfactor's partial block under its
     blockized outer block, is entered once per outer iteration)."""
     nest = collect_nest(loop)
     combines = facts = None
+    distinct = False
     block = nest.realize.block if nest is not None else None
     if block is not None:
         facts = _Facts(block)
         if block.init is not None or any(iv.kind == S.IterKind.REDUCE for iv in block.iter_vars):
             stores = reduce_stores(block)
             combines = plan_combine(nest, stores) if stores is not None else None
-    return nest, combines, facts
+            distinct = instances_distinct(nest) or _Distinct(nest)  # from the text alone, else per entry
+    return nest, combines, facts, distinct
 
 
 def run_nest(loop: S.For, ctx: Ctx) -> bool:
     """Run the nest under ``loop`` as a grid if it can be; False leaves it to the scalar walk."""
-    nest, combines, facts = _plan(loop)
+    nest, combines, facts, distinct = _plan(loop)
     if nest is None:
         return False
     block = nest.realize.block
     has_reduce = any(iv.kind == S.IterKind.REDUCE for iv in block.iter_vars)
     if not has_reduce and block.init is None:
         return _guarded(nest, ctx, lambda n, c: _run_parallel(n, c, facts))
+    if distinct is not True and not distinct.holds(ctx):
+        return False  # walked: an instance met again at its init point starts again
     if combines is not None and _guarded(nest, ctx, lambda n, c: _run_combine(n, c, combines)):
         return True
     if facts.own_elements:
