@@ -39,6 +39,17 @@ def best_of(fn, repeat=3) -> float:
     return min(times)
 
 
+def best_without(module, name, stand_in, fn, repeat=1) -> float:
+    """:func:`best_of` ``fn`` with ``module.name`` replaced by ``stand_in`` (a mechanism of
+    the interpreter switched off), restored afterwards."""
+    original = getattr(module, name)
+    setattr(module, name, stand_in)
+    try:
+        return best_of(fn, repeat)
+    finally:
+        setattr(module, name, original)
+
+
 def conv_ref(x, w, pad):
     n, c, h, wd = x.shape
     o, _, kh, kw = w.shape
@@ -128,13 +139,8 @@ def compute_at_row(c: int = 8, h: int = 16) -> None:
     out = np.zeros((1, c, h, h), np.float32)
     t_dist = best_of(lambda: interpret(f, x, w, out))
     err = float(np.abs(out - conv_ref(x, w, 1)).max())
-    original = dist.run_distributed
-    dist.run_distributed = lambda loop, ctx: False
-    try:
-        walked = np.zeros_like(out)
-        t_walk = best_of(lambda: interpret(f, x, w, walked), repeat=1)
-    finally:
-        dist.run_distributed = original
+    walked = np.zeros_like(out)
+    t_walk = best_without(dist, "run_distributed", lambda loop, ctx: False, lambda: interpret(f, x, w, walked))
     print(f"conv2d compute_at (1, {c}, {h}, {h}): distributed {t_dist * 1e3:7.2f} ms, walked per row "
           f"{t_walk * 1e3:8.2f} ms -> {t_walk / t_dist:5.1f}x | max |interp - numpy| {err:.2g}, "
           f"same as the walk: {bool(np.allclose(out, walked, rtol=1e-5, atol=1e-5))}")
@@ -165,13 +171,8 @@ def split_reduction_row(m: int = 48, k: int = 100) -> None:
     b = rng.standard_normal((k, m)).astype(np.float32)
     out = np.zeros((m, m), np.float32)
     t_comb = best_of(lambda: interpret(f, a, b, out))
-    original = nest._reduced_mask
-    nest._reduced_mask = lambda n, full: None  # leaves the nest to the ordered walk
-    try:
-        walked = np.zeros_like(out)
-        t_walk = best_of(lambda: interpret(f, a, b, walked), repeat=1)
-    finally:
-        nest._reduced_mask = original
+    walked = np.zeros_like(out)  # with no masked lanes the nest is left to the ordered walk
+    t_walk = best_without(nest, "_reduced_mask", lambda n, full: None, lambda: interpret(f, a, b, walked))
     print(f"matmul ({m}, {k}, {m}), reduction split by 8: masked combine {t_comb * 1e3:7.2f} ms, walked "
           f"{t_walk * 1e3:8.2f} ms -> {t_walk / t_comb:5.1f}x | max |interp - numpy| "
           f"{float(np.abs(out - a @ b).max()):.2g}, same as the walk: {bool(np.allclose(out, walked, rtol=1e-5, atol=1e-5))}")

@@ -16,7 +16,7 @@ from __future__ import annotations
 from . import expr as E
 from . import stmt as S
 from .functor import substitute
-from .loop_nest import collect_nest, free_vars, reads_only_own_elements, stores_and_loads
+from .loop_nest import collect_nest, free_vars, predicate_reduces, reads_only_own_elements, reduce_vars, stores_and_loads
 from .nest_instances import instances_distinct
 from .loop_nest_affine import coeff_of, flat_offset, linear_coeffs
 
@@ -87,15 +87,14 @@ def _regular(nest) -> bool:
     block = nest.realize.block
     if not reads_only_own_elements(block):
         return False
-    reduce_vars = {iv.var for iv in block.iter_vars if iv.kind == S.IterKind.REDUCE}
-    reduce_vars |= {nest.loops[a].loop_var for a in nest.reduce_axes}
-    if free_vars(nest.realize.predicate) & reduce_vars:
+    if predicate_reduces(nest):
         return False
+    reducing = reduce_vars(nest)
     seen = {}
     from .structural import structural_equal
 
     for st in _all_stores(block):
-        if any(free_vars(i) & reduce_vars for i in st.indices):
+        if any(free_vars(i) & reducing for i in st.indices):
             return False
         prev = seen.setdefault(st.buffer, st.indices)
         if not structural_equal(prev, st.indices):

@@ -26,9 +26,10 @@ import numpy as np
 from . import expr as E
 from . import stmt as S
 from .interp_expr import Ctx, evaluate
-from .interp_reduce import plan_combine, predicate_reduces, reduce_stores
+from .interp_reduce import plan_combine, reduce_stores
 from .interp_stmt import at_init_point, run_stmt, scalar_int, take_steps
-from .loop_nest import Nest, collect_nest, free_vars, per_loop, reads_only_own_elements, stores_and_loads
+from .loop_nest import (Nest, collect_nest, free_vars, per_loop, predicate_reduces, reads_only_own_elements,
+                        stores_and_loads)
 from .nest_instances import instances_distinct
 
 

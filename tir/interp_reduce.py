@@ -14,6 +14,7 @@ from . import stmt as S
 from .functor import post_order_visit, substitute
 from .interp_data import np_dtype
 from .interp_expr import evaluate, max_of, min_of
+from .loop_nest import free_vars, predicate_reduces, reduce_vars
 from .structural import structural_equal
 
 _UFUNCS = {E.Add: np.add, E.Mul: np.multiply, E.Max: np.maximum, E.Min: np.minimum}
@@ -56,12 +57,6 @@ def reduce_stores(block: S.Block) -> "list | None":
     return out
 
 
-def _vars_of(node) -> set:
-    found = set()
-    post_order_visit(node, lambda n: found.add(n) if isinstance(n, E.Var) else None)
-    return found
-
-
 def _loads_any(node, buffers) -> bool:
     hit = [False]
     post_order_visit(node, lambda n: hit.__setitem__(0, True) if isinstance(n, E.BufferLoad) and n.buffer in buffers else None)
@@ -76,18 +71,6 @@ def _split_update(st: S.BufferStore):
         if isinstance(own, E.BufferLoad) and own.buffer is st.buffer and structural_equal(own.indices, st.indices):
             return Combine(st, type(v), other)
     return None
-
-
-def _reduce_vars(nest) -> set:
-    block = nest.realize.block
-    found = {iv.var for iv in block.iter_vars if iv.kind == S.IterKind.REDUCE}
-    return found | {nest.loops[a].loop_var for a in nest.reduce_axes}
-
-
-def predicate_reduces(nest) -> bool:
-    """The block's ``T.where`` depends on a reduction loop (a reduction loop split by a
-    factor that does not divide it, or partitioned)."""
-    return bool(_vars_of(nest.realize.predicate) & _reduce_vars(nest))
 
 
 def _identity(op: type, d) -> "E.PrimExpr | None":
@@ -110,7 +93,7 @@ def plan_combine(nest, stores) -> "list | None":
 
     A predicate over the reduction loops folds into each value: lanes it masks contribute
     the combine's identity (see :func:`.interp_nest._run_combine` for the lanes stored)."""
-    reduce_vars = _reduce_vars(nest)
+    reducing = reduce_vars(nest)
     masked = predicate_reduces(nest)
     written = [st.buffer for st in stores]
     if len(set(written)) != len(written):
@@ -120,7 +103,7 @@ def plan_combine(nest, stores) -> "list | None":
         c = _split_update(st)
         if c is None or _loads_any(c.value, set(written)):
             return None
-        if any(_vars_of(i) & reduce_vars for i in st.indices):
+        if any(free_vars(i) & reducing for i in st.indices):
             return None
         if masked:
             unit = _identity(c.op, c.value.dtype)

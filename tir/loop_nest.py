@@ -101,6 +101,19 @@ def _classify(loops, realize) -> "Nest | None":
     return Nest(tuple(loops), realize, axes)
 
 
+def reduce_vars(nest: Nest) -> set:
+    """The block's reduction iteration variables and the loops feeding them."""
+    block = nest.realize.block
+    found = {iv.var for iv in block.iter_vars if iv.kind == S.IterKind.REDUCE}
+    return found | {nest.loops[a].loop_var for a in nest.reduce_axes}
+
+
+def predicate_reduces(nest: Nest) -> bool:
+    """The block's ``T.where`` depends on a reduction loop (a reduction loop split by a
+    factor that does not divide it, or partitioned)."""
+    return bool(free_vars(nest.realize.predicate) & reduce_vars(nest))
+
+
 def stores_and_loads(stmt):
     stores, loads = [], []
 
