@@ -32,7 +32,7 @@ from tir.node import Map, Node
 from tir.stmt import Block, BlockRealize, For, IterKind, IterVar, SeqStmt
 
 from .affine import const_of
-from .coverage import block_realizes, predicate_spans
+from .coverage import binding_spans, block_realizes, predicate_spans
 from .realized_domain import shrink_reductions
 
 _SKIPPED = {Block: ("name", "reads", "writes")}
@@ -129,12 +129,14 @@ def _merged(loops: list) -> "For | None":
         return None
     doms: dict = {}
     renamed: dict = {}
+    matches = []
     for other in loops[1:]:
         m = _Match()
         m.vars[id(first.loop_var)], m.back[id(other.loop_var)] = other.loop_var, first.loop_var
         if not (first.kind == other.kind and first.thread_binding == other.thread_binding
                 and first.annotations == other.annotations and m.eq(first.body, other.body)):
             return None
+        matches.append(m)
         for key, (iv, dom) in m.doms.items():
             doms.setdefault(key, [iv]).append(dom)
         for block, name in m.names:
@@ -148,8 +150,14 @@ def _merged(loops: list) -> "For | None":
     if reset & set(doms):
         return None
     new_dom, names = {}, {}
+    run = _run_domains(first, loops[1:], matches, doms)
+    if run is None:
+        return None
     for key, found in doms.items():
         iv = found[0]
+        if key in run:
+            new_dom[key] = run[key]
+            continue
         pairs = [(const_of(d.min), const_of(d.extent)) for d in [iv.dom] + found[1:]]
         if len(pairs) != len(loops) or not _consecutive(pairs):
             return None
@@ -169,6 +177,45 @@ def _merged(loops: list) -> "For | None":
     body = transform(first.body, post)
     loop = attrs.evolve(first, extent=IntImm(first.extent.dtype, total), body=body)
     return _capped(loop, {key for key, found in doms.items() if found[0].kind == IterKind.SPATIAL})
+
+
+def _run_domains(first: For, others: list, matches: list, doms: dict) -> "dict | None":
+    """{id of a spatial block variable: the range its binding runs} for the variables whose
+    domains differ between the copies although the copies do not partition them: TVM 0.27's
+    ``loop_partition`` of a blockized block gives the inner block's variable the partition's
+    range as its domain (``T.axis.spatial((7, 8), ax1_1)`` over ``range(2)``) while the
+    binding runs the same tile in every copy. A copy whose binding leaves its declared domain
+    shows it; the block variable is then what the binding runs (TVM's code substitutes the
+    binding; a spatial domain is only a declaration), which must be one range in every copy.
+    None when such a variable's copies run different ranges (nothing is merged)."""
+    spatial = {key for key, found in doms.items() if found[0].kind == IterKind.SPATIAL}
+    if not spatial:
+        return {}
+    copies = [(first.body, None)] + [(o.body, m) for o, m in zip(others, matches)]
+    runs: dict = {}
+    outside: set = set()
+    for body, m in copies:
+        for realize, loops in block_realizes(body):
+            for iv in realize.block.iter_vars:
+                key = id(iv.var) if m is None else id(m.back.get(id(iv.var), iv.var))
+                if key not in spatial:
+                    continue
+                spans = binding_spans(realize, loops)
+                lo, ext = const_of(iv.dom.min), const_of(iv.dom.extent)
+                span = (spans or {}).get(iv.var)
+                runs.setdefault(key, []).append(span)
+                if span is not None and lo is not None and ext is not None \
+                        and not lo <= span[0] <= span[1] < lo + ext:
+                    outside.add(key)
+    out = {}
+    for key in outside:
+        spans = runs[key]
+        if len(spans) != len(copies) or None in spans or len(set(spans)) != 1:
+            return None
+        a, b = spans[0]
+        iv = doms[key][0]
+        out[key] = Range(IntImm(iv.dom.min.dtype, a), IntImm(iv.dom.extent.dtype, b + 1 - a))
+    return out
 
 
 def _capped(loop: For, keys: set) -> For:

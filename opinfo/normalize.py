@@ -610,8 +610,25 @@ def as_lowered(func: PrimFunc) -> PrimFunc:
     return drop_dead_blocks(unblockize(move_block_loops(read_through_copies(merge_partitions(func), index_only=True))))
 
 
+_RECENT: dict = {}
+"""id(func) -> (func, normalized): the last few answers (analysis asks for one function more
+than once: the decomposition, then whole-function recognizers through :func:`.tags.under_tag`);
+the function is held so that its id is not reused meanwhile."""
+
+
 def normalize(func: PrimFunc) -> "PrimFunc | None":
     """The function the recognizers should read (see the module docstring), or None."""
+    hit = _RECENT.get(id(func))
+    if hit is not None and hit[0] is func:
+        return hit[1]
+    out = _normalize(func)
+    if len(_RECENT) >= 16:
+        _RECENT.pop(next(iter(_RECENT)))
+    _RECENT[id(func)] = (func, out)
+    return out
+
+
+def _normalize(func: PrimFunc) -> "PrimFunc | None":
     # pad_einsum's pads read through before predicates go: a reader's predicate may be what
     # keeps it inside the unpadded part (a reduction split by the unpadded extent)
     func = unpad_einsum(distribute(merge_inits(forward_fills(clip_copies(as_lowered(func))))))
