@@ -49,12 +49,18 @@ MAX_POINTS = 1 << 17
 SHAPE_VALUES = (7, 12, 5, 29)
 """Values given to the function's shape variables in turn."""
 
+SMALL_SHAPE_VALUES = (2, 1)
+"""Values tried in turn when a block's loops are too many to enumerate at every one of
+:data:`SHAPE_VALUES` (a scheduled nest over a symbolic batch: 10^5 iterations per unit of
+``n``): the function must be right at a batch of one too."""
+
 _ERRORS = (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError, KeyError)
 
 
 
-def _refuted(realize, loops, env: dict, is_param) -> bool:
-    """The block's loops provably break the assumption at these shape-variable values."""
+def _refuted(realize, loops, env: dict, is_param) -> "bool | None":
+    """The block's loops provably break the assumption at these shape-variable values; None
+    when they are too many to enumerate there."""
     block = realize.block
     doms = []
     for iv in block.iter_vars:
@@ -63,10 +69,10 @@ def _refuted(realize, loops, env: dict, is_param) -> bool:
             return False  # shape values at which the function makes no sense
         doms.append((lo, ext))
     if math.prod(e for _, e in doms) > MAX_POINTS:
-        return False
+        return None
     got = loops_points(loops, env, MAX_POINTS)
     if got is None:
-        return False
+        return None
     loop_env, size, _ = got
     if size == 0:  # the loops run nothing of a domain that is not empty
         return any(is_param(b) for b in stored(block).values()) or \
@@ -374,7 +380,17 @@ def misrealized(func) -> bool:
         if any(is_param(b) for b in stored(realize.block).values()) and \
                 covers_domain(realize, loops, symbols, spatial_only=True) is False:
             return True  # a writer of an output leaves points out (enumerated without the loops it does not need)
+        judged = False
         for env in shape_envs(free, SHAPE_VALUES):
-            if _refuted(realize, loops, env, is_param):
+            got = _refuted(realize, loops, env, is_param)
+            if got:
                 return True
+            judged |= got is not None
+        if not judged and free:
+            for env in shape_envs(free, SMALL_SHAPE_VALUES):
+                got = _refuted(realize, loops, env, is_param)
+                if got:
+                    return True
+                if got is not None:
+                    break
     return False
