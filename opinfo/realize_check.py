@@ -22,7 +22,8 @@ Spatial points run more than once are allowed (each run stores the same value: T
 
 Only what can be enumerated is judged: loops between the block and the enclosing block whose
 extents, the block's domain, bindings and predicate use nothing but those loops and the
-function's shape variables. Shape variables (``n``) are given a few values; a refutation at
+function's shape variables. Shape variables (``n``) are given a few values (and 2, then 1,
+when the loops are too many to enumerate at every one of them); a refutation at
 any of them refutes (the function must be right for every ``n``), a value at which the
 block's domain is empty is skipped, and loops that run nothing of a domain that is not empty
 refute (``(n - 24) // 25`` iterations for ``(n + 24) // 25``).
