@@ -19,7 +19,7 @@ import numpy as np
 
 from tir.function import PrimFunc
 
-from .attention import attention_shapes, reference, stored_scalings
+from .attention import attention_shapes, reference, run_tolerance, stored_scalings
 from .info import OpInfo, Operand
 from .recognize.running import poisoned, run
 
@@ -55,7 +55,7 @@ def _agreeing(func, bufs, shapes, scale, masks: list, runs: int = 2) -> list:
         got = run(func, ins + [poisoned(shapes[4], str(bufs[4].dtype))])
         if got is None:
             return []
-        tol = 1e-4 if str(bufs[4].dtype) == "float32" else 2e-2
+        tol = run_tolerance(bufs)
         masks = [m for m in masks
                  if np.allclose(got, reference(*ins[:3], scale, m, bias=ins[3]), rtol=tol, atol=tol)]
     return masks

@@ -4,6 +4,7 @@ keys with the causal mask and the bias where asked."""
 from __future__ import annotations
 
 from ..buffer import Buffer
+from ..dtype import dtype
 from ..builder import Builder, index, max_, sum_
 from ..expr import LE, Cast, Max, PrimExpr, Select, as_int
 from . import softmax as sm
@@ -15,6 +16,14 @@ OPS: dict = {}
 
 
 # ---------------------------------------------------------------- nn.attention(_bias)
+_HALF = ("float16", "bfloat16")
+
+
+def _as(value: PrimExpr, to) -> PrimExpr:
+    """``value`` cast to ``to`` when it is of another type (TVM's promotion)."""
+    return value if str(value.dtype) == str(to) else Cast(dtype(to), value)
+
+
 def _batch_of(row, heads, batch, own_batch):
     """The batch a row ``b*H + h`` of the flattened scores reads from a tensor of batch
     ``own_batch`` (TVM's reshape wraps it: a batch of 1 serves every row)."""
@@ -84,7 +93,10 @@ def attention(b: Builder, q: Buffer, k: Buffer, v: Buffer, bias: "Buffer | None"
         root = _call("sqrt", _f(as_int(dim), q.dtype) if as_int(dim) is not None else Cast(q.dtype, dim))
         p = b.compute("T_divide", scores.shape, lambda *i: scores[i] / root, names=names)
     else:
-        p = b.compute("T_multiply", scores.shape, lambda *i: scores[i] * _f(scale, q.dtype), names=names)
+        # Relax multiplies by a float32 constant: half-precision scores are promoted there
+        # and everything after them is float32 (the output too)
+        wide = dtype("float32") if str(q.dtype) in _HALF else q.dtype
+        p = b.compute("T_multiply", scores.shape, lambda *i: _as(scores[i], wide) * _f(scale, wide), names=names)
     if bias is not None:
         p = _add_bias(b, p, bias, op, heads, batch)
     if causal_mask is None:
@@ -93,7 +105,8 @@ def attention(b: Builder, q: Buffer, k: Buffer, v: Buffer, bias: "Buffer | None"
         weights = _masked_softmax(b, p, _causal_offset(op, causal_mask, seq, seq_kv))
     red2 = b.reduce_axis(seq_kv, "k")
     out = b.compute("T_batch_matmul_NN", [rows, seq, dim_v], lambda r, i, j: sum_(
-        weights[r, i, red2.var] * v[_batch_of(r, heads, batch, v.shape[0]), red2.var, h_of(r), j], red2),
+        weights[r, i, red2.var] * _as(v[_batch_of(r, heads, batch, v.shape[0]), red2.var, h_of(r), j],
+                                      weights.dtype), red2),
         names=["b", "i", "j"])
     return b.compute("T_transpose", [batch, seq, heads, dim_v],
                      lambda n, s, h, d: out[add(mul(n, heads), h), s, d], names=[f"ax{d}" for d in range(4)])
@@ -110,7 +123,7 @@ def _add_bias(b: Builder, p: Buffer, bias: Buffer, op: str, heads, batch) -> Buf
         picked = {2: [0, 3], 3: [0, 2, 3], 4: [0, 1, 2, 3]}[bias.ndim]
         return tuple(index(0) if as_int(bias.shape[n]) == 1 else full[d] for n, d in enumerate(picked))
 
-    return b.compute("T_add", p.shape, lambda r, i, j: p[r, i, j] + bias[at(r, i, j)],
+    return b.compute("T_add", p.shape, lambda r, i, j: p[r, i, j] + _as(bias[at(r, i, j)], p.dtype),
                      names=[f"ax{d}" for d in range(3)])
 
 
