@@ -38,7 +38,7 @@ from tir.expr import BufferLoad, IntImm, Var
 from tir.functor import post_order_visit
 from tir.stmt import BufferStore, IterKind
 
-from .affine import const_of, equal_extents
+from .affine import affine, const_of, equal_extents
 from .coverage import block_realizes, copy_order
 from .rewrite import stored
 from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, loops_points, scalar_int,
@@ -393,5 +393,41 @@ def misrealized(func) -> bool:
                 if got:
                     return True
                 if got is not None:
+                    judged = True
                     break
+        if not judged and _repeats_inside_reduction(realize, loops):
+            return True
+    return False
+
+
+def _repeats_inside_reduction(realize, loops) -> bool:
+    """Without enumerating (a nest too large for it): a reduction block with an init, no
+    predicate, under a loop ``L`` its bindings do not read, nested inside a loop ``R`` that
+    one of its reduction bindings reads affinely (both running at least two iterations).
+    At a value of ``R`` that puts that variable past its minimum, no init runs while ``L``
+    repeats the same instances: each is added again (TVM 0.27 leaves an rfactor block that
+    ``compute_at`` placed under a consumer's tile loops so; what :func:`_bad_reduction`
+    refutes when the nest can be enumerated)."""
+    block = realize.block
+    if block.init is None or not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1):
+        return False
+    used: set = set()  # what the bindings read, and anything the block reads itself
+    for value in realize.iter_values:
+        collect_vars(value, used)
+    for part in (block.body, block.init):
+        post_order_visit(part, lambda n: used.add(n) if isinstance(n, Var) else None)
+    feeding: set = set()
+    for iv, value in zip(block.iter_vars, realize.iter_values):
+        form = affine(value) if iv.kind == IterKind.REDUCE else None
+        if form:
+            feeding |= {atom for atom, coef in form.items() if isinstance(atom, Var) and coef != 0}
+    outer_feeds = False
+    for lp in loops:
+        ext = const_of(lp.extent)
+        if ext is None or ext < 2:
+            continue
+        if lp.loop_var in feeding:
+            outer_feeds = True
+        elif outer_feeds and lp.loop_var not in used:
+            return True
     return False

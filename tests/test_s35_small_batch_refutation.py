@@ -14,6 +14,7 @@ import numpy as np
 
 import opinfo
 import tir
+from opinfo.probe import shape_vars
 from opinfo.realize_check import MAX_POINTS, SHAPE_VALUES, misrealized
 from tir.interp import interpret
 
@@ -69,3 +70,28 @@ def test_repeats_inside_compute_something_else():
     out = np.zeros((1,), "float32")
     interpret(func, x, out)
     assert not np.allclose(out, x.sum(axis=(1, 2)), rtol=1e-4, atol=1e-4)
+
+
+def _static(loops: str, batch: int):
+    text = _TEXT.replace("LOOPS", loops.replace("T.grid(n,", f"T.grid(T.int64({batch}),")
+                         .replace("T.int64(8), n,", f"T.int64(8), T.int64({batch}),"))
+    text = text.replace("(n, T.int64(64), T.int64(64))", f"(T.int64({batch}), T.int64(64), T.int64(64))")
+    text = text.replace("(n,)", f"(T.int64({batch}),)").replace("T.axis.spatial(n, ax0)",
+                                                                f"T.axis.spatial(T.int64({batch}), ax0)")
+    (_, func), = tir.parse(text).prim_funcs()
+    return func
+
+
+def test_static_nests_too_large_to_enumerate_are_judged_by_their_loops():
+    # 5 x 64 x 8 x 64 iterations: past what is enumerated; the repeat loop inside the
+    # reduction's loops is refuted from the loops alone, outside it is not
+    assert 5 * 64 * 8 * 64 > MAX_POINTS
+    func = _static(INSIDE, 5)
+    assert not shape_vars(func)
+    assert misrealized(func)
+    assert not opinfo.analyze(func).ops
+    for loops in (OUTSIDE, PLAIN):
+        func = _static(loops, 5)
+        assert not misrealized(func)
+        assert [(op.name, dict(op.attrs)) for op in opinfo.analyze(func).ops] == \
+            [("sum", {"axis": (1, 2), "keepdims": False})]
