@@ -39,7 +39,7 @@ from tir.builder import access_regions, store_regions
 from tir.dtype import bool_
 from tir.expr import GE, LT, Add, BufferLoad, Cast, IntImm, Var
 from tir.function import PrimFunc
-from tir.functor import pre_order_visit, substitute, transform, transform_stmts
+from tir.functor import pre_order_visit, remembered, substitute, transform, transform_stmts
 from tir.stmt import BlockRealize, BufferStore, For, IterKind, IterVar
 
 from .affine import ONE, add_forms, affine, const_of, equal_extents
@@ -318,24 +318,11 @@ def _clipped(realize: BlockRealize, loops: "tuple | None" = None, symbols: froze
     return attrs.evolve(realize, predicate=predicate, block=attrs.evolve(block, iter_vars=ivars))
 
 
-_LAST_CLIPPED: list = [None, None]
-"""(function, its :func:`clip_copies`) of the last call: the opaque path of
-:func:`.api.recognize_ops` and the whole-function recognizers of :func:`.api.analyze` clip
-the same function (functions are immutable)."""
-
-
+@remembered(1)  # recognize_ops' opaque path and analyze's whole-function recognizers clip the same function
 def clip_copies(func: PrimFunc) -> PrimFunc:
     """``func`` with every element copy block that runs past an end of its buffers (a
     blockized copy of a split loop's whole last tile, or bindings past the declared domain)
     restricted to the elements inside."""
-    if _LAST_CLIPPED[0] is func:
-        return _LAST_CLIPPED[1]
-    out = _clip_copies(func)
-    _LAST_CLIPPED[:] = [func, out]
-    return out
-
-
-def _clip_copies(func: PrimFunc) -> PrimFunc:
     copies = [(r, loops) for r, loops in block_realizes(func.body) if _copy_block(r.block)]
     if not copies:
         return func  # (most functions: the rest is not worked out)

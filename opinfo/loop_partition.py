@@ -27,7 +27,7 @@ import attrs
 from tir.buffer import BufferRegion, Range
 from tir.expr import IntImm, Var
 from tir.function import PrimFunc
-from tir.functor import node_fields, post_order_stmts, transform, transform_stmts
+from tir.functor import node_fields, post_order_stmts, remembered, transform, transform_stmts
 from tir.node import Map, Node
 from tir.stmt import Block, BlockRealize, For, IterKind, IterVar, SeqStmt
 
@@ -249,24 +249,13 @@ def _capped(loop: For, keys: set) -> For:
     return transform(loop, post)
 
 
-_RECENT: dict = {}
-"""id(func) -> (func, merged): the last few answers (analyze asks for one function several
-times); the function is held so that its id is not reused meanwhile."""
-
-
+@remembered(16)  # analyze asks for one function several times
 def merge_partitions(func: PrimFunc) -> PrimFunc:
     """``func`` with the copies ``loop_partition`` made merged back (module docstring);
     unchanged when there are none. Reductions whose loops then run a box smaller than
     their declared domain get that box (:mod:`.realized_domain`: the first rewrite every
     reader of a function applies, as this one)."""
-    hit = _RECENT.get(id(func))
-    if hit is not None and hit[0] is func:
-        return hit[1]
-    out = shrink_reductions(_merge_partitions(func))
-    if len(_RECENT) >= 16:
-        _RECENT.pop(next(iter(_RECENT)))
-    _RECENT[id(func)] = (func, out)
-    return out
+    return shrink_reductions(_merge_partitions(func))
 
 
 def _merge_partitions(func: PrimFunc) -> PrimFunc:

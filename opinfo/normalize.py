@@ -60,7 +60,7 @@ import numpy as np
 
 from tir.expr import BufferLoad, FloatImm, IntImm, Var
 from tir.function import PrimFunc
-from tir.functor import post_order_stmts, pre_order_visit, substitute, transform
+from tir.functor import post_order_stmts, pre_order_visit, remembered, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, IterKind, SeqStmt
 from tir.buffer import BufferRegion
 
@@ -610,22 +610,10 @@ def as_lowered(func: PrimFunc) -> PrimFunc:
     return drop_dead_blocks(unblockize(move_block_loops(read_through_copies(merge_partitions(func), index_only=True))))
 
 
-_RECENT: dict = {}
-"""id(func) -> (func, normalized): the last few answers (analysis asks for one function more
-than once: the decomposition, then whole-function recognizers through :func:`.tags.under_tag`);
-the function is held so that its id is not reused meanwhile."""
-
-
+@remembered(16)  # the decomposition, then whole-function recognizers (tags.under_tag), ask again
 def normalize(func: PrimFunc) -> "PrimFunc | None":
     """The function the recognizers should read (see the module docstring), or None."""
-    hit = _RECENT.get(id(func))
-    if hit is not None and hit[0] is func:
-        return hit[1]
-    out = _normalize(func)
-    if len(_RECENT) >= 16:
-        _RECENT.pop(next(iter(_RECENT)))
-    _RECENT[id(func)] = (func, out)
-    return out
+    return _normalize(func)
 
 
 def _normalize(func: PrimFunc) -> "PrimFunc | None":

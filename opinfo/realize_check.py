@@ -381,23 +381,27 @@ def misrealized(func) -> bool:
         if any(is_param(b) for b in stored(realize.block).values()) and \
                 covers_domain(realize, loops, symbols, spatial_only=True) is False:
             return True  # a writer of an output leaves points out (enumerated without the loops it does not need)
-        judged = False
-        for env in shape_envs(free, SHAPE_VALUES):
-            got = _refuted(realize, loops, env, is_param)
-            if got:
-                return True
-            judged |= got is not None
-        if not judged and free:
-            for env in shape_envs(free, SMALL_SHAPE_VALUES):
-                got = _refuted(realize, loops, env, is_param)
-                if got:
-                    return True
-                if got is not None:
-                    judged = True
-                    break
-        if not judged and _repeats_inside_reduction(realize, loops):
+        got = _verdict(realize, loops, shape_envs(free, SHAPE_VALUES), is_param)
+        if got is None and free:
+            got = _verdict(realize, loops, shape_envs(free, SMALL_SHAPE_VALUES), is_param, first=True)
+        if got or (got is None and _repeats_inside_reduction(realize, loops)):
             return True
     return False
+
+
+def _verdict(realize, loops, envs, is_param, first: bool = False) -> "bool | None":
+    """True when :func:`_refuted` refutes at one of ``envs``; else False when some could be
+    enumerated (with ``first``, the first that could ends the search), None when none could."""
+    verdict = None
+    for env in envs:
+        got = _refuted(realize, loops, env, is_param)
+        if got:
+            return True
+        if got is not None:
+            verdict = False
+            if first:
+                break
+    return verdict
 
 
 def _repeats_inside_reduction(realize, loops) -> bool:

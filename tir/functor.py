@@ -7,6 +7,7 @@ every use keeps pointing at the same (new) Buffer.
 """
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from typing import Callable
 
@@ -87,6 +88,27 @@ def post_order_visit(node: Node, fn: Callable[[Node], None]) -> None:
     """
     for n in post_order_nodes(node):
         fn(n)
+
+
+def remembered(size: int):
+    """Decorator for a function of one node: its last ``size`` answers are kept by the
+    node's identity and given again (nodes never change; analyses ask for one function's
+    rewrite several times). The node is held, so its id is not reused while it is kept."""
+    def wrap(fn):
+        kept: dict = {}
+
+        @functools.wraps(fn)
+        def call(node):
+            hit = kept.get(id(node))
+            if hit is not None and hit[0] is node:
+                return hit[1]
+            out = fn(node)
+            if len(kept) >= size:
+                kept.pop(next(iter(kept)))
+            kept[id(node)] = (node, out)
+            return out
+        return call
+    return wrap
 
 
 _WALKS: OrderedDict = OrderedDict()

@@ -4,11 +4,11 @@ keys with the causal mask and the bias where asked."""
 from __future__ import annotations
 
 from ..buffer import Buffer
-from ..dtype import dtype
 from ..builder import Builder, index, max_, sum_
+from ..dtype import dtype
 from ..expr import LE, Cast, Max, PrimExpr, Select, as_int
 from . import softmax as sm
-from .common import OpError, add, mul, sub
+from .common import OpError, add, cast_to, mul, sub
 from .nn_extra import _call, _f, _same_extent
 
 OPS: dict = {}
@@ -17,11 +17,6 @@ OPS: dict = {}
 
 # ---------------------------------------------------------------- nn.attention(_bias)
 _HALF = ("float16", "bfloat16")
-
-
-def _as(value: PrimExpr, to) -> PrimExpr:
-    """``value`` cast to ``to`` when it is of another type (TVM's promotion)."""
-    return value if str(value.dtype) == str(to) else Cast(dtype(to), value)
 
 
 def _batch_of(row, heads, batch, own_batch):
@@ -96,7 +91,7 @@ def attention(b: Builder, q: Buffer, k: Buffer, v: Buffer, bias: "Buffer | None"
         # Relax multiplies by a float32 constant: half-precision scores are promoted there
         # and everything after them is float32 (the output too)
         wide = dtype("float32") if str(q.dtype) in _HALF else q.dtype
-        p = b.compute("T_multiply", scores.shape, lambda *i: _as(scores[i], wide) * _f(scale, wide), names=names)
+        p = b.compute("T_multiply", scores.shape, lambda *i: cast_to(scores[i], wide) * _f(scale, wide), names=names)
     if bias is not None:
         p = _add_bias(b, p, bias, op, heads, batch)
     if causal_mask is None:
@@ -105,7 +100,7 @@ def attention(b: Builder, q: Buffer, k: Buffer, v: Buffer, bias: "Buffer | None"
         weights = _masked_softmax(b, p, _causal_offset(op, causal_mask, seq, seq_kv))
     red2 = b.reduce_axis(seq_kv, "k")
     out = b.compute("T_batch_matmul_NN", [rows, seq, dim_v], lambda r, i, j: sum_(
-        weights[r, i, red2.var] * _as(v[_batch_of(r, heads, batch, v.shape[0]), red2.var, h_of(r), j],
+        weights[r, i, red2.var] * cast_to(v[_batch_of(r, heads, batch, v.shape[0]), red2.var, h_of(r), j],
                                       weights.dtype), red2),
         names=["b", "i", "j"])
     return b.compute("T_transpose", [batch, seq, heads, dim_v],
@@ -123,7 +118,7 @@ def _add_bias(b: Builder, p: Buffer, bias: Buffer, op: str, heads, batch) -> Buf
         picked = {2: [0, 3], 3: [0, 2, 3], 4: [0, 1, 2, 3]}[bias.ndim]
         return tuple(index(0) if as_int(bias.shape[n]) == 1 else full[d] for n, d in enumerate(picked))
 
-    return b.compute("T_add", p.shape, lambda r, i, j: p[r, i, j] + _as(bias[at(r, i, j)], p.dtype),
+    return b.compute("T_add", p.shape, lambda r, i, j: p[r, i, j] + cast_to(bias[at(r, i, j)], p.dtype),
                      names=[f"ax{d}" for d in range(3)])
 
 
