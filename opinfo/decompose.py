@@ -174,11 +174,13 @@ class Decomposer:
         if outbuf is None or not (isinstance(value, Inlined) or
                                   isinstance(value, BufferLoad) and self.is_param(value.buffer)):
             return None
-        names = {ew_tags.bare(tag(b.name)) for b in op_blocks(self.sem, OpLink(outbuf, [value.buffer]))}
-        name = ew_tags.IDENTITY_TAGS.get(names.pop()) if len(names) == 1 else None
+        names = {ew_tags.folded_name(b.name) for b in op_blocks(self.sem, OpLink(outbuf, [value.buffer]))}
+        name = names.pop() if len(names) == 1 else None
         if name is None or not self._leaves_ok([value], space):
             return None
-        return self._emit_ew((name, {}, (0,), ("lhs",)), [value], space, out)
+        inputs = (("lhs", value, space),)
+        constants = (("rhs", ew_tags.IDENTITY_CONSTANTS[name]),)
+        return self._emit(Match(name, {}, inputs, constants=constants), out)
 
     def _tag_settled(self, found, expr, leaves, out):
         """``found``, or the other reading of the same values whose TVM form carries the

@@ -27,6 +27,23 @@ IDENTITY_TAGS = {"T_add": "add", "T_subtract": "subtract", "T_multiply": "multip
 """The ops whose block is a plain copy of the tensor when TVM folds their constant (``x + 0``,
 ``x - 0``, ``x * 1``, ``x / 1``), by compute tag."""
 
+IDENTITY_CONSTANTS = {"add": 0.0, "subtract": 0.0, "multiply": 1.0, "divide": 1.0}
+"""The right operand each of those ops had for its block to be a copy."""
+
+
+REINDEX = re.compile(r"_reindex(_\d+)?$")
+"""The name ``reindex`` gives its copy block (``T_multiply_reindex``): a copy that may
+transpose and is no op, whatever the tag it carries."""
+
+
+def folded_name(block_name: str) -> "str | None":
+    """The arithmetic op whose compute tag a copy block carries (``T_divide``: TVM folded
+    ``x / 1``), or None -- also for ``reindex``'s copy of such a block, whose tag is the
+    op's but which copies what the op computed (or, edited, anything else)."""
+    if REINDEX.search(block_name):
+        return None
+    return IDENTITY_TAGS.get(bare(tag(block_name)))
+
 
 def bare(t: str) -> str:
     """A tag without the digits FuseTIR appends to a repeated block name (``T_where1``)."""

@@ -53,7 +53,6 @@ analyzer sees the scheduled form.
 from __future__ import annotations
 
 import math
-import re
 
 import attrs
 import numpy as np
@@ -69,7 +68,7 @@ from .block_loops import clip_copies, move_block_loops
 from .blockize import unblockize
 from .coverage import block_realizes, same_index_copy
 from .distribute import distribute
-from .ew_tags import IDENTITY_TAGS, bare
+from .ew_tags import REINDEX, folded_name
 from .init_order import block_places, init_runs_first
 from .padding import merge_padding
 from .partial_copy import read_through_copies
@@ -85,7 +84,6 @@ from .unit_axes import restore_unit_vars
 from .rewrite import EMPTY, loaded, prune, stored, stores_in, without_allocs
 from .rfactor import merge_rfactor
 from .rfactor_guarded import merge_guarded_rfactor
-from .tags import tag
 
 def _touches(block: Block, buf) -> bool:
     return any(r.buffer is buf for r in block.reads + block.writes)
@@ -288,7 +286,7 @@ def _copy_pair(block: Block, symbols=frozenset()) -> "tuple | None":
             # a domain past the buffers' end (a ``write_at`` copy of whole tiles)
             return enumerated()
     order = tuple(d if d in units else pos_l[id(i)] for d, i in enumerate(store.indices))
-    if order != tuple(range(len(order))) and not _REINDEX.search(block.name) and not _cache_named(block, store, load):
+    if order != tuple(range(len(order))) and not REINDEX.search(block.name) and not _cache_named(block, store, load):
         return None  # a transposing copy named otherwise is an op (permute_dims of a fused kernel)
     return store.buffer, load.buffer, order
 
@@ -355,10 +353,6 @@ def _fills_at(block: Block, store: BufferStore, env: dict) -> bool:
 _MAX_COPY_PASSES = 16
 """Copies a chain of cache primitives can stack (each pass removes one per buffer)."""
 
-_REINDEX = re.compile(r"_reindex(_\d+)?$")
-"""The name ``reindex`` gives its copy block: the only copy that transposes and is no op."""
-
-
 def _var_positions(indices, ivars: dict, dims: list) -> "dict | None":
     """id(block variable) -> its dimension (``dims[k]`` for ``indices[k]``), when ``indices``
     are the block's variables once each."""
@@ -414,7 +408,7 @@ def folded_op(block: Block) -> bool:
     """Whether a copy block carries an arithmetic op's compute tag (``T_divide``: TVM folded
     ``x / 1``; a ``mean`` over extent-1 axes leaves one): an op, not a cache copy (those are
     named after their buffer, ``T_divide_local``, or ``<tag>_reindex``)."""
-    return not _REINDEX.search(block.name) and bare(tag(block.name)) in IDENTITY_TAGS
+    return folded_name(block.name) is not None
 
 
 def drop_cache_copies(func: PrimFunc) -> PrimFunc:

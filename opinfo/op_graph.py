@@ -16,8 +16,7 @@ from tir.expr import BufferLoad
 from tir.functor import pre_order_visit
 
 from .copy_tags import contradicted, order_preserving, settle
-from .ew_tags import IDENTITY_TAGS, bare
-from .tags import tag
+from .ew_tags import folded_name
 from .fusion import FuseNode, one_group
 from .kind import blocks_kind
 from .recognize.common import shape_of
@@ -102,7 +101,7 @@ def folded_copies(sem) -> list:
     compute tag of an arithmetic op (``T_divide``: ``x / 1`` with its constant folded)."""
     found = []
     for st in sem.stages:
-        name = IDENTITY_TAGS.get(bare(tag(st.block.name)))
+        name = folded_name(st.block.name)
         if name is not None and _plain_copy(st):
             found.append((st, name))
     return found

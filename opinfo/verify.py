@@ -23,7 +23,7 @@ import numpy as np
 
 from tir.function import PrimFunc
 
-from .info import OpInfo
+from .info import OpInfo, Operand
 
 MAX_ELEMENTS = 4_000_000
 """Largest total number of buffer elements a function may have to be run for the check."""
@@ -145,7 +145,7 @@ def verify_op(func: PrimFunc, op: OpInfo, rng=None, packed: "bool | None" = None
     ``tir.interpret`` (a run past it leaves the answer unchecked)."""
     if op.output is None or op.output.param is None or any(o.param is None for o in op.operands):
         return None
-    key = (id(func), op.name, op.attrs, op.operands, op.output)
+    key = (id(func), op.name, op.attrs, op.operands, op.output, op.constants)
     try:
         hit = _CONFIRMED.get(key)
     except TypeError:  # an attribute value that cannot be hashed: no memo
@@ -161,7 +161,7 @@ def verify_op(func: PrimFunc, op: OpInfo, rng=None, packed: "bool | None" = None
 
 
 _CONFIRMED: dict = {}
-"""``(id(func), op name, attributes, operands, output) -> func`` for answers confirmed in
+"""``(id(func), op name, attributes, operands, output, constants) -> func`` for answers confirmed in
 this process: ``opinfo analyze --verify`` checks again what analyze's own check confirmed.
 Bounded; the function is kept to check the id."""
 
@@ -190,7 +190,8 @@ def _verify_plain(func: PrimFunc, op: OpInfo, rng, symbolic: int, max_steps) -> 
         if built is None:
             return None
         fresh, symbolic, arrays = built
-        count = len(fresh.params) - len(op.operands)
+        args = _call_args(func, op)
+        count = len(fresh.params) - len(args)
         start = op.output.param if op.output.param + count <= len(arrays) else len(arrays) - count
         outs = range(start, start + count)  # the op's outputs: from the one named, or the last ones
         if count < 1 or not start <= op.output.param < outs.stop:
@@ -215,8 +216,9 @@ def _verify_plain(func: PrimFunc, op: OpInfo, rng, symbolic: int, max_steps) -> 
                 arrays, gentle = None, True
                 continue
             blank = [arrays[k] for k in outs]  # same start: an element neither writes agrees
-            theirs = run_copies(fresh, [arrays[o.param] for o in op.operands] + blank, max_steps=max_steps)
-            theirs = theirs[len(op.operands):]
+            given = [arrays[a.param] if isinstance(a, Operand) else a for a in args]
+            theirs = run_copies(fresh, given + blank, max_steps=max_steps)
+            theirs = theirs[len(args):]
             if not any(differ(mine[k], t) for k, t in zip(outs, theirs)):
                 return True
             draws, arrays = draws + 1, None
@@ -242,8 +244,8 @@ def _fresh(func: PrimFunc, op: OpInfo, rng, symbolic: int) -> "tuple | None":
         arrays = random_inputs(func, rng, symbolic=value)
         if sum(a.size for a in arrays) > MAX_ELEMENTS:
             return None
-        inputs = [(tuple(arrays[o.param].shape), str(func.buffer_map[params[o.param]].dtype))
-                  for o in op.operands]
+        inputs = [(tuple(arrays[a.param].shape), str(func.buffer_map[params[a.param]].dtype))
+                  if isinstance(a, Operand) else ((), str(a.dtype)) for a in _call_args(func, op)]
         try:
             fresh = tir.topi.lower(op.name, inputs, **given)
         except ValueError:
@@ -252,6 +254,19 @@ def _fresh(func: PrimFunc, op: OpInfo, rng, symbolic: int) -> "tuple | None":
             continue
         return fresh, value, arrays
     return None
+
+
+def _call_args(func: PrimFunc, op: OpInfo) -> list:
+    """The op's arguments in call order: its operands, and a scalar constant operand
+    (``multiply(x, R.const(0.5))``, TVM having folded it into the loops) as a 0-d array of
+    the tensor operand's type, on its side (``lhs`` first, ``rhs`` last)."""
+    args = list(op.operands)
+    if op.constants and op.operands:
+        dtype = str(func.buffer_map[list(func.params)[op.operands[0].param]].dtype)
+        for role, value in op.constants:
+            const = np.array(value, dtype=dtype)
+            args = [const] + args if role == "lhs" else args + [const]
+    return args
 
 
 def verify(func: PrimFunc, info, rng=None) -> "list":
