@@ -12,8 +12,9 @@ functions (``CHEAP_ELEMENTS``, symbolic extents at 1 when that makes a function 
 runs that walk more than ``CHEAP_STEPS`` loop iterations one at a time are stopped: the
 answer is withdrawn when the op computes something else), ``opinfo analyze --verify`` and
 :func:`verify_op` on any function up to ``MAX_ELEMENTS`` elements in its buffers. An op the
-library cannot build from the answer (an operand that is a scalar constant or comes from
-``main``, a multi-op kernel) is left unchecked (None).
+library cannot build from the answer (an operand that comes from ``main``, a multi-op
+kernel) is left unchecked (None); a scalar constant operand is built as a 0-d tensor of
+the other operand's type.
 """
 from __future__ import annotations
 
