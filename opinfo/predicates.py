@@ -10,6 +10,7 @@ that does not is left out of the domain, so nothing about it is proven.
 from __future__ import annotations
 
 import attrs
+import numpy as np
 
 from tir.expr import GE, LE, LT, Add, BufferLoad, Cast, FloorDiv, FloorMod, IntImm, Mul, SizeVar, Sub, Var
 from tir.function import PrimFunc
@@ -204,15 +205,71 @@ def drop_predicates(func: PrimFunc) -> "PrimFunc | None":
     def post(n):
         if not isinstance(n, BlockRealize) or is_true(n.predicate):
             return None
+        repeats = n.block.name in loops_of and _recomputable(n.block, writers)
         if not restates_domain(n, dom) and not (n.block.name in loops_of and covers_exactly(
-                n, loops_of[n.block.name], lambda r, d: restates_domain(r, {**dom, **d}),
-                repeats=_recomputable(n.block, writers))):
-            bad.append(n)
-            return None
+                n, loops_of[n.block.name], lambda r, d: restates_domain(r, {**dom, **d}), repeats=repeats)):
+            box = prefix_box(n, loops_of[n.block.name], repeats) if n.block.name in loops_of else None
+            if box is None:
+                bad.append(n)
+                return None
+            n = attrs.evolve(n, block=attrs.evolve(n.block, iter_vars=box))
         return attrs.evolve(n, predicate=IntImm(n.predicate.dtype, 1))
 
     out = transform_stmts(func, post)
     return None if bad else out
+
+
+PREFIX_POINTS = 1 << 16
+"""Loop iterations :func:`prefix_box` enumerates at most."""
+
+
+def prefix_box(realize: BlockRealize, loops: tuple, repeats: bool = False) -> "list | None":
+    """The block's iteration variables with their domains cut to what its loops and
+    predicate run, when that is a box of leading parts of the spatial domains (each point
+    once; more than once with ``repeats``), reduction domains run whole; else None.
+    ``reverse_compute_inline`` of a slice into its producer leaves such a block: the
+    producer's domain of 13 under ``T.where(v < 12)``, writing a buffer of 12 -- a block of
+    12 points. What it no longer computes is missing for whatever reads it, which the
+    uninitialised-read and coverage checks judge on the function as scheduled. Constant
+    loops and domains only, every variable the predicate and bindings read a loop of
+    ``loops``."""
+    from .probe import NotEvaluable, evaluate_points, loops_points
+
+    block = realize.block
+    doms = [(const_of(iv.dom.min), const_of(iv.dom.extent)) for iv in block.iter_vars]
+    if not doms or any(lo is None or ext is None for lo, ext in doms):
+        return None
+    loop_vars = {lp.loop_var for lp in loops}
+    used: set = set()
+    for e in (realize.predicate, *realize.iter_values):
+        post_order_visit(e, lambda x: used.add(x) if isinstance(x, Var) else None)
+    if not used <= loop_vars or any(const_of(lp.min) is None or const_of(lp.extent) is None for lp in loops):
+        return None
+    got = loops_points(loops, {}, PREFIX_POINTS)
+    if got is None:
+        return None
+    leaves, size, _ = got
+    try:
+        keep = evaluate_points(realize.predicate, leaves, size).astype(bool)
+        values = [np.asarray(evaluate_points(v, leaves, size))[keep] for v in realize.iter_values]
+    except (NotEvaluable, TypeError, ValueError, ZeroDivisionError):
+        return None
+    if not keep.any():
+        return None
+    box, flat = [], np.zeros(int(keep.sum()), dtype=np.int64)
+    for iv, (lo, ext), v in zip(block.iter_vars, doms, values):
+        if np.any(v != np.floor(v)) or v.min() != lo or v.max() >= lo + ext:
+            return None
+        width = int(v.max()) - lo + 1
+        if width < ext and iv.kind is not IterKind.SPATIAL:
+            return None
+        box.append(width)
+        flat = flat * width + (v.astype(np.int64) - lo)
+    total = int(np.prod(box))
+    if box == [ext for _, ext in doms] or np.unique(flat).size != total or (flat.size != total and not repeats):
+        return None
+    return [attrs.evolve(iv, dom=attrs.evolve(iv.dom, extent=IntImm(iv.dom.extent.dtype, w)))
+            for iv, w in zip(block.iter_vars, box)]
 
 
 def _recomputable(block, writers: dict) -> bool:

@@ -40,6 +40,7 @@ from tir.stmt import BufferStore, IterKind
 
 from .affine import affine, const_of, equal_extents
 from .coverage import block_realizes, copy_order
+from .predicates import prefix_box
 from .rewrite import stored
 from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, loops_points, scalar_int,
                     shape_envs, shape_vars)
@@ -106,7 +107,24 @@ def _refuted(realize, loops, env: dict, is_param) -> "bool | None":
     spatial_points = np.unique(flat_s)
     if IterKind.REDUCE in kinds and _bad_reduction(flat_s, flat_r, red_size, block.init is not None):
         return True
-    return writes_param and spatial_points.size != spatial_size
+    if not writes_param or spatial_points.size == spatial_size:
+        return False
+    # a leading part of every spatial domain, each point run (reverse_compute_inline of a
+    # slice into the block writing the output: domain 7 under ``T.where(v < 6)``) is the
+    # block over that part (predicates.prefix_box); whether the output is written whole is
+    # coverage's question
+    return not _leading_box([values[k] for k in spatial], [doms[k] for k in spatial], spatial_points.size)
+
+
+def _leading_box(values: list, doms: list, count: int) -> bool:
+    """Whether the distinct points (``count`` of them) given per variable fill a box of
+    leading parts of the domains ``doms``."""
+    widths = []
+    for v, (lo, _) in zip(values, doms):
+        if v.size == 0 or v.min() != lo:
+            return False
+        widths.append(int(v.max()) - lo + 1)
+    return math.prod(widths) == count
 
 
 def _past_copy_dropped(block, values: list, doms: list, env: dict) -> list:
@@ -379,8 +397,11 @@ def misrealized(func) -> bool:
         if plain_realize(realize, loops):
             continue
         if any(is_param(b) for b in stored(realize.block).values()) and \
-                covers_domain(realize, loops, symbols, spatial_only=True) is False:
-            return True  # a writer of an output leaves points out (enumerated without the loops it does not need)
+                covers_domain(realize, loops, symbols, spatial_only=True) is False and \
+                prefix_box(realize, loops, repeats=True) is None:
+            # a writer of an output leaves points out (enumerated without the loops it does
+            # not need), other than by running a leading part of its domain (_leading_box)
+            return True
         got = _verdict(realize, loops, shape_envs(free, SHAPE_VALUES), is_param)
         if got is None and free:
             got = _verdict(realize, loops, shape_envs(free, SMALL_SHAPE_VALUES), is_param, first=True)

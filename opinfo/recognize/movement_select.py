@@ -120,8 +120,12 @@ def _concat(e, space, loads):
     if axis is None:
         return None
     offsets = np.cumsum([0] + [x[axis] for x in ext])
-    for l, off in zip(loads, offsets):
+    for l, off, x in zip(loads, offsets, ext):
         t = affine_terms(l, space)
+        if t is not None and x[axis] == 1 and t[axis] == (None, 0, 0):
+            # a piece one wide read at index 0: TVM's simplifier, knowing from the select that
+            # the output index is the piece's offset there, folds ``v - off`` to 0
+            t = t[:axis] + [(axis, 1, -off)] + t[axis + 1:]
         if t is None or any((j, a, b) != (d, 1, -off if d == axis else 0) for d, (j, a, b) in enumerate(t)):
             return None
     env, got = _which(e, space, loads, axis)
