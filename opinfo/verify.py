@@ -186,6 +186,8 @@ def _verify_op(func, op, rng, packed, symbolic, max_steps) -> "bool | None":
 def _verify_plain(func: PrimFunc, op: OpInfo, rng, symbolic: int, max_steps) -> "bool | None":
     from tir.interp import InterpError, StepLimit
 
+    from .recognize.running import symbols
+
     try:
         built = _fresh(func, op, rng, symbolic)
         if built is None:
@@ -197,6 +199,14 @@ def _verify_plain(func: PrimFunc, op: OpInfo, rng, symbolic: int, max_steps) -> 
         outs = range(start, start + count)  # the op's outputs: from the one named, or the last ones
         if count < 1 or not start <= op.output.param < outs.stop:
             return None
+        made = [tuple(int(e.value) for e in b.shape) for b in fresh.buffers[len(args):]]
+        if not symbols(func.buffers) and any(shape != tuple(arrays[k].shape) for k, shape in zip(outs, made)):
+            # the op as named makes a tensor of another shape than the function's output:
+            # its attributes cannot be the function's (a stride read off ``v * 1`` over an
+            # output axis of one element, where the shapes need a stride of 2 or more).
+            # Static shapes only: an output of constant shape over inputs of symbolic ones
+            # holds at one binding only, which the run may not be at
+            return False
         draws, gentle = 0, False
         while draws < DRAWS:
             if arrays is None:
