@@ -254,22 +254,30 @@ def prefix_box(realize: BlockRealize, loops: tuple, repeats: bool = False) -> "l
         values = [np.asarray(evaluate_points(v, leaves, size))[keep] for v in realize.iter_values]
     except (NotEvaluable, TypeError, ValueError, ZeroDivisionError):
         return None
-    if not keep.any():
+    box = leading_widths(values, doms)
+    if box is None or box == [ext for _, ext in doms] or \
+            any(w < ext and iv.kind is not IterKind.SPATIAL for iv, w, (_, ext) in zip(block.iter_vars, box, doms)):
         return None
-    box, flat = [], np.zeros(int(keep.sum()), dtype=np.int64)
-    for iv, (lo, ext), v in zip(block.iter_vars, doms, values):
-        if np.any(v != np.floor(v)) or v.min() != lo or v.max() >= lo + ext:
-            return None
-        width = int(v.max()) - lo + 1
-        if width < ext and iv.kind is not IterKind.SPATIAL:
-            return None
-        box.append(width)
+    flat = np.zeros(int(keep.sum()), dtype=np.int64)
+    for v, (lo, _), width in zip(values, doms, box):
         flat = flat * width + (v.astype(np.int64) - lo)
     total = int(np.prod(box))
-    if box == [ext for _, ext in doms] or np.unique(flat).size != total or (flat.size != total and not repeats):
+    if np.unique(flat).size != total or (flat.size != total and not repeats):
         return None
     return [attrs.evolve(iv, dom=attrs.evolve(iv.dom, extent=IntImm(iv.dom.extent.dtype, w)))
             for iv, w in zip(block.iter_vars, box)]
+
+
+def leading_widths(values: list, doms: list) -> "list | None":
+    """Per variable, how long a leading part of its domain ``(min, extent)`` its values
+    (one array each, whole numbers inside the domain) reach from its minimum on; None when
+    some are empty, start past the minimum, leave the domain or are not whole."""
+    widths = []
+    for v, (lo, ext) in zip(values, doms):
+        if v.size == 0 or np.any(v != np.floor(v)) or v.min() != lo or v.max() >= lo + ext:
+            return None
+        widths.append(int(v.max()) - lo + 1)
+    return widths
 
 
 def _recomputable(block, writers: dict) -> bool:

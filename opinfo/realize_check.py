@@ -40,7 +40,7 @@ from tir.stmt import BufferStore, IterKind
 
 from .affine import affine, const_of, equal_extents
 from .coverage import block_realizes, copy_order
-from .predicates import prefix_box
+from .predicates import leading_widths, prefix_box
 from .rewrite import stored
 from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, loops_points, scalar_int,
                     shape_envs, shape_vars)
@@ -113,18 +113,8 @@ def _refuted(realize, loops, env: dict, is_param) -> "bool | None":
     # slice into the block writing the output: domain 7 under ``T.where(v < 6)``) is the
     # block over that part (predicates.prefix_box); whether the output is written whole is
     # coverage's question
-    return not _leading_box([values[k] for k in spatial], [doms[k] for k in spatial], spatial_points.size)
-
-
-def _leading_box(values: list, doms: list, count: int) -> bool:
-    """Whether the distinct points (``count`` of them) given per variable fill a box of
-    leading parts of the domains ``doms``."""
-    widths = []
-    for v, (lo, _) in zip(values, doms):
-        if v.size == 0 or v.min() != lo:
-            return False
-        widths.append(int(v.max()) - lo + 1)
-    return math.prod(widths) == count
+    widths = leading_widths([values[k] for k in spatial], [doms[k] for k in spatial])
+    return widths is None or math.prod(widths) != spatial_points.size
 
 
 def _past_copy_dropped(block, values: list, doms: list, env: dict) -> list:
@@ -400,7 +390,7 @@ def misrealized(func) -> bool:
                 covers_domain(realize, loops, symbols, spatial_only=True) is False and \
                 prefix_box(realize, loops, repeats=True) is None:
             # a writer of an output leaves points out (enumerated without the loops it does
-            # not need), other than by running a leading part of its domain (_leading_box)
+            # not need), other than by running a leading part of its domain
             return True
         got = _verdict(realize, loops, shape_envs(free, SHAPE_VALUES), is_param)
         if got is None and free:
