@@ -79,15 +79,16 @@ def _keeps_all(realize: BlockRealize, dom: dict) -> bool:
 
 
 def _fill(realize: BlockRealize) -> "BufferStore | None":
-    """The store of a block filling its whole buffer with a constant."""
+    """The store of a block filling its whole buffer with a constant, at its variables
+    (each once, in any order: ``reorder_block_iter_var`` permutes them)."""
     store = _spatial_store(realize)
     block = realize.block
     if store is None or not _is_const(store.value):
         return None
-    ivars = [iv.var for iv in block.iter_vars]
-    if len(store.indices) != len(ivars) or not all(a is b for a, b in zip(store.indices, ivars)):
+    by_var = {id(iv.var): iv for iv in block.iter_vars}
+    if len(store.indices) != len(by_var) or {id(i) for i in store.indices} != set(by_var):
         return None
-    doms = [(const_of(iv.dom.min), affine(iv.dom.extent)) for iv in block.iter_vars]
+    doms = [(const_of(by_var[id(i)].dom.min), affine(by_var[id(i)].dom.extent)) for i in store.indices]
     return store if doms == [(0, affine(s)) for s in store.buffer.shape] else None
 
 
@@ -137,7 +138,9 @@ _FILL_SUFFIX = "_pad_const"
 def _merged(fill: BlockRealize, copy: BlockRealize, offsets: list) -> "BlockRealize | None":
     """One pad block over the fill's variables (see the module docstring)."""
     fstore, cstore = fill.block.body, copy.block.body
-    ws = [iv.var for iv in fill.block.iter_vars]
+    by_var = {id(iv.var): iv for iv in fill.block.iter_vars}
+    ivs = tuple(by_var[id(i)] for i in fstore.indices)  # in the buffer's order (see _fill)
+    ws = [iv.var for iv in ivs]
     tests = _guard(ws, offsets, fstore.buffer.shape)
     if not tests:
         return None
@@ -151,7 +154,7 @@ def _merged(fill: BlockRealize, copy: BlockRealize, offsets: list) -> "BlockReal
     # the pad block's own name is the fill's without decompose_padding's suffix (the copy's
     # may be a cache's or a reindex's after further scheduling)
     name = fill.block.name[:-len(_FILL_SUFFIX)] if fill.block.name.endswith(_FILL_SUFFIX) else copy.block.name
-    block = attrs.evolve(copy.block, name=name, iter_vars=fill.block.iter_vars, reads=reads,
+    block = attrs.evolve(copy.block, name=name, iter_vars=ivs, reads=reads,
                          writes=(BufferRegion.point(fstore.buffer, ws),),
                          body=BufferStore(fstore.buffer, value, tuple(ws)))
     return BlockRealize(ws, IntImm(fill.predicate.dtype, 1), block)

@@ -27,6 +27,9 @@ CASES = [
     ("avg_pool2d_symbolic", "nn.avg_pool2d", {"padding": [1, 0, 1, 0], "pool_size": [2, 2], "strides": [2, 2],
                                               "count_include_pad": False}),  # symbolic batch, offset T.where
     ("conv1d_transpose_symbolic", "nn.conv1d_transpose", {"padding": [1, 0], "strides": [1]}),  # copy split by 4 of 7
+    # fill's and copy's block variables permuted (reorder_block_iter_var), parallel and unit loops
+    ("conv2d_permuted_vars", "nn.conv2d", {"padding": [1, 3, 3, 3], "strides": [3, 2], "dilation": [2, 2],
+                                           "data_layout": "NHWC", "kernel_layout": "HWIO"}),
 ]
 
 
