@@ -204,8 +204,18 @@ def _distributed(stmt, writers: dict, dom: dict, func, symbols=frozenset()) -> "
         return None
     if len(found) == 1 and not _whole_domain(*found[0], dom):
         return None  # alone in its nest: a T.where that skips points bounds no consumer's region
+    local: dict = {}
+    for realize, _ in found:
+        for key in stored(realize.block):
+            local[key] = local.get(key, 0) + 1
     for k, (realize, loops) in enumerate(found):
-        if any(writers.get(b, 0) != 1 for b in stored(realize.block)):
+        shared = [b for b in stored(realize.block) if writers.get(b, 0) != 1]
+        if any(local[b] != 1 for b in shared):
+            return None
+        if shared and covers_domain(realize, loops, symbols) is not True:
+            # a buffer other statements write too (decompose_padding's fill before the
+            # interior copy compute_at placed here): moved, the block must store exactly
+            # what it stored, its whole domain, or the others' values would change
             return None
         if not _own_reduction(realize, found[:k] + found[k + 1:]):
             return None

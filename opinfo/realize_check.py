@@ -40,8 +40,8 @@ from tir.stmt import BufferStore, IterKind
 
 from .affine import affine, const_of, equal_extents
 from .coverage import block_realizes, copy_order
-from .predicates import leading_widths, prefix_box
-from .rewrite import stored
+from .predicates import is_true, leading_widths, prefix_box
+from .rewrite import stored, stores_in
 from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, loops_points, scalar_int,
                     shape_envs, shape_vars)
 
@@ -109,12 +109,34 @@ def _refuted(realize, loops, env: dict, is_param) -> "bool | None":
         return True
     if not writes_param or spatial_points.size == spatial_size:
         return False
-    # a leading part of every spatial domain, each point run (reverse_compute_inline of a
-    # slice into the block writing the output: domain 7 under ``T.where(v < 6)``) is the
-    # block over that part (predicates.prefix_box); whether the output is written whole is
-    # coverage's question
+    # a leading part of every spatial domain, each point run, under a predicate
+    # (reverse_compute_inline of a slice into the block writing the output: domain 7 under
+    # ``T.where(v < 6)``, an output of 6) is the block over that part (predicates.prefix_box)
+    # when it writes every element of the outputs it stores to
     widths = leading_widths([values[k] for k in spatial], [doms[k] for k in spatial])
-    return widths is None or math.prod(widths) != spatial_points.size
+    if widths is None or math.prod(widths) != spatial_points.size or is_true(realize.predicate):
+        return True
+    return not _writes_params_whole(block, values, n, is_param)
+
+
+def _writes_params_whole(block, values: list, count: int, is_param) -> bool:
+    """Whether the block's stores to parameters, at the ``count`` points given per
+    iteration variable (``values``), write every element of those buffers (static shapes)."""
+    env = {iv.var: np.asarray(v) for iv, v in zip(block.iter_vars, values)}
+    for store in stores_in(block.body):
+        if not is_param(store.buffer):
+            continue
+        shape = [const_of(e) for e in store.buffer.shape]
+        if None in shape:
+            return False
+        try:
+            idx = [evaluate_points(i, env, count) for i in store.indices]
+        except _ERRORS:
+            return False
+        flat = flat_points(idx, [(0, e) for e in shape], count)
+        if flat is None or distinct(flat, math.prod(shape)) != math.prod(shape):
+            return False
+    return True
 
 
 def _past_copy_dropped(block, values: list, doms: list, env: dict) -> list:
@@ -388,7 +410,7 @@ def misrealized(func) -> bool:
             continue
         if any(is_param(b) for b in stored(realize.block).values()) and \
                 covers_domain(realize, loops, symbols, spatial_only=True) is False and \
-                prefix_box(realize, loops, repeats=True) is None:
+                not _cut_writes_whole(realize, loops, is_param):
             # a writer of an output leaves points out (enumerated without the loops it does
             # not need), other than by running a leading part of its domain
             return True
@@ -398,6 +420,20 @@ def misrealized(func) -> bool:
         if got or (got is None and _repeats_inside_reduction(realize, loops)):
             return True
     return False
+
+
+def _cut_writes_whole(realize, loops, is_param) -> bool:
+    """Whether the block's predicate cuts its domain to a leading part
+    (:func:`.predicates.prefix_box`) over which its stores write every element of the
+    parameters they store to (the output of 6 of a block over 7 under ``T.where(v < 6)``)."""
+    if is_true(realize.predicate):
+        return False
+    box = prefix_box(realize, loops, repeats=True)
+    if box is None:
+        return False
+    axes = [np.arange(const_of(iv.dom.min), const_of(iv.dom.min) + const_of(iv.dom.extent)) for iv in box]
+    grid = [g.ravel() for g in np.meshgrid(*axes, indexing="ij")]
+    return _writes_params_whole(realize.block, grid, grid[0].size if grid else 1, is_param)
 
 
 def _verdict(realize, loops, envs, is_param, first: bool = False) -> "bool | None":

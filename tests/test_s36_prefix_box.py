@@ -125,3 +125,26 @@ def f(x: T.Buffer((9, 4), "float32"), y1: T.Buffer((9, 5), "float32"), y2: T.Buf
             out[v0, v1] = T.if_then_else(9 <= v1, y2[v0, 0], T.if_then_else(4 <= v1, y1[v0, v1 - 4], x[v0, v1]))
 ''')
     assert all(op.name != "concat" for op in opinfo.analyze(func).ops)
+
+
+def test_loops_running_a_leading_part_without_a_predicate_are_refused():
+    """Found by tools/fuzz_soundness.py: ``ax1_0 * 2 + ax1_1`` over 3 x 3 runs columns 0..6
+    of 9, a leading part, with no predicate to cut the domain by: the output's last two
+    columns are never written, whatever the leading-part rule allows."""
+    func = tir.parse(HEADER + '''@T.prim_func
+def f(x: T.Buffer((2, 9), "bool"), y: T.Buffer((2, 9), "bool"), out: T.Buffer((2, 9), "bool")):
+    for i in T.parallel(2):
+        for j0, j1 in T.grid(3, 3):
+            with T.sblock("T_logical_and"):
+                vi = T.axis.spatial(2, i)
+                vj = T.axis.spatial(9, j0 * 2 + j1)
+                out[vi, vj] = x[vi, vj] and y[vi, vj]
+''')
+    info = opinfo.analyze(func)
+    assert info.ops == () and info.refused is not None
+
+
+def test_a_cut_that_leaves_an_output_column_unwritten_is_refused():
+    # predicate cuts 13 to 12 but the output has 13 columns: the leading part is no excuse
+    func = _cut("i0 * 4 + i1 < 12", out_len=13)
+    assert opinfo.analyze(func).refused is not None
