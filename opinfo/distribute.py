@@ -204,10 +204,7 @@ def _distributed(stmt, writers: dict, dom: dict, func, symbols=frozenset()) -> "
         return None
     if len(found) == 1 and not _whole_domain(*found[0], dom):
         return None  # alone in its nest: a T.where that skips points bounds no consumer's region
-    local: dict = {}
-    for realize, _ in found:
-        for key in stored(realize.block):
-            local[key] = local.get(key, 0) + 1
+    local = _writer_counts(r.block for r, _ in found)
     for k, (realize, loops) in enumerate(found):
         shared = [b for b in stored(realize.block) if writers.get(b, 0) != 1]
         if any(local[b] != 1 for b in shared):
@@ -228,15 +225,21 @@ def _distributed(stmt, writers: dict, dom: dict, func, symbols=frozenset()) -> "
     return [own_nest(r) for r, _ in found]
 
 
+def _writer_counts(blocks) -> dict:
+    """How many of ``blocks`` store to each buffer (keys as :func:`.rewrite.stored` gives)."""
+    counts: dict = {}
+    for b in blocks:
+        for key in stored(b):
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
 def distribute(func: PrimFunc) -> PrimFunc:
     """``func`` with every block that shares loops with another in a nest of its own."""
     root = func.root_block
     if root is None:
         return func
-    writers: dict = {}
-    for b in func.blocks():
-        for key in stored(b):
-            writers[key] = writers.get(key, 0) + 1
+    writers = _writer_counts(func.blocks())
     stmts = list(root.body.seq) if isinstance(root.body, SeqStmt) else [root.body]
     dom = loop_domain(func)
     symbols = frozenset(shape_vars(func))

@@ -78,17 +78,26 @@ def _keeps_all(realize: BlockRealize, dom: dict) -> bool:
     return all(_in_domain(t, realize) or implied(t, realize, dom) for t in conjuncts(pred))
 
 
-def _fill(realize: BlockRealize) -> "BufferStore | None":
-    """The store of a block filling its whole buffer with a constant, at its variables
-    (each once, in any order: ``reorder_block_iter_var`` permutes them)."""
-    store = _spatial_store(realize)
-    block = realize.block
-    if store is None or not _is_const(store.value):
-        return None
+def _store_vars(block: Block, store: BufferStore) -> "tuple | None":
+    """The block's iteration variables in the order ``store`` indexes with them, when it
+    stores at each of them once and at nothing else (``reorder_block_iter_var`` permutes a
+    block's variables, not its store)."""
     by_var = {id(iv.var): iv for iv in block.iter_vars}
     if len(store.indices) != len(by_var) or {id(i) for i in store.indices} != set(by_var):
         return None
-    doms = [(const_of(by_var[id(i)].dom.min), affine(by_var[id(i)].dom.extent)) for i in store.indices]
+    return tuple(by_var[id(i)] for i in store.indices)
+
+
+def _fill(realize: BlockRealize) -> "BufferStore | None":
+    """The store of a block filling its whole buffer with a constant, at its variables
+    (each once, in any order: :func:`_store_vars`)."""
+    store = _spatial_store(realize)
+    if store is None or not _is_const(store.value):
+        return None
+    ivs = _store_vars(realize.block, store)
+    if ivs is None:
+        return None
+    doms = [(const_of(iv.dom.min), affine(iv.dom.extent)) for iv in ivs]
     return store if doms == [(0, affine(s)) for s in store.buffer.shape] else None
 
 
@@ -138,8 +147,7 @@ _FILL_SUFFIX = "_pad_const"
 def _merged(fill: BlockRealize, copy: BlockRealize, offsets: list) -> "BlockRealize | None":
     """One pad block over the fill's variables (see the module docstring)."""
     fstore, cstore = fill.block.body, copy.block.body
-    by_var = {id(iv.var): iv for iv in fill.block.iter_vars}
-    ivs = tuple(by_var[id(i)] for i in fstore.indices)  # in the buffer's order (see _fill)
+    ivs = _store_vars(fill.block, fstore)  # in the buffer's order (_fill checked it is one)
     ws = [iv.var for iv in ivs]
     tests = _guard(ws, offsets, fstore.buffer.shape)
     if not tests:

@@ -233,7 +233,7 @@ def prefix_box(realize: BlockRealize, loops: tuple, repeats: bool = False) -> "l
     uninitialised-read and coverage checks judge on the function as scheduled. Constant
     loops and domains only, every variable the predicate and bindings read a loop of
     ``loops``."""
-    from .probe import NotEvaluable, evaluate_points, loops_points
+    from .probe import NotEvaluable, collect_vars, evaluate_points, loops_points
 
     block = realize.block
     doms = [(const_of(iv.dom.min), const_of(iv.dom.extent)) for iv in block.iter_vars]
@@ -242,7 +242,7 @@ def prefix_box(realize: BlockRealize, loops: tuple, repeats: bool = False) -> "l
     loop_vars = {lp.loop_var for lp in loops}
     used: set = set()
     for e in (realize.predicate, *realize.iter_values):
-        post_order_visit(e, lambda x: used.add(x) if isinstance(x, Var) else None)
+        collect_vars(e, used)
     if not used <= loop_vars or any(const_of(lp.min) is None or const_of(lp.extent) is None for lp in loops):
         return None
     got = loops_points(loops, {}, PREFIX_POINTS)

@@ -189,11 +189,11 @@ def _verify_plain(func: PrimFunc, op: OpInfo, rng, symbolic: int, max_steps) -> 
     from .recognize.running import symbols
 
     try:
-        built = _fresh(func, op, rng, symbolic)
+        args = _call_args(func, op)
+        built = _fresh(func, op, args, rng, symbolic)
         if built is None:
             return None
         fresh, symbolic, arrays = built
-        args = _call_args(func, op)
         count = len(fresh.params) - len(args)
         start = op.output.param if op.output.param + count <= len(arrays) else len(arrays) - count
         outs = range(start, start + count)  # the op's outputs: from the one named, or the last ones
@@ -238,7 +238,7 @@ def _verify_plain(func: PrimFunc, op: OpInfo, rng, symbolic: int, max_steps) -> 
     return False
 
 
-def _fresh(func: PrimFunc, op: OpInfo, rng, symbolic: int) -> "tuple | None":
+def _fresh(func: PrimFunc, op: OpInfo, args: list, rng, symbolic: int) -> "tuple | None":
     """(the op lowered from the answer, the binding of symbolic extents, inputs drawn at
     it), None when too large. A function whose symbolic extent fits one value only (a
     reshape of ``(n, 3)`` to 12 elements) is built at a smaller binding the op accepts."""
@@ -256,7 +256,7 @@ def _fresh(func: PrimFunc, op: OpInfo, rng, symbolic: int) -> "tuple | None":
         if sum(a.size for a in arrays) > MAX_ELEMENTS:
             return None
         inputs = [(tuple(arrays[a.param].shape), str(func.buffer_map[params[a.param]].dtype))
-                  if isinstance(a, Operand) else ((), str(a.dtype)) for a in _call_args(func, op)]
+                  if isinstance(a, Operand) else ((), str(a.dtype)) for a in args]
         try:
             fresh = tir.topi.lower(op.name, inputs, **given)
         except ValueError:

@@ -14,9 +14,10 @@ An answer that changes is counted (``CHANGED``): abstaining or naming the new me
 both fine. A changed answer naming one op is checked too (:func:`opinfo.verify_op`: the
 op lowered afresh with ``tir.topi`` from the answer and run on the same inputs); an output
 other than the mutant's is a confident wrong new answer (``WRONG-NEW`` line). An op the
-lowering library cannot build from the answer alone (a scalar constant operand) is listed
-as ``UNCHECKED-NEW`` for a reader to judge: a reindex copy of a parameter named ``multiply``
-for its block's tag was found so.
+lowering library cannot build from the answer alone (an operand that comes from ``main``,
+an output of another shape over symbolic extents) is listed as ``UNCHECKED-NEW`` for a
+reader to judge: a reindex copy of a parameter named ``multiply`` for its block's tag was
+found so, before scalar constant operands were built.
 
 Usage (from the project root; a symbolic extent is run at 5):
     .venv/bin/python tools/fuzz_soundness.py [--per-file 12] [--seed 0] FILE_OR_DIR...
