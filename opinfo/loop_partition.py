@@ -25,14 +25,15 @@ from __future__ import annotations
 import attrs
 
 from tir.buffer import BufferRegion, Range
-from tir.expr import IntImm, Var
+from tir.expr import And, IntImm, PrimExpr, Var
 from tir.function import PrimFunc
 from tir.functor import node_fields, post_order_stmts, remembered, transform, transform_stmts
 from tir.node import Map, Node
 from tir.stmt import Block, BlockRealize, For, IterKind, IterVar, SeqStmt
 
-from .affine import const_of
+from .affine import ONE, affine, const_of
 from .coverage import binding_spans, block_realizes, predicate_spans
+from .predicates import is_true
 from .realized_domain import shrink_reductions
 
 _SKIPPED = {Block: ("name", "reads", "writes")}
@@ -50,8 +51,10 @@ class _Match:
         self.names: list = []
 
     def eq(self, a, b) -> bool:
-        if isinstance(a, Var) or isinstance(b, Var):
+        if isinstance(a, Var) and isinstance(b, Var):
             return self._var(a, b)
+        if isinstance(a, Var) or isinstance(b, Var):
+            return self._integers(a, b) and self._same_form(a, b)
         if type(a) is not type(b):
             return False
         if isinstance(a, IterVar):
@@ -62,18 +65,54 @@ class _Match:
             return True
         if isinstance(a, BufferRegion):
             return a.buffer is b.buffer
+        if a is not b and self._integers(a, b):
+            saved = dict(self.vars), dict(self.back), len(self.names)
+            if self._fields(a, b):
+                return True
+            self.vars, self.back = saved[0], saved[1]
+            del self.names[saved[2]:]
+            return self._same_form(a, b)
         if isinstance(a, Node) and not isinstance(a, Map):
             if a is b:
                 return True
-            if isinstance(a, Block):
-                self.names.append((a, b.name))
-            skip = _SKIPPED.get(type(a), ())
-            return all(self.eq(getattr(a, f), getattr(b, f)) for f in node_fields(type(a)) if f not in skip)
+            return self._fields(a, b)
         if isinstance(a, Map):
             return a == b
         if isinstance(a, tuple):
             return len(a) == len(b) and all(self.eq(x, y) for x, y in zip(a, b))
         return a == b
+
+    @staticmethod
+    def _integers(a, b) -> bool:
+        return isinstance(a, PrimExpr) and isinstance(b, PrimExpr) and a.dtype.is_integer and b.dtype.is_integer
+
+    def _fields(self, a, b) -> bool:
+        if isinstance(a, Block):
+            self.names.append((a, b.name))
+        skip = _SKIPPED.get(type(a), ())
+        return all(self.eq(getattr(a, f), getattr(b, f)) for f in node_fields(type(a)) if f not in skip)
+
+    def _same_form(self, a, b) -> bool:
+        """Two integer expressions equal as affine forms once ``b``'s variables are renamed
+        to ``a``'s (every variable of ``b`` already matched, or shared and not renamed):
+        TVM rewrites a partitioned copy's binding around its range's start
+        (``(ax2_01 - 2) * 2 + ax2_1 + 4`` for ``ax2_00 * 2 + ax2_1``)."""
+        fa, fb = affine(a), affine(b)
+        if fa is None or fb is None:
+            return False
+        renamed = {}
+        for atom, coef in fb.items():
+            if atom is ONE:
+                renamed[ONE] = coef
+                continue
+            if not isinstance(atom, Var):
+                return False
+            if id(atom) in self.back:
+                atom = self.back[id(atom)]
+            elif id(atom) in self.vars:
+                return False
+            renamed[atom] = renamed.get(atom, 0) + coef
+        return {k: v for k, v in renamed.items() if v} == fa
 
     def _var(self, a, b) -> bool:
         if not isinstance(a, Var) or not isinstance(b, Var) or type(a) is not type(b) or a.dtype != b.dtype:
@@ -86,13 +125,30 @@ class _Match:
         return True
 
 
-def _wrapper(n) -> bool:
-    """A block that only scopes: no iteration variables, buffers, init, annotations, predicate."""
+def _wrapper(n, guarded: bool = False) -> bool:
+    """A block that only scopes: no iteration variables, buffers, init, annotations, predicate
+    (with ``guarded``, a predicate is allowed)."""
     if not isinstance(n, BlockRealize):
         return False
     b = n.block
     return (not b.iter_vars and not b.alloc_buffers and not b.match_buffers and b.init is None
-            and not b.annotations and isinstance(n.predicate, IntImm) and n.predicate.value == 1)
+            and not b.annotations and (guarded or is_true(n.predicate)))
+
+
+def _guarded(stmt, pred):
+    """``stmt`` (loops, sequences and blocks only) with ``pred`` conjoined to the predicate of
+    every outermost block: what a scope block's ``T.where`` does to the blocks it holds. None
+    for any other statement."""
+    if isinstance(stmt, For):
+        body = _guarded(stmt.body, pred)
+        return None if body is None else attrs.evolve(stmt, body=body)
+    if isinstance(stmt, SeqStmt):
+        parts = [_guarded(s, pred) for s in stmt.seq]
+        return None if any(p is None for p in parts) else attrs.evolve(stmt, seq=tuple(parts))
+    if isinstance(stmt, BlockRealize):
+        own = stmt.predicate
+        return attrs.evolve(stmt, predicate=pred if is_true(own) else And(pred, own))
+    return None
 
 
 def _unwrapped(stmt):
@@ -298,9 +354,13 @@ def _merge_partitions(func: PrimFunc) -> PrimFunc:
 
     def unwrap(n):
         # only the scope blocks that held the partitions: an extern block without iteration
-        # variables (scatter_nd_generic) keeps its loads inside a block
-        if _wrapper(n) and n.block is not out.root_block and holds_merged(n.block.body):
-            return _unwrapped(n)
+        # variables (scatter_nd_generic) keeps its loads inside a block. The scope may carry a
+        # split's T.where over loops outside it (TVM 0.27 puts it on the ``_common`` block):
+        # the blocks it holds get it
+        if _wrapper(n, guarded=True) and n.block is not out.root_block and holds_merged(n.block.body):
+            if _wrapper(n):
+                return _unwrapped(n)
+            return _guarded(_unwrapped(n.block.body), n.predicate)
         return None
 
     return transform_stmts(out, unwrap)
