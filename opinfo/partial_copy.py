@@ -223,8 +223,23 @@ def read_through_copies(func: PrimFunc, pads_only: bool = False, within_domains:
         return func
     maps = {id(dst): (sources, index_map) for dst, sources, index_map, _ in chosen.values()}
 
+    # a copy of an index buffer, whole (pad_einsum's crop of a padded one), becomes an index
+    # block itself once the index expression is read into it: named as the one it read
+    index_names = {id(chosen[id(b)][0]): b.name for b in blocks if id(b) in chosen and not chosen[id(b)][1]}
+
     def pre(n):
-        return EMPTY if isinstance(n, BlockRealize) and id(n.block) in chosen else None
+        if not isinstance(n, BlockRealize):
+            return None
+        if id(n.block) in chosen:
+            return EMPTY
+        store = n.block.body
+        if isinstance(store, BufferStore) and isinstance(store.value, BufferLoad) and n.block.init is None \
+                and id(store.value.buffer) in index_names:
+            value = maps[id(store.value.buffer)][1](store.value.indices)
+            block = attrs.evolve(n.block, body=attrs.evolve(store, value=value), reads=(),
+                                 name=index_names[id(store.value.buffer)])
+            return attrs.evolve(n, block=block)
+        return None
 
     def post(n):
         if isinstance(n, BufferLoad) and id(n.buffer) in maps:
