@@ -223,8 +223,9 @@ def read_through_copies(func: PrimFunc, pads_only: bool = False, within_domains:
         return func
     maps = {id(dst): (sources, index_map) for dst, sources, index_map, _ in chosen.values()}
 
-    # a copy of an index buffer, whole (pad_einsum's crop of a padded one), becomes an index
-    # block itself once the index expression is read into it: named as the one it read
+    # a block copying an index buffer (pad_einsum's crop of a padded one) becomes an index
+    # block itself once the index expression is read into it (it then stores an expression
+    # of its variables, loading nothing): named as the one it read, it is read through in turn
     index_names = {id(chosen[id(b)][0]): b.name for b in blocks if id(b) in chosen and not chosen[id(b)][1]}
 
     def pre(n):
