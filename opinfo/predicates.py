@@ -233,7 +233,7 @@ def prefix_box(realize: BlockRealize, loops: tuple, repeats: bool = False) -> "l
     uninitialised-read and coverage checks judge on the function as scheduled. Constant
     loops and domains only, every variable the predicate and bindings read a loop of
     ``loops``."""
-    from .probe import NotEvaluable, collect_vars, evaluate_points, loops_points
+    from .probe import block_points, collect_vars
 
     block = realize.block
     doms = [(const_of(iv.dom.min), const_of(iv.dom.extent)) for iv in block.iter_vars]
@@ -245,20 +245,15 @@ def prefix_box(realize: BlockRealize, loops: tuple, repeats: bool = False) -> "l
         collect_vars(e, used)
     if not used <= loop_vars or any(const_of(lp.min) is None or const_of(lp.extent) is None for lp in loops):
         return None
-    got = loops_points(loops, {}, PREFIX_POINTS)
+    got = block_points(realize, loops, {}, PREFIX_POINTS)
     if got is None:
         return None
-    leaves, size, _ = got
-    try:
-        keep = evaluate_points(realize.predicate, leaves, size).astype(bool)
-        values = [np.asarray(evaluate_points(v, leaves, size))[keep] for v in realize.iter_values]
-    except (NotEvaluable, TypeError, ValueError, ZeroDivisionError):
-        return None
+    values = [np.asarray(got.block_env[iv.var]) for iv in block.iter_vars]
     box = leading_widths(values, doms)
     if box is None or box == [ext for _, ext in doms] or \
             any(w < ext and iv.kind is not IterKind.SPATIAL for iv, w, (_, ext) in zip(block.iter_vars, box, doms)):
         return None
-    flat = np.zeros(int(keep.sum()), dtype=np.int64)
+    flat = np.zeros(got.count, dtype=np.int64)
     for v, (lo, _), width in zip(values, doms, box):
         flat = flat * width + (v.astype(np.int64) - lo)
     total = int(np.prod(box))
