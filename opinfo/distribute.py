@@ -209,14 +209,15 @@ def _distributed(stmt, writers: dict, dom: dict, func, symbols=frozenset()) -> "
         shared = [b for b in stored(realize.block) if writers.get(b, 0) != 1]
         if any(local[b] != 1 for b in shared):
             return None
-        if shared and covers_domain(realize, loops, symbols) is not True:
+        covers = covers_domain(realize, loops, symbols)  # True, False, or None (unknown)
+        if shared and covers is not True:
             # a buffer other statements write too (decompose_padding's fill before the
             # interior copy compute_at placed here): moved, the block must store exactly
             # what it stored, its whole domain, or the others' values would change
             return None
         if not _own_reduction(realize, found[:k] + found[k + 1:]):
             return None
-        if covers_domain(realize, loops, symbols) is False and not _reads_within(func, realize, loops, symbols):
+        if covers is False and not _reads_within(func, realize, loops, symbols):
             # the shared loops provably leave part of the block's domain out: in a nest of
             # its own it would compute elements the function never computes (and a reader
             # of them would no longer read garbage) -- unless no block reads any of them

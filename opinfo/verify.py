@@ -199,8 +199,8 @@ def _verify_plain(func: PrimFunc, op: OpInfo, rng, symbolic: int, max_steps) -> 
         outs = range(start, start + count)  # the op's outputs: from the one named, or the last ones
         if count < 1 or not start <= op.output.param < outs.stop:
             return None
-        made = [tuple(int(e.value) for e in b.shape) for b in fresh.buffers[len(args):]]
-        if not symbols(func.buffers) and any(shape != tuple(arrays[k].shape) for k, shape in zip(outs, made)):
+        if not symbols(func.buffers) and any(tuple(int(e.value) for e in b.shape) != tuple(arrays[k].shape)
+                                             for k, b in zip(outs, fresh.buffers[len(args):])):
             # the op as named makes a tensor of another shape than the function's output:
             # its attributes cannot be the function's (a stride read off ``v * 1`` over an
             # output axis of one element, where the shapes need a stride of 2 or more).

@@ -14,7 +14,7 @@ import opinfo
 import tir
 from opinfo.normalize import normalize
 from opinfo.rewrite import stores_in
-from tests.fixture_util import fixture_func
+from tests.fixture_util import fixture_func, replaced
 from tir.interp import interpret
 
 NAME = "s37_tile_index_cache_padded"
@@ -40,14 +40,10 @@ def test_fixture_computes_a_tile():
 
 
 def test_other_index_expression_is_not_a_tile():
-    tir_text = _path().read_text()
+    tir_text = replaced(NAME)
     text = tir_text.replace("index_var_1_pad[v0] = v0 % T.int64(2)",
                             "index_var_1_pad[v0] = (v0 + T.int64(1)) % T.int64(2)")
     assert text != tir_text
     (_, func), = tir.parse(text).prim_funcs()
     assert all(name != "tile" for name, _ in _ops(func))
 
-
-def _path():
-    from tests.fixture_util import FIXTURES
-    return FIXTURES / f"{NAME}.py"

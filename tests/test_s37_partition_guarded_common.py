@@ -15,9 +15,8 @@ import opinfo
 import tir
 from opinfo.coverage import block_realizes
 from opinfo.loop_partition import merge_partitions
+from opinfo.probe import collect_vars
 from tests.fixture_util import fixture_func, replaced
-from tir.expr import Var
-from tir.functor import post_order_visit
 from tir.interp import interpret
 
 NAME = "s37_transpose_partition_guarded_common"
@@ -25,12 +24,6 @@ NAME = "s37_transpose_partition_guarded_common"
 
 def _ops(func) -> list:
     return [(op.name, dict(op.attrs)) for op in opinfo.analyze(func).ops]
-
-
-def _vars(expr) -> list:
-    found = []
-    post_order_visit(expr, lambda n: found.append(n) if isinstance(n, Var) else None)
-    return found
 
 
 def _names(func) -> list:
@@ -44,7 +37,9 @@ def test_guarded_partitions_are_merged_and_read():
     assert not any(n.endswith(("_common", "_partition")) for n in names)
     # the scope's predicate now guards the merged block
     (guarded,) = [r for r, _ in block_realizes(merged.body) if r.block.name == "T_transpose"]
-    assert "ax0_0" in {v.name for v in _vars(guarded.predicate)}
+    found: set = set()
+    collect_vars(guarded.predicate, found)
+    assert "ax0_0" in {v.name for v in found}
     assert _ops(func) == [("permute_dims", {"axes": (1, 0, 2)})]
 
 
