@@ -15,7 +15,7 @@ import numpy as np
 from tir.expr import GE, LE, LT, Add, BufferLoad, Cast, FloorDiv, FloorMod, IntImm, Mul, SizeVar, Sub, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_stmts, post_order_visit, pre_order_visit, transform_stmts
-from tir.stmt import Block, BlockRealize, For, IterKind
+from tir.stmt import Block, BlockRealize, For, IterKind, SeqStmt
 
 from .affine import ONE, add_forms, affine, const_of
 from .recognize.guard import conjuncts, nonneg, value_range
@@ -159,12 +159,23 @@ def _repeats_only(e: dict, c: dict, realize: BlockRealize, dom: dict) -> bool:
     block from running again on the same points (TVM's split of a fused extent-1 loop, bound
     to threads, gives ``b * 8 + t < 1`` over a block whose variables are all constants)."""
     atoms = [a for a in e if a is not ONE]
-    if not atoms or not set(c) <= {ONE} or not all(isinstance(a, Var) and a in dom for a in atoms):
+    least = _least(c)
+    if not atoms or least is None or not all(isinstance(a, Var) and a in dom for a in atoms):
         return False
     read = set()
     for value in realize.iter_values:
         post_order_visit(value, lambda n: read.add(id(n)) if isinstance(n, Var) else None)
-    return not any(id(a) in read for a in atoms) and e.get(ONE, 0) < c.get(ONE, 0)
+    return not any(id(a) in read for a in atoms) and e.get(ONE, 0) < least
+
+
+def _least(form: dict) -> "int | None":
+    """The least value of a form of sizes with non-negative coefficients over every size
+    ``n >= 1`` (each size atom is at least 1 there, :func:`_size_atom`): a constant, or ``n``
+    and ``(n + 2) // 3`` when a symbolic batch's split loops are bounded by it (a block
+    ``compute_at`` placed under them that reads none of them); None for other forms."""
+    if not all(k is ONE or (_size_atom(k) and v >= 0) for k, v in form.items()):
+        return None
+    return sum(form.values())
 
 
 def is_true(pred) -> bool:
@@ -201,11 +212,12 @@ def drop_predicates(func: PrimFunc) -> "PrimFunc | None":
     for r, _ in found:
         for store in stores_in(r.block.body):
             writers.setdefault(id(store.buffer), set()).add(id(r.block))
+    nests = _root_nests(func)
 
     def post(n):
         if not isinstance(n, BlockRealize) or is_true(n.predicate):
             return None
-        repeats = n.block.name in loops_of and _recomputable(n.block, writers)
+        repeats = n.block.name in loops_of and _recomputable(n.block, writers, nests)
         if not restates_domain(n, dom) and not (n.block.name in loops_of and covers_exactly(
                 n, loops_of[n.block.name], lambda r, d: restates_domain(r, {**dom, **d}), repeats=repeats)):
             box = prefix_box(n, loops_of[n.block.name], repeats) if n.block.name in loops_of else None
@@ -275,20 +287,40 @@ def leading_widths(values: list, doms: list) -> "list | None":
     return widths
 
 
-def _recomputable(block, writers: dict) -> bool:
+def _root_nests(func: PrimFunc) -> dict:
+    """Block id -> index of the statement of the root block's sequence holding it (a nest
+    runs whole before the next one starts); empty unless the root holds a sequence."""
+    root = func.root_block
+    if root is None or not isinstance(root.body, SeqStmt):
+        return {}
+    out: dict = {}
+    for k, stmt in enumerate(root.body.seq):
+        post_order_stmts(stmt, lambda n, k=k: out.__setitem__(id(n), k) if isinstance(n, Block) else None)
+    return out
+
+
+def _recomputable(block, writers: dict, nests: "dict | None" = None) -> bool:
     """Whether running ``block`` again at a point it already ran changes nothing: it has only
-    spatial variables and no init, and its stores write buffers no other block writes and
-    it does not read (a producer ``compute_at`` placed under a consumer's loops, computing
-    again the elements two consumer tiles share). Whether each element is written before it
-    is read is :func:`.intermediate_check.uninitialised_reads`'s question, asked of the
-    function as scheduled."""
+    spatial variables and no init, and its stores write buffers no other block of its nest
+    of the root (``nests``, :func:`_root_nests`) writes and it does not read (a producer
+    ``compute_at`` placed under a consumer's loops, computing again the elements two
+    consumer tiles share; ``decompose_padding``'s fill, in a nest before the one writing the
+    interior, as well). Whether each element is written before it is read is
+    :func:`.intermediate_check.uninitialised_reads`'s question, asked of the function as
+    scheduled."""
     if block.init is not None or any(iv.kind is not IterKind.SPATIAL for iv in block.iter_vars):
         return False
     stores = stores_in(block.body)
     if not stores:
         return False
     written = {id(s.buffer) for s in stores}
-    if any(writers.get(key, set()) != {id(block)} for key in written):
+    nests = nests or {}
+    own = nests.get(id(block))
+
+    def apart(other) -> bool:
+        return other == id(block) or own is not None and nests.get(other) not in (None, own)
+
+    if any(not all(apart(other) for other in writers.get(key, ())) for key in written):
         return False
     read: list = []  # every load of the block's own statements (values, indices, guards)
     pre_order_visit(block.body, lambda n: read.append(n) or True if isinstance(n, BufferLoad) else not isinstance(n, Block))

@@ -1,0 +1,75 @@
+"""``decompose_padding`` + ``compute_at`` under a symbolic batch split four times (TVM 0.27).
+
+The fixture is a grouped ``conv1d`` (NWC, padding (0, 2), groups 2) whose batch ``n`` is
+split into four loops (``(n + 149) // 150``, 3, 5, 2, 5: each split adds its own bound to
+every predicate) and whose pad block was decomposed into a fill (``pad_temp_pad_const``)
+and an interior copy, both placed under the convolution's loops. The fill then runs again
+for the rows two output tiles share, and a channel split by 2 is cut to 3 by
+``ax0_0 * 2 + ax0_1 < 3``. Running again is harmless: the fill stores a constant and the
+interior copy that overwrites part of it is in the next nest of the root
+(``predicates._recomputable``). A block placed under the batch loops that reads none of
+them is bounded by ``n`` and the batch's split extents, each at least 1
+(``predicates._least``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import opinfo
+import tir
+from opinfo import predicates
+from tests.fixture_util import fixture_func, fixture_ops
+from tir import topi
+from tir.expr import Add, FloorDiv, const
+
+NAME = "s38_conv1d_symbolic_fill_compute_at"
+CONV = ("nn.conv1d", {"strides": (1,), "padding": (0, 2), "dilation": (1,), "groups": 2,
+                      "data_layout": "NWC", "kernel_layout": "WIO", "out_layout": "NWC"})
+
+
+def test_named_as_the_grouped_conv1d():
+    assert fixture_ops(NAME) == [CONV]
+
+
+def test_fixture_computes_the_conv1d():
+    rng = np.random.default_rng(38)
+    x = rng.standard_normal((5, 6, 6)).astype("float32")
+    w = rng.standard_normal((3, 3, 2)).astype("float32")
+    plain = topi.lower("nn.conv1d", [((5, 6, 6), "float32"), ((3, 3, 2), "float32")], data_layout="NWC",
+                       kernel_layout="WIO", groups=2, padding=[0, 2])
+    np.testing.assert_allclose(tir.run(fixture_func(NAME), x, w), tir.run(plain, x, w), rtol=1e-5, atol=1e-5)
+
+
+def test_fill_cut_short_is_not_named():
+    # the fill leaves channels 2 and 5 of the padded rows unwritten: the convolution reads them
+    old = ("T.where(ax0_0 * T.int64(2) + ax0_1 < T.int64(3) and nn_0_0_0_0 * T.int64(150) + nn_0_0_0_1 * "
+           "T.int64(50) + nn_0_0_1 * T.int64(10) + nn_0_1 * T.int64(5) + nn_1 < n and")
+    new = old.replace("< T.int64(3)", "< T.int64(2)")
+    assert fixture_ops(NAME, old, new) == []
+
+
+def test_fill_sharing_a_nest_with_another_writer_is_not_rerun():
+    # with the interior copy moved into the fill's nest, a fill run again would overwrite it
+    func = fixture_func(NAME)
+    writers, nests = {}, predicates._root_nests(func)
+    blocks = {b.name: b for b in func.blocks()}
+    fill, copy = blocks["pad_temp_pad_const"], blocks["pad_temp"]
+    key = id(fill.body.buffer)
+    writers[key] = {id(fill), id(copy)}
+    assert predicates._recomputable(fill, writers, nests)
+    assert not predicates._recomputable(fill, writers, {**nests, id(copy): nests[id(fill)]})
+    assert not predicates._recomputable(fill, writers)  # no nests known: the old rule
+
+
+def test_least_value_of_size_forms():
+    n = tir.SizeVar("n", tir.dtype.int64)
+    ceil3 = FloorDiv(Add(n, const(2, "int64")), const(3, "int64"))
+    assert predicates._least({n: 1}) == 1
+    assert predicates._least({ceil3: 1}) == 1
+    assert predicates._least({n: 2, predicates.ONE: 3}) == 5
+    assert predicates._least({n: -1, predicates.ONE: 9}) is None  # n - 9 has no least value
+    assert predicates._least({FloorDiv(n, const(3, "int64")): 1}) is None  # 0 at n = 1: no size
+
+
+def test_analyze_reports_out_ewise_fusable():
+    assert opinfo.analyze(fixture_func(NAME)).kind == "out_ewise_fusable"
