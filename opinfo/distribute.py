@@ -121,6 +121,83 @@ def _elements(realize: BlockRealize, loops: tuple, index_lists: list, buf, shape
     return np.unique(np.concatenate(out)) if out else np.zeros(0, dtype=np.int64)
 
 
+def _paths(stmt, path=()) -> list:
+    """[(BlockRealize, path)] of a nest :func:`_realizes` reads: ``path`` holds, from the
+    nest's top down, each loop (a For) and each position in a sequence (an int)."""
+    if isinstance(stmt, BlockRealize):
+        return [(stmt, path)]
+    if isinstance(stmt, For):
+        return _paths(stmt.body, path + (stmt,))
+    return [p for k, s in enumerate(stmt.seq) for p in _paths(s, path + (k,))]
+
+
+def _run_keys(path: tuple, pts) -> list:
+    """Columns ordering a block's points by when they run (compared lexicographically with
+    another block's of the same nest: equal up to where their paths part, at a sequence
+    position)."""
+    return [np.full(pts.count, float(step)) if isinstance(step, int) else
+            np.asarray(pts.leaves[step.loop_var], dtype=float)[pts.keep] for step in path]
+
+
+def _copied_before_read(stmt, realize: BlockRealize, buf, symbols) -> bool:
+    """Every load of ``buf`` by another block of the nest ``stmt`` of an element ``realize``
+    stores runs after ``realize`` first stored that element, at each of a few values of the
+    shape variables; False when that cannot be enumerated. Then the loads read the block's
+    values whether it runs there or in a nest of its own before (the other writers of
+    ``buf``, outside the nest, run before it or after it either way)."""
+    paths = _paths(stmt)
+    return all(_copied_before_read_at(paths, realize, buf, env) for env in shape_envs(symbols, SHAPE_VALUES))
+
+
+def _copied_before_read_at(paths: list, realize: BlockRealize, buf, env: dict) -> bool:
+    dims = [scalar_int(d, env) for d in buf.shape]
+    if None in dims:
+        return False
+    doms = [(0, d) for d in dims]
+    keys, elements, writes = [], [], []
+    try:
+        for r, path in paths:
+            if r is realize:
+                sites = [realize.block.body.indices]
+            else:
+                sites = []
+                for part in (r.block.body, r.block.init):
+                    if part is not None:
+                        pre_order_visit(part, lambda n: sites.append(n.indices) if isinstance(n, BufferLoad)
+                                        and n.buffer is buf else not isinstance(n, BlockRealize))
+            if not sites:
+                continue
+            loops = tuple(step for step in path if isinstance(step, For))
+            pts = block_points(r, loops, env, MAX_READ_POINTS)
+            if pts is None:
+                return False
+            cols = _run_keys(path, pts)
+            for indices in sites:
+                flat = flat_points([evaluate_points(i, pts.block_env, pts.count) for i in indices], doms, pts.count)
+                if flat is None:
+                    return False
+                keys.append(cols)
+                elements.append(flat)
+                writes.append(r is realize)
+    except POINT_ERRORS:
+        return False
+    depth = max(len(c) for c in keys)
+    # one rank per point in run order; paths part at a sequence position, so a column a
+    # shorter path lacks is never compared
+    columns = [np.concatenate([c[d] if d < len(c) else np.full(len(e), -1.0) for c, e in zip(keys, elements)])
+               for d in range(depth)]
+    order = np.lexsort(columns[::-1]) if columns else np.zeros(0, dtype=np.int64)
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    flat_all = np.concatenate(elements).astype(np.int64)
+    is_write = np.concatenate([np.full(len(e), w) for e, w in zip(elements, writes)])
+    first = np.full(math.prod(dims), np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, flat_all[is_write], rank[is_write])
+    read, at = flat_all[~is_write], rank[~is_write]
+    copied = first[read] != np.iinfo(np.int64).max
+    return bool(np.all(first[read][copied] < at[copied]))
+
+
 def _loop_vars(expr) -> set:
     found = set()
     post_order_visit(expr, lambda n: found.add(id(n)) if isinstance(n, Var) else None)
@@ -210,10 +287,18 @@ def _distributed(stmt, writers: dict, dom: dict, func, symbols=frozenset()) -> "
         if any(local[b] != 1 for b in shared):
             return None
         covers = covers_domain(realize, loops, symbols)  # True, False, or None (unknown)
-        if shared and covers is not True:
+        if shared and covers is False and len(found) == 1 and _reads_within(func, realize, loops, symbols):
+            pass  # alone in its nest, its loops skipping only elements nothing reads (a fill
+            # decompose_padding made of the padded region its reader loads): written whole
+            # in loops of its own, the elements added are never read
+        elif shared and (covers is not True or not isinstance(realize.block.body, BufferStore)
+                       or not all(_copied_before_read(stmt, realize, stored(realize.block)[b], symbols)
+                                  for b in shared)):
             # a buffer other statements write too (decompose_padding's fill before the
             # interior copy compute_at placed here): moved, the block must store exactly
-            # what it stored, its whole domain, or the others' values would change
+            # what it stored, its whole domain, or the others' values would change; and
+            # whatever the nest's other blocks read of it must have been stored by then,
+            # or they read the others' values (a fill's zero) where it now stands before
             return None
         if not _own_reduction(realize, found[:k] + found[k + 1:]):
             return None

@@ -48,6 +48,10 @@ from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_
 MAX_POINTS = 1 << 17
 """Loop iterations of one block above which it is not enumerated."""
 
+COVER_POINTS = 1 << 19
+"""Loop iterations of one block above which :func:`covers_domain` does not enumerate it
+(a copy ``compute_at`` placed inside a convolution's reduction loops: 138,240)."""
+
 SHAPE_VALUES = (7, 12, 5, 29)
 """Values given to the function's shape variables in turn."""
 
@@ -259,11 +263,11 @@ def _covered_vars(realize, loops, rest: list, env: dict) -> "bool | None":
             return None
         doms.append((lo, ext))
     want = math.prod(e for _, e in doms)
-    if want > MAX_POINTS:
+    if want > COVER_POINTS:
         return None
     if want == 0:
         return True
-    got = loops_points(loops, env, MAX_POINTS)
+    got = loops_points(loops, env, COVER_POINTS)
     if got is None:
         return None
     loop_env, size, _ = got

@@ -73,3 +73,78 @@ def test_least_value_of_size_forms():
 
 def test_analyze_reports_out_ewise_fusable():
     assert opinfo.analyze(fixture_func(NAME)).kind == "out_ewise_fusable"
+
+
+# ---------------------------------------------------------------- the fill's copy moved
+#
+# A grouped conv2d_transpose (IOHW, padding (1, 0, 0, 0), groups 2) with a symbolic batch:
+# decompose_padding's fill in a nest of its own, the interior copy placed by compute_at
+# inside the convolution's reduction loops (``for dc, dh``), the kernel transform under the
+# batch loops it does not read. The copy is moved to a nest of its own
+# (:func:`opinfo.distribute._distributed`) only when every element the convolution reads of
+# what it copies was copied by then: before, the fill's zero is what is read there.
+
+TRANSPOSE = "s38_conv2d_transpose_fill_compute_at"
+COPY_LOOPS = "for ax0, ax1, ax2, ax3 in T.grid(T.int64(1), T.int64(1), T.int64(1), T.int64(2)):"
+
+
+def test_transpose_with_copy_at_reduction_loops_is_named():
+    assert fixture_ops(TRANSPOSE) == [("nn.conv2d_transpose", {
+        "strides": (1, 1), "padding": (1, 0, 0, 0), "output_padding": (0, 0), "dilation": (1, 1), "groups": 2,
+        "data_layout": "NCHW", "kernel_layout": "IOHW", "out_layout": "NCHW"})]
+
+
+def test_transpose_fixture_computes_the_op():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 4, 9, 6)).astype("float32")
+    w = rng.standard_normal((4, 2, 3, 2)).astype("float32")
+    plain = topi.lower("nn.conv2d_transpose", [((2, 4, 9, 6), "float32"), ((4, 2, 3, 2), "float32")],
+                       groups=2, padding=[1, 0, 0, 0])
+    got = tir.run(fixture_func(TRANSPOSE), x, w, engine="c")  # the interpreter walks compute_at nests slowly
+    np.testing.assert_allclose(got, tir.run(plain, x, w), rtol=1e-4, atol=1e-4)
+
+
+def test_copy_of_one_column_per_iteration_is_read_before_it_is_copied():
+    # the copy still covers the interior (column w at iteration w), but the convolution
+    # reads column w + 1 at iteration w, where the fill's zero still stands
+    text_old, text_new = COPY_LOOPS, COPY_LOOPS.replace("T.int64(2)):", "T.int64(1)):")
+    mutant = fixture_func(TRANSPOSE, lambda t: t.replace(text_old, text_new))
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 4, 9, 6)).astype("float32")
+    w = rng.standard_normal((4, 2, 3, 2)).astype("float32")
+    assert not np.allclose(tir.run(mutant, x, w, engine="c"), tir.run(fixture_func(TRANSPOSE), x, w, engine="c"),
+                           atol=1e-3)
+    assert fixture_ops(TRANSPOSE, text_old, text_new) == []
+
+
+# ---------------------------------------------------------------- a fill of what is read
+#
+# decompose_padding's fill of an avg_pool3d's pad buffer (9 x 10 padded rows) runs over the
+# 9 rows the pool reads only; alone in its nest, it is given loops over its whole domain
+# (the row added is read by nothing), and the fill and the interior copy then merge into
+# one pad block whose shape gives the after-padding (1: with stride 2, 0 gives the same
+# output extent).
+
+POOL = "s38_avg_pool3d_partial_fill"
+
+
+def test_pool_whose_fill_covers_what_is_read_is_named():
+    assert fixture_ops(POOL) == [("nn.avg_pool3d", {
+        "pool_size": (3, 3, 1), "strides": (1, 2, 2), "dilation": (2, 2, 1), "padding": (0, 0, 0, 1, 1, 0),
+        "ceil_mode": False, "count_include_pad": True, "layout": "NCDHW", "out_layout": "NCDHW"})]
+
+
+def test_fill_short_of_what_is_read_is_not_named():
+    # the fill stops short of the padded depth row the pool reads: nothing writes that row
+    old = "for u, ax0, ax1, ax0_1, ax1_1, ax2_0, ax2_1 in T.grid(1, T.int64(2), T.int64(5), T.int64(9), T.int64(9),"
+    new = old.replace("T.int64(9), T.int64(9),", "T.int64(8), T.int64(9),")
+    assert fixture_ops(POOL, old, new) == []
+
+
+def test_fill_short_of_a_row_the_copy_writes_is_not_moved():
+    # rows 0..8 of the height are copied from x and read; a fill of rows 0..7 only still
+    # leaves everything read written, but what the fill skips is read: it is not moved
+    # (and the pair is not merged), so the pool abstains
+    old = "for u, ax0, ax1, ax0_1, ax1_1, ax2_0, ax2_1 in T.grid(1, T.int64(2), T.int64(5), T.int64(9), T.int64(9),"
+    new = old.replace("T.int64(9), T.int64(9),", "T.int64(9), T.int64(8),")
+    assert fixture_ops(POOL, old, new) == []
