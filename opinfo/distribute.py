@@ -19,7 +19,7 @@ block of the nest is the only writer of what it writes (no
 block computes a piece of a buffer that another completes), no block's loops provably leave
 part of its domain out (:func:`.realize_check.covers_domain`: a nest of its own would
 compute elements the function never computes, and a reader would stop reading garbage)
-unless no block reads any element left out (:func:`_reads_within`), and no block under a
+unless no block reads any element left out (:func:`reads_within`), and no block under a
 reduction's own loops reads what the reduction writes (it would read partial results). Nests holding anything but loops and blocks are left as they are;
 so are nested blocks (a block inside another block's body).
 """
@@ -62,10 +62,10 @@ def _realizes(stmt, loops=()) -> "list | None":
 
 
 MAX_READ_POINTS = 1 << 20
-"""Iterations of one block :func:`_reads_within` enumerates at the most."""
+"""Iterations of one block :func:`reads_within` enumerates at the most."""
 
 
-def _reads_within(func: PrimFunc, realize: BlockRealize, loops: tuple, symbols) -> bool:
+def reads_within(func: PrimFunc, realize: BlockRealize, loops: tuple, symbols) -> bool:
     """Every element of the buffer ``realize`` stores to that any block of ``func`` loads
     (wherever and whenever, guards ignored: a superset) is one the block stores under its
     loops and predicate, the shape variables ``symbols`` at each of a few values; False when
@@ -77,7 +77,7 @@ def _reads_within(func: PrimFunc, realize: BlockRealize, loops: tuple, symbols) 
 
 
 def _reads_within_at(func: PrimFunc, realize: BlockRealize, loops: tuple, store, env: dict) -> bool:
-    """:func:`_reads_within` with the shape variables at the values ``env`` gives."""
+    """:func:`reads_within` with the shape variables at the values ``env`` gives."""
     written = _elements(realize, loops, [store.indices], store.buffer, env)
     if written is None:
         return False
@@ -241,7 +241,7 @@ def _skips_unread(func, realize: BlockRealize, loops: tuple, symbols) -> bool:
     the consumer then moved on): its nest of its own computes more, nothing reads it."""
     if any(iv.kind != IterKind.SPATIAL for iv in realize.block.iter_vars) or realize.block.init is not None:
         return False
-    return covers_domain(realize, loops, symbols) is False and _reads_within(func, realize, loops, symbols)
+    return covers_domain(realize, loops, symbols) is False and reads_within(func, realize, loops, symbols)
 
 
 MAX_COVER = 1 << 20
@@ -287,7 +287,7 @@ def _distributed(stmt, writers: dict, dom: dict, func, symbols=frozenset()) -> "
         if any(local[b] != 1 for b in shared):
             return None
         covers = covers_domain(realize, loops, symbols)  # True, False, or None (unknown)
-        if shared and covers is False and len(found) == 1 and _reads_within(func, realize, loops, symbols):
+        if shared and covers is False and len(found) == 1 and reads_within(func, realize, loops, symbols):
             pass  # alone in its nest, its loops skipping only elements nothing reads (a fill
             # decompose_padding made of the padded region its reader loads): written whole
             # in loops of its own, the elements added are never read
@@ -302,7 +302,7 @@ def _distributed(stmt, writers: dict, dom: dict, func, symbols=frozenset()) -> "
             return None
         if not _own_reduction(realize, found[:k] + found[k + 1:]):
             return None
-        if covers is False and not _reads_within(func, realize, loops, symbols):
+        if covers is False and not reads_within(func, realize, loops, symbols):
             # the shared loops provably leave part of the block's domain out: in a nest of
             # its own it would compute elements the function never computes (and a reader
             # of them would no longer read garbage) -- unless no block reads any of them

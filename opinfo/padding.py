@@ -101,6 +101,37 @@ def _fill(realize: BlockRealize) -> "BufferStore | None":
     return store if doms == [(0, affine(s)) for s in store.buffer.shape] else None
 
 
+def _widened(realize: BlockRealize, func: PrimFunc, symbols) -> "BlockRealize | None":
+    """A constant fill of a leading box of an intermediate, nothing in ``func`` reading it
+    outside what it stores (the fill ``decompose_padding`` made under the loops of a reader
+    that never loads the last padded column, cut to the columns it runs by
+    :func:`.predicates.prefix_box`), as the fill of the whole buffer: the elements added are
+    read by nothing. Static extents only; None otherwise."""
+    from .distribute import reads_within
+
+    store = _spatial_store(realize)
+    if store is None or not _is_const(store.value) or any(b is store.buffer for b in func.buffers):
+        return None  # (what a parameter holds is the function's result, read or not)
+    ivs = _store_vars(realize.block, store)
+    if ivs is None:
+        return None
+    shape = [const_of(s) for s in store.buffer.shape]
+    doms = [(const_of(iv.dom.min), const_of(iv.dom.extent)) for iv in ivs]
+    if None in shape or any(lo != 0 or ext is None or ext > n for (lo, ext), n in zip(doms, shape)):
+        return None
+    if all(ext == n for (_, ext), n in zip(doms, shape)):
+        return None
+    # what it stores is its domain (its loops may still be the scheduled ones, which
+    # :func:`.predicates.drop_predicates` left without the predicate it read the box from)
+    own, block_realize = nest_of(own_nest(realize))
+    if not reads_within(func, block_realize, tuple(own), symbols):
+        return None
+    whole = {id(iv): attrs.evolve(iv, dom=Range(iv.dom.min, IntImm(iv.dom.extent.dtype, n)))
+             for iv, n in zip(ivs, shape)}
+    block = attrs.evolve(realize.block, iter_vars=tuple(whole.get(id(iv), iv) for iv in realize.block.iter_vars))
+    return attrs.evolve(realize, block=block)
+
+
 def _is_const(value) -> bool:
     found = []
     post_order_visit(value, lambda n: found.append(n) if isinstance(n, (Var, BufferLoad, Call)) else None)
@@ -168,13 +199,15 @@ def _merged(fill: BlockRealize, copy: BlockRealize, offsets: list) -> "BlockReal
     return BlockRealize(ws, IntImm(fill.predicate.dtype, 1), block)
 
 
-def _pair(first, second, before: list, writers: dict, dom: dict, symbols=frozenset()) -> "For | None":
+def _pair(first, second, before: list, writers: dict, dom: dict, symbols=frozenset(), func=None) -> "For | None":
     """The merged nest of a fill statement and the copy statement after it, or None."""
     fill, copy = _alone(first), _alone(second)
     if fill is None or copy is None or not (_keeps_all(fill, dom) and _keeps_all(copy, dom)):
         return None
     if not all(runs_whole_domain(nest[1], nest[0], symbols) for nest in (nest_of(first), nest_of(second))):
         return None  # a loop cut short leaves part of the fill or of the interior undone
+    if _fill(fill) is None and func is not None:
+        fill = _widened(fill, func, symbols) or fill
     fstore, cstore = _fill(fill), _spatial_store(copy)
     if fstore is None or cstore is None or cstore.buffer is not fstore.buffer:
         return None
@@ -192,9 +225,9 @@ def _next_touching(stmts: list, k: int) -> "int | None":
     """The index of the first statement after ``k`` that reads or writes the buffer the
     statement ``k`` fills (a fill alone in its nest), else None."""
     fill = _alone(stmts[k])
-    fstore = _fill(fill) if fill is not None else None
-    if fstore is None:
-        return None
+    fstore = _spatial_store(fill) if fill is not None else None
+    if fstore is None or not _is_const(fstore.value):  # a fill, of the whole buffer or not
+        return None  # (:func:`_pair` judges which)
     key = id(fstore.buffer)
     for j in range(k + 1, len(stmts)):
         blocks = []
@@ -228,7 +261,7 @@ def merge_padding(func: PrimFunc) -> PrimFunc:
 
     while k < len(stmts):
         j = _next_touching(stmts, k)
-        merged = _pair(stmts[k], stmts[j], before, writers, dom, symbols) if j is not None else None
+        merged = _pair(stmts[k], stmts[j], before, writers, dom, symbols, func) if j is not None else None
         if merged is None:
             passed(stmts[k])
             k += 1

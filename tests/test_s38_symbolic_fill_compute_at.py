@@ -148,3 +148,41 @@ def test_fill_short_of_a_row_the_copy_writes_is_not_moved():
     old = "for u, ax0, ax1, ax0_1, ax1_1, ax2_0, ax2_1 in T.grid(1, T.int64(2), T.int64(5), T.int64(9), T.int64(9),"
     new = old.replace("T.int64(9), T.int64(9),", "T.int64(9), T.int64(8),")
     assert fixture_ops(POOL, old, new) == []
+
+
+# ---------------------------------------------------------------- a fill cut to what is read
+#
+# A grouped NHWC conv2d (OHWI, strides (1, 2), dilation (2, 1), padding (0, 1, 0, 1)) whose
+# pad buffer is 9 columns wide: with stride 2 and a kernel 2 wide the convolution reads
+# columns 0..7 only, and decompose_padding's fill, placed under the convolution's loops,
+# runs over those. Once the predicates go, the fill is a block over 8 of the 9 columns
+# (:func:`opinfo.predicates.prefix_box`); merge_padding takes it as the fill of the whole
+# intermediate (:func:`opinfo.padding._widened`: nothing reads column 8), and the pad block
+# it builds has the buffer's shape, which gives the after-padding.
+
+FILL_OF_READ = "s38_conv2d_fill_of_read_columns"
+
+
+def test_fill_of_the_read_columns_is_merged_with_its_copy():
+    assert fixture_ops(FILL_OF_READ) == [("nn.conv2d", {
+        "strides": (1, 2), "padding": (0, 1, 0, 1), "dilation": (2, 1), "groups": 4,
+        "data_layout": "NHWC", "kernel_layout": "OHWI", "out_layout": "NHWC"})]
+
+
+def test_fill_of_the_read_columns_computes_the_conv():
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((2, 9, 7, 4)).astype("float32")
+    w = rng.standard_normal((4, 1, 2, 1)).astype("float32")
+    plain = topi.lower("nn.conv2d", [((2, 9, 7, 4), "float32"), ((4, 1, 2, 1), "float32")], data_layout="NHWC",
+                       kernel_layout="OHWI", groups=4, strides=[1, 2], dilation=[2, 1], padding=[0, 1, 0, 1])
+    np.testing.assert_allclose(tir.run(fixture_func(FILL_OF_READ), x, w, engine="c"), tir.run(plain, x, w),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_fill_short_of_a_read_column_is_not_widened():
+    # the fill cut to columns 0..5 of the 8 read: columns 6 and 7 are the copy's, but a fill
+    # is widened only when nothing reads past it (what it would add must be unread), so the
+    # pair stays apart and the convolution abstains
+    old = "T.where(yy_1_0 * T.int64(5) + yy_0 * T.int64(4) + yy_1_1_0 * T.int64(3) + yy_1_1_1 < T.int64(9) and"
+    new = old.replace("T.where(", "T.where(xx_0 * T.int64(4) + xx_1 * T.int64(2) + ax0 < T.int64(6) and ")
+    assert fixture_ops(FILL_OF_READ, old, new) == []
