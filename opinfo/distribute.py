@@ -235,6 +235,12 @@ def _redundant(realize: BlockRealize, loops: tuple) -> bool:
     return runs > elements
 
 
+def _intermediate(func, realize: BlockRealize) -> bool:
+    """The block stores to no parameter of ``func`` (an element it adds is the result's)."""
+    params = {id(b) for b in func.buffers}
+    return not any(key in params for key in stored(realize.block))
+
+
 def _skips_unread(func, realize: BlockRealize, loops: tuple, symbols) -> bool:
     """A spatial block alone in its nest whose loops provably skip part of its domain, none
     of which any block reads (computed at a consumer's loops, which read every other column,
@@ -276,11 +282,14 @@ def _whole_domain(realize: BlockRealize, loops: tuple, dom: dict) -> bool:
 
 def _distributed(stmt, writers: dict, dom: dict, func, symbols=frozenset()) -> "list | None":
     found = _realizes(stmt)
-    if found is None or not found or (len(found) == 1 and not _redundant(*found[0])
-                                      and not _skips_unread(func, *found[0], symbols)):
+    skips = found is not None and len(found) == 1 and _skips_unread(func, *found[0], symbols)
+    if found is None or not found or (len(found) == 1 and not _redundant(*found[0]) and not skips):
         return None
-    if len(found) == 1 and not _whole_domain(*found[0], dom):
-        return None  # alone in its nest: a T.where that skips points bounds no consumer's region
+    if len(found) == 1 and not _whole_domain(*found[0], dom) and not (skips and _intermediate(func, found[0][0])):
+        # alone in its nest: a T.where that skips points bounds no consumer's region -- but
+        # for an intermediate none of whose skipped points is read (a pad block computing
+        # the rows a strided pool reads, its T.where bounding the pool's output rows)
+        return None
     local = _writer_counts(r.block for r, _ in found)
     for k, (realize, loops) in enumerate(found):
         shared = [b for b in stored(realize.block) if writers.get(b, 0) != 1]

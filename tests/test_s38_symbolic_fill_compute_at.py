@@ -14,6 +14,7 @@ them is bounded by ``n`` and the batch's split extents, each at least 1
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import opinfo
 import tir
@@ -186,3 +187,54 @@ def test_fill_short_of_a_read_column_is_not_widened():
     old = "T.where(yy_1_0 * T.int64(5) + yy_0 * T.int64(4) + yy_1_1_0 * T.int64(3) + yy_1_1_1 < T.int64(9) and"
     new = old.replace("T.where(", "T.where(xx_0 * T.int64(4) + xx_1 * T.int64(2) + ax0 < T.int64(6) and ")
     assert fixture_ops(FILL_OF_READ, old, new) == []
+
+
+# ---------------------------------------------------------------- a pad of the rows read
+#
+# An avg_pool3d with strides (2, 2, 1) whose pad block computes only the depth and height
+# rows the pool reads (every other one) under a T.where bounding the pool's output columns:
+# alone in its nest, it is given loops over its whole domain, as nothing reads a row it
+# skipped (:func:`opinfo.distribute._distributed`, for an intermediate only).
+
+STRIDED_PAD = "s38_avg_pool3d_strided_pad_region"
+
+
+def test_pad_of_the_rows_a_strided_pool_reads_is_named():
+    assert fixture_ops(STRIDED_PAD) == [("nn.avg_pool3d", {
+        "pool_size": (1, 1, 2), "strides": (2, 2, 1), "dilation": (2, 1, 2), "padding": (0, 0, 1, 0, 0, 1),
+        "ceil_mode": False, "count_include_pad": True, "layout": "NDHWC", "out_layout": "NDHWC"})]
+
+
+def test_pad_skipping_a_row_the_pool_reads_is_not_named():
+    # the pad block's T.where now drops the pool's last output column: read, never written
+    old = "T.where((ax3_0_0 * T.int64(4) + (ax3_0_1_0 * T.int64(2) + ax3_0_1_1)) * T.int64(2) + ax3_1 < T.int64(7))"
+    new = old.replace("< T.int64(7))", "< T.int64(6))")
+    assert fixture_ops(STRIDED_PAD, old, new) == []
+
+
+_SKIPPING = """
+from tvm.script import tir as T
+
+@T.prim_func
+def f(x: T.Buffer((8,), "float32"), y: T.Buffer((8,), "float32"), z: T.Buffer((8,), "float32")):
+    t = T.alloc_buffer((8,))
+    for i0, i1 in T.grid(4, 2):
+        with T.block("OUT"):
+            v = T.axis.spatial(8, i0 * 2 + i1)
+            T.where(i0 * 2 + i1 < 6)
+            OUT[v] = x[v] + T.float32(1)
+    for i in range(8):
+        with T.block("z"):
+            v = T.axis.spatial(8, i)
+            z[v] = x[v]
+"""
+
+
+@pytest.mark.parametrize("out, moved", [("t", True), ("y", False)])
+def test_block_skipping_unread_elements_is_moved_only_for_an_intermediate(out, moved):
+    # a block alone in its nest whose T.where skips elements 6 and 7, which nothing reads:
+    # rebuilt over its whole domain for an intermediate; for a parameter those elements are
+    # the result (left unwritten), and the nest stays as it is
+    from opinfo.distribute import distribute
+    func = tir.parse(_SKIPPING.replace("OUT", out))
+    assert (distribute(func) is not func) == moved
