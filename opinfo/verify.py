@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from tir.expr import IntImm
 from tir.function import PrimFunc
 
 from .info import OpInfo, Operand
@@ -207,6 +208,15 @@ def _verify_plain(func: PrimFunc, op: OpInfo, rng, symbolic: int, max_steps) -> 
             # Static shapes only: an output of constant shape over inputs of symbolic ones
             # holds at one binding only, which the run may not be at
             return False
+        if symbols(func.buffers):
+            # over symbolic inputs, an output axis of constant extent that the op as named
+            # gives another extent at two bindings (a stride of 2 where the pad buffer's
+            # rows and the output's need 3) is not the function's either
+            wrong = _constant_axes_differ(func, fresh, outs, len(args))
+            if wrong:
+                again = _fresh(func, op, args, rng, symbolic + 1)
+                if again is not None and _constant_axes_differ(func, again[0], outs, len(args)) == wrong:
+                    return False
         draws, gentle = 0, False
         while draws < DRAWS:
             if arrays is None:
@@ -236,6 +246,22 @@ def _verify_plain(func: PrimFunc, op: OpInfo, rng, symbolic: int, max_steps) -> 
     except Exception:  # not buildable from the answer, or not runnable on these inputs
         return None
     return False
+
+
+def _constant_axes_differ(func: PrimFunc, fresh: PrimFunc, outs, n_args: int) -> tuple:
+    """(output, axis, the fresh op's extent) for every axis of an output of ``func`` of
+    constant extent where the fresh op's output has another (or another rank: a whole
+    output)."""
+    found = []
+    for k, b in zip(outs, fresh.buffers[n_args:]):
+        mine = func.buffers[k].shape
+        theirs = [int(e.value) for e in b.shape]
+        if len(mine) != len(theirs):
+            found.append((k, None, tuple(theirs)))
+            continue
+        found += [(k, axis, t) for axis, (m, t) in enumerate(zip(mine, theirs))
+                  if isinstance(m, IntImm) and int(m.value) != t]
+    return tuple(found)
 
 
 def _fresh(func: PrimFunc, op: OpInfo, args: list, rng, symbolic: int) -> "tuple | None":

@@ -13,6 +13,7 @@ them is bounded by ``n`` and the batch's split extents, each at least 1
 """
 from __future__ import annotations
 
+import attrs
 import numpy as np
 import pytest
 
@@ -238,3 +239,36 @@ def test_block_skipping_unread_elements_is_moved_only_for_an_intermediate(out, m
     from opinfo.distribute import distribute
     func = tir.parse(_SKIPPING.replace("OUT", out))
     assert (distribute(func) is not func) == moved
+
+
+# ---------------------------------------------------------------- an output axis it cannot make
+#
+# A grouped conv2d over a symbolic batch (strides (3, 1), padding (0, 0, 2, 1), dilation
+# (2, 1)); a mutant reading rows ``v_yy * 2`` instead of ``v_yy * 3`` reads like a stride of 2,
+# but conv2d with stride 2 over the 8 padded rows makes 4 output rows, and the function has
+# 3: the answer cannot be the function's. verify compares the output axes of constant
+# extent at two bindings of the batch (a constant axis over a symbolic input may hold at
+# one binding only).
+
+SYMBOLIC_CONV = "s38_conv2d_symbolic_decomposed_pad"
+ROWS_OLD = "pad_temp[v_nn, v_ff * T.int64(3) + v_rc, v_yy * T.int64(3) + v_ry * T.int64(2), v_xx + v_rx] * y"
+ROWS_NEW = "pad_temp[v_nn, v_ff * T.int64(3) + v_rc, v_yy * T.int64(2) + v_ry * T.int64(2), v_xx + v_rx] * y"
+
+
+def test_symbolic_conv_is_named_with_stride_3():
+    (name, attrs), = fixture_ops(SYMBOLIC_CONV)
+    assert (name, attrs["strides"], attrs["padding"]) == ("nn.conv2d", (3, 1), (0, 0, 2, 1))
+
+
+def test_stride_whose_output_has_other_rows_is_refused():
+    assert fixture_ops(SYMBOLIC_CONV, ROWS_OLD, ROWS_NEW) == []
+
+
+def test_verify_refutes_an_answer_making_other_output_rows():
+    from opinfo.verify import verify_op
+    func = fixture_func(SYMBOLIC_CONV)
+    (op,) = opinfo.analyze(func).ops
+    stride2 = attrs.evolve(op, attrs={**dict(op.attrs), "strides": (2, 1)})
+    mutant = fixture_func(SYMBOLIC_CONV, lambda t: t.replace(ROWS_OLD, ROWS_NEW))
+    assert verify_op(mutant, stride2) is False
+    assert verify_op(func, op) is True
