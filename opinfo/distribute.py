@@ -296,13 +296,16 @@ def _distributed(stmt, writers: dict, dom: dict, func, symbols=frozenset()) -> "
         if any(local[b] != 1 for b in shared):
             return None
         covers = covers_domain(realize, loops, symbols)  # True, False, or None (unknown)
-        if shared and covers is False and len(found) == 1 and reads_within(func, realize, loops, symbols):
-            pass  # alone in its nest, its loops skipping only elements nothing reads (a fill
-            # decompose_padding made of the padded region its reader loads): written whole
-            # in loops of its own, the elements added are never read
-        elif shared and (covers is not True or not isinstance(realize.block.body, BufferStore)
-                       or not all(_copied_before_read(stmt, realize, stored(realize.block)[b], symbols)
-                                  for b in shared)):
+        if shared and any(b in loaded(realize.block) for b in shared):
+            return None  # what it computes depends on when the other writers ran
+        # alone in its nest, its loops skipping only elements nothing reads (a fill that
+        # decompose_padding made of the padded region its reader loads): written whole in
+        # loops of its own, the elements added are never read
+        fill_of_read = shared and covers is False and len(found) == 1 and \
+            reads_within(func, realize, loops, symbols)
+        if shared and not fill_of_read and (
+                covers is not True or not isinstance(realize.block.body, BufferStore)
+                or not all(_copied_before_read(stmt, realize, stored(realize.block)[b], symbols) for b in shared)):
             # a buffer other statements write too (decompose_padding's fill before the
             # interior copy compute_at placed here): moved, the block must store exactly
             # what it stored, its whole domain, or the others' values would change; and
