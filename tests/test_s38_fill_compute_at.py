@@ -1,6 +1,14 @@
-"""``decompose_padding`` + ``compute_at`` under a symbolic batch split four times (TVM 0.27).
+"""Session 38: ``decompose_padding`` with ``compute_at`` and symbolic splits (TVM 0.27 fixtures).
 
-The fixture is a grouped ``conv1d`` (NWC, padding (0, 2), groups 2) whose batch ``n`` is
+Each section has a TVM-printed fixture that is now named, the check that it computes the op,
+and mutants that must abstain: a grouped conv1d whose batch is split four times (the fill
+reruns under the convolution's loops), a conv2d_transpose whose interior copy sits inside the
+convolution's reduction loops (moved only when every element read was copied by then), an
+avg_pool3d whose fill writes only the rows read, a conv2d whose fill a predicate cut to the
+columns read, an avg_pool3d whose pad block computes only the rows a strided pool reads, and
+a symbolic conv2d whose mutant reads like a stride whose output rows do not match.
+
+First fixture: a grouped ``conv1d`` (NWC, padding (0, 2), groups 2) whose batch ``n`` is
 split into four loops (``(n + 149) // 150``, 3, 5, 2, 5: each split adds its own bound to
 every predicate) and whose pad block was decomposed into a fill (``pad_temp_pad_const``)
 and an interior copy, both placed under the convolution's loops. The fill then runs again
