@@ -82,22 +82,24 @@ def _reads_within_at(func: PrimFunc, realize: BlockRealize, loops: tuple, store,
     if written is None:
         return False
     for r, lps in all_realizes(func.body):
-        found = []
-
-        def visit(n):
-            if isinstance(n, BufferLoad) and n.buffer is store.buffer:
-                found.append(n.indices)
-            return not isinstance(n, BlockRealize)  # a nested block's loads are its own
-
-        for part in (r.block.body, r.block.init):
-            if part is not None:
-                pre_order_visit(part, visit)
+        found = _load_sites(r.block, store.buffer)
         if not found:
             continue
         read = _elements(r, lps, found, store.buffer, env)
         if read is None or not np.isin(read, written).all():
             return False
     return True
+
+
+def _load_sites(block, buf) -> list:
+    """The index lists of the block's own loads of ``buf`` (body and init; a nested block's
+    loads are its own)."""
+    found: list = []
+    for part in (block.body, block.init):
+        if part is not None:
+            pre_order_visit(part, lambda n: found.append(n.indices) or True
+                            if isinstance(n, BufferLoad) and n.buffer is buf else not isinstance(n, BlockRealize))
+    return found
 
 
 def _elements(realize: BlockRealize, loops: tuple, index_lists: list, buf, shapes: dict) -> "np.ndarray | None":
@@ -157,14 +159,7 @@ def _copied_before_read_at(paths: list, realize: BlockRealize, buf, env: dict) -
     keys, elements, writes = [], [], []
     try:
         for r, path in paths:
-            if r is realize:
-                sites = [realize.block.body.indices]
-            else:
-                sites = []
-                for part in (r.block.body, r.block.init):
-                    if part is not None:
-                        pre_order_visit(part, lambda n: sites.append(n.indices) if isinstance(n, BufferLoad)
-                                        and n.buffer is buf else not isinstance(n, BlockRealize))
+            sites = [realize.block.body.indices] if r is realize else _load_sites(r.block, buf)
             if not sites:
                 continue
             loops = tuple(step for step in path if isinstance(step, For))

@@ -88,15 +88,22 @@ def _store_vars(block: Block, store: BufferStore) -> "tuple | None":
     return tuple(by_var[id(i)] for i in store.indices)
 
 
-def _fill(realize: BlockRealize) -> "BufferStore | None":
-    """The store of a block filling its whole buffer with a constant, at its variables
-    (each once, in any order: :func:`_store_vars`)."""
+def _constant_store(realize: BlockRealize) -> "tuple | None":
+    """(store, the block's variables in its index order) of a spatial block storing a
+    constant at its variables (each once, in any order: :func:`_store_vars`), else None."""
     store = _spatial_store(realize)
     if store is None or not _is_const(store.value):
         return None
     ivs = _store_vars(realize.block, store)
-    if ivs is None:
+    return None if ivs is None else (store, ivs)
+
+
+def _fill(realize: BlockRealize) -> "BufferStore | None":
+    """The store of a block filling its whole buffer with a constant (:func:`_constant_store`)."""
+    found = _constant_store(realize)
+    if found is None:
         return None
+    store, ivs = found
     doms = [(const_of(iv.dom.min), affine(iv.dom.extent)) for iv in ivs]
     return store if doms == [(0, affine(s)) for s in store.buffer.shape] else None
 
@@ -109,12 +116,10 @@ def _widened(realize: BlockRealize, func: PrimFunc, symbols) -> "BlockRealize | 
     read by nothing. Static extents only; None otherwise."""
     from .distribute import reads_within
 
-    store = _spatial_store(realize)
-    if store is None or not _is_const(store.value) or any(b is store.buffer for b in func.buffers):
+    found = _constant_store(realize)
+    if found is None or any(b is found[0].buffer for b in func.buffers):
         return None  # (what a parameter holds is the function's result, read or not)
-    ivs = _store_vars(realize.block, store)
-    if ivs is None:
-        return None
+    store, ivs = found
     shape = [const_of(s) for s in store.buffer.shape]
     doms = [(const_of(iv.dom.min), const_of(iv.dom.extent)) for iv in ivs]
     if None in shape or any(lo != 0 or ext is None or ext > n for (lo, ext), n in zip(doms, shape)):
@@ -225,10 +230,10 @@ def _next_touching(stmts: list, k: int) -> "int | None":
     """The index of the first statement after ``k`` that reads or writes the buffer the
     statement ``k`` fills (a fill alone in its nest), else None."""
     fill = _alone(stmts[k])
-    fstore = _spatial_store(fill) if fill is not None else None
-    if fstore is None or not _is_const(fstore.value):  # a fill, of the whole buffer or not
-        return None  # (:func:`_pair` judges which)
-    key = id(fstore.buffer)
+    found = _constant_store(fill) if fill is not None else None
+    if found is None:  # a fill, of the whole buffer or of a part (:func:`_pair` judges which)
+        return None
+    key = id(found[0].buffer)
     for j in range(k + 1, len(stmts)):
         blocks = []
         post_order_stmts(stmts[j], lambda n: blocks.append(n) if isinstance(n, Block) else None)

@@ -41,13 +41,19 @@ def test_named_as_the_grouped_conv1d():
     assert fixture_ops(NAME) == [CONV]
 
 
+def _assert_computes(name, op_name, shapes, seed, tol, engine="interp", **attrs_):
+    """Fixture ``name`` run by ``engine`` on float32 inputs of ``shapes`` (drawn in order from
+    ``seed``) equals ``op_name`` lowered with ``attrs_`` and interpreted."""
+    rng = np.random.default_rng(seed)
+    arrays = [rng.standard_normal(shape).astype("float32") for shape in shapes]
+    plain = topi.lower(op_name, [(shape, "float32") for shape in shapes], **attrs_)
+    np.testing.assert_allclose(tir.run(fixture_func(name), *arrays, engine=engine), tir.run(plain, *arrays),
+                               rtol=tol, atol=tol)
+
+
 def test_fixture_computes_the_conv1d():
-    rng = np.random.default_rng(38)
-    x = rng.standard_normal((5, 6, 6)).astype("float32")
-    w = rng.standard_normal((3, 3, 2)).astype("float32")
-    plain = topi.lower("nn.conv1d", [((5, 6, 6), "float32"), ((3, 3, 2), "float32")], data_layout="NWC",
-                       kernel_layout="WIO", groups=2, padding=[0, 2])
-    np.testing.assert_allclose(tir.run(fixture_func(NAME), x, w), tir.run(plain, x, w), rtol=1e-5, atol=1e-5)
+    _assert_computes(NAME, "nn.conv1d", [(5, 6, 6), (3, 3, 2)], 38, 1e-5, data_layout="NWC", kernel_layout="WIO",
+                     groups=2, padding=[0, 2])
 
 
 def test_fill_cut_short_is_not_named():
@@ -105,13 +111,9 @@ def test_transpose_with_copy_at_reduction_loops_is_named():
 
 
 def test_transpose_fixture_computes_the_op():
-    rng = np.random.default_rng(3)
-    x = rng.standard_normal((2, 4, 9, 6)).astype("float32")
-    w = rng.standard_normal((4, 2, 3, 2)).astype("float32")
-    plain = topi.lower("nn.conv2d_transpose", [((2, 4, 9, 6), "float32"), ((4, 2, 3, 2), "float32")],
-                       groups=2, padding=[1, 0, 0, 0])
-    got = tir.run(fixture_func(TRANSPOSE), x, w, engine="c")  # the interpreter walks compute_at nests slowly
-    np.testing.assert_allclose(got, tir.run(plain, x, w), rtol=1e-4, atol=1e-4)
+    # engine c: the interpreter walks compute_at nests slowly
+    _assert_computes(TRANSPOSE, "nn.conv2d_transpose", [(2, 4, 9, 6), (4, 2, 3, 2)], 3, 1e-4, engine="c",
+                     groups=2, padding=[1, 0, 0, 0])
 
 
 def test_copy_of_one_column_per_iteration_is_read_before_it_is_copied():
@@ -180,13 +182,9 @@ def test_fill_of_the_read_columns_is_merged_with_its_copy():
 
 
 def test_fill_of_the_read_columns_computes_the_conv():
-    rng = np.random.default_rng(6)
-    x = rng.standard_normal((2, 9, 7, 4)).astype("float32")
-    w = rng.standard_normal((4, 1, 2, 1)).astype("float32")
-    plain = topi.lower("nn.conv2d", [((2, 9, 7, 4), "float32"), ((4, 1, 2, 1), "float32")], data_layout="NHWC",
-                       kernel_layout="OHWI", groups=4, strides=[1, 2], dilation=[2, 1], padding=[0, 1, 0, 1])
-    np.testing.assert_allclose(tir.run(fixture_func(FILL_OF_READ), x, w, engine="c"), tir.run(plain, x, w),
-                               rtol=1e-5, atol=1e-5)
+    _assert_computes(FILL_OF_READ, "nn.conv2d", [(2, 9, 7, 4), (4, 1, 2, 1)], 6, 1e-5, engine="c",
+                     data_layout="NHWC", kernel_layout="OHWI", groups=4, strides=[1, 2], dilation=[2, 1],
+                     padding=[0, 1, 0, 1])
 
 
 def test_fill_short_of_a_read_column_is_not_widened():
