@@ -25,6 +25,7 @@ so are nested blocks (a block inside another block's body).
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import attrs
@@ -236,13 +237,15 @@ def _intermediate(func, realize: BlockRealize) -> bool:
     return not any(key in params for key in stored(realize.block))
 
 
-def _skips_unread(func, realize: BlockRealize, loops: tuple, symbols) -> bool:
+def _skips_unread(realize: BlockRealize, covers, within) -> bool:
     """A spatial block alone in its nest whose loops provably skip part of its domain, none
     of which any block reads (computed at a consumer's loops, which read every other column,
-    the consumer then moved on): its nest of its own computes more, nothing reads it."""
+    the consumer then moved on): its nest of its own computes more, nothing reads it.
+    ``covers`` and ``within``: :func:`.realize_check.covers_domain` and :func:`reads_within`
+    of the block, asked only when needed."""
     if any(iv.kind != IterKind.SPATIAL for iv in realize.block.iter_vars) or realize.block.init is not None:
         return False
-    return covers_domain(realize, loops, symbols) is False and reads_within(func, realize, loops, symbols)
+    return covers() is False and within()
 
 
 MAX_COVER = 1 << 20
@@ -277,29 +280,41 @@ def _whole_domain(realize: BlockRealize, loops: tuple, dom: dict) -> bool:
 
 def _distributed(stmt, writers: dict, dom: dict, func, symbols=frozenset()) -> "list | None":
     found = _realizes(stmt)
-    skips = found is not None and len(found) == 1 and _skips_unread(func, *found[0], symbols)
-    if found is None or not found or (len(found) == 1 and not _redundant(*found[0]) and not skips):
+    if not found:
         return None
-    if len(found) == 1 and not _whole_domain(*found[0], dom) and not (skips and _intermediate(func, found[0][0])):
-        # alone in its nest: a T.where that skips points bounds no consumer's region -- but
-        # for an intermediate none of whose skipped points is read (a pad block computing
-        # the rows a strided pool reads, its T.where bounding the pool's output rows)
-        return None
+
+    # each block's coverage and whether its readers stay inside what it writes: asked once
+    @functools.cache
+    def covers(k: int) -> "bool | None":  # True, False, or None (unknown)
+        return covers_domain(*found[k], symbols)
+
+    @functools.cache
+    def within(k: int) -> bool:
+        return reads_within(func, *found[k], symbols)
+
+    if len(found) == 1:
+        realize, loops = found[0]
+        skips = functools.cache(lambda: _skips_unread(realize, lambda: covers(0), lambda: within(0)))
+        if not _redundant(realize, loops) and not skips():
+            return None
+        if not _whole_domain(realize, loops, dom) and not (skips() and _intermediate(func, realize)):
+            # alone in its nest: a T.where that skips points bounds no consumer's region -- but
+            # for an intermediate none of whose skipped points is read (a pad block computing
+            # the rows a strided pool reads, its T.where bounding the pool's output rows)
+            return None
     local = _writer_counts(r.block for r, _ in found)
     for k, (realize, loops) in enumerate(found):
         shared = [b for b in stored(realize.block) if writers.get(b, 0) != 1]
         if any(local[b] != 1 for b in shared):
             return None
-        covers = covers_domain(realize, loops, symbols)  # True, False, or None (unknown)
         if shared and any(b in loaded(realize.block) for b in shared):
             return None  # what it computes depends on when the other writers ran
         # alone in its nest, its loops skipping only elements nothing reads (a fill that
         # decompose_padding made of the padded region its reader loads): written whole in
         # loops of its own, the elements added are never read
-        fill_of_read = shared and covers is False and len(found) == 1 and \
-            reads_within(func, realize, loops, symbols)
+        fill_of_read = shared and covers(k) is False and len(found) == 1 and within(k)
         if shared and not fill_of_read and (
-                covers is not True or not isinstance(realize.block.body, BufferStore)
+                covers(k) is not True or not isinstance(realize.block.body, BufferStore)
                 or not all(_copied_before_read(stmt, realize, stored(realize.block)[b], symbols) for b in shared)):
             # a buffer other statements write too (decompose_padding's fill before the
             # interior copy compute_at placed here): moved, the block must store exactly
@@ -309,7 +324,7 @@ def _distributed(stmt, writers: dict, dom: dict, func, symbols=frozenset()) -> "
             return None
         if not _own_reduction(realize, found[:k] + found[k + 1:]):
             return None
-        if covers is False and not reads_within(func, realize, loops, symbols):
+        if covers(k) is False and not within(k):
             # the shared loops provably leave part of the block's domain out: in a nest of
             # its own it would compute elements the function never computes (and a reader
             # of them would no longer read garbage) -- unless no block reads any of them
