@@ -29,6 +29,8 @@ outer spatial variables. Anything else is left as it is.
 """
 from __future__ import annotations
 
+import math
+
 import attrs
 
 from tir.buffer import Range
@@ -38,6 +40,7 @@ from tir.functor import post_order_visit, pre_order_stmts, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, IterVar, SeqStmt
 
 from .affine import affine, const_of
+from .probe import POINT_ERRORS, distinct, evaluate_points, flat_points, loops_points
 from .recognize.guard import conjuncts
 from .rewrite import nest_of, stores_in
 
@@ -83,7 +86,7 @@ def _looped_init(init, inner_realize: BlockRealize):
         return None
     loops, realize = nest
     blk, inner = realize.block, inner_realize.block
-    if blk.init is not None or blk.alloc_buffers or blk.match_buffers or not _is_true(realize.predicate):
+    if blk.init is not None or blk.alloc_buffers or blk.match_buffers:
         return None
     if inner.init is not None or not _is_true(inner_realize.predicate):
         return None
@@ -94,13 +97,9 @@ def _looped_init(init, inner_realize: BlockRealize):
     own = {id(iv.var) for iv in blk.iter_vars}
     if any(_var_ids(m.value) & own or any(isinstance(n, BufferLoad) for n in _nodes(m.value)) for m in mines):
         return None
-    loop_ext = {id(lp.loop_var): lp for lp in loops}
-    for iv, value in zip(blk.iter_vars, realize.iter_values):
-        lp = loop_ext.get(id(value)) if isinstance(value, Var) else None
-        if iv.kind != IterKind.SPATIAL or lp is None or const_of(lp.min) != 0 or const_of(iv.dom.min) != 0 \
-                or affine(lp.extent) != affine(iv.dom.extent) or affine(lp.extent) is None:
-            return None
-    if len(loops) != len(blk.iter_vars) or len({id(v) for v in realize.iter_values}) != len(loops):
+    if any(iv.kind != IterKind.SPATIAL or const_of(iv.dom.min) != 0 for iv in blk.iter_vars):
+        return None
+    if not (_one_loop_each(loops, realize) or _runs_domain_only(loops, realize)):
         return None
     mine, theirs = mines[0], theirs_all[0]
     if any(m.buffer is not t.buffer or len(m.indices) != len(t.indices) for m, t in zip(mines, theirs_all)):
@@ -132,6 +131,46 @@ def _looped_init(init, inner_realize: BlockRealize):
     if any(tuple(m.indices) != tuple(t.indices) for m, t in zip(stores, theirs_all)):
         return None
     return stores[0] if len(stores) == 1 else SeqStmt(stores)
+
+
+def _one_loop_each(loops, realize: BlockRealize) -> bool:
+    """Each variable of the init block bound to a loop of its own over exactly its domain,
+    and no predicate."""
+    loop_ext = {id(lp.loop_var): lp for lp in loops}
+    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+        lp = loop_ext.get(id(value)) if isinstance(value, Var) else None
+        if lp is None or const_of(lp.min) != 0 or affine(lp.extent) is None \
+                or affine(lp.extent) != affine(iv.dom.extent):
+            return False
+    return (_is_true(realize.predicate) and len(loops) == len(realize.block.iter_vars)
+            and len({id(v) for v in realize.iter_values}) == len(loops))
+
+
+INIT_POINTS = 1 << 16
+"""Most iterations :func:`_runs_domain_only` enumerates."""
+
+
+def _runs_domain_only(loops, realize: BlockRealize) -> bool:
+    """The init block's loops (constant ranges, at most :data:`INIT_POINTS` iterations) run,
+    under its predicate, every point of its (constant) domain and none outside it -- some
+    maybe more than once: an init that stores a constant sets the same elements however
+    often it runs. That is the init ``blockize`` leaves above a spatial loop fused with a
+    reduction loop (``v = fused // 5`` over 20 iterations: each element set five times)."""
+    doms = [(0, const_of(iv.dom.extent)) for iv in realize.block.iter_vars]
+    if any(e is None for _, e in doms):
+        return False
+    want = math.prod(e for _, e in doms)
+    got = loops_points(loops, {}, INIT_POINTS)
+    if got is None:
+        return False
+    leaves, size, _ = got
+    try:
+        keep = evaluate_points(realize.predicate, leaves, size).astype(bool)
+        values = [evaluate_points(v, leaves, size)[keep] for v in realize.iter_values]
+    except POINT_ERRORS:
+        return False
+    flat = flat_points(values, doms, int(keep.sum()))
+    return flat is not None and distinct(flat, want) == want
 
 
 def _init_stores(body) -> "list | None":
