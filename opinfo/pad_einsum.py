@@ -36,7 +36,7 @@ from tir.expr import (LT, Add, And, BufferLoad, Call, Cast, FloatImm, FloorDiv, 
 from tir.buffer import BufferRegion
 from tir.function import PrimFunc
 from tir.functor import post_order_stmts, post_order_visit, transform
-from tir.stmt import Block, BlockRealize, BufferStore, IterKind
+from tir.stmt import Block, BlockRealize, BufferStore, IterKind, LetStmt, SeqStmt
 
 from .affine import affine, const_of
 from .bounded import bounded_form, interval
@@ -226,14 +226,19 @@ def _nodes(expr) -> list:
 
 def _restored(realize: BlockRealize, out, shrink: dict, pads: dict) -> "BlockRealize | None":
     """The op block over the crop's domain (``shrink``: id(var) -> new extent), storing to
-    ``out`` and loading the unpadded sources (``pads``: id(padded) -> (source, its extents))."""
+    ``out`` and loading the unpadded sources (``pads``: id(padded) -> (source, its extents)).
+    ``out`` is a buffer (what the block's one store becomes) or, for a tuple reduction, a
+    dict id(accumulator) -> the buffer its stores and loads become."""
     block = realize.block
+    outs = out if isinstance(out, dict) else {id(block.body.buffer): out}
     ivs = {id(iv.var): iv for iv in block.iter_vars}
     ok = [True]
     reads_out = []
-    for part in (block.body, block.init) if out is not block.body.buffer else ():
-        if part is not None:
-            post_order_visit(part, lambda n: reads_out.append(n) if isinstance(n, BufferLoad) and n.buffer is out else None)
+    new_ids = {id(b) for k, b in outs.items() if id(b) != k}
+    for part in (block.body, block.init):
+        if part is not None and new_ids:
+            post_order_visit(part, lambda n: reads_out.append(n) if isinstance(n, BufferLoad) and id(n.buffer) in new_ids
+                             else None)
     if reads_out:
         return None  # it reads what it will store to once restored: the reads would change meaning
 
@@ -256,15 +261,13 @@ def _restored(realize: BlockRealize, out, shrink: dict, pads: dict) -> "BlockRea
     if not ok[0]:
         return None
 
-    padded_out = block.body.buffer
-
     def post(n):
         if isinstance(n, BufferLoad) and id(n.buffer) in pads:
             return attrs.evolve(n, buffer=pads[id(n.buffer)][0])
-        if isinstance(n, BufferLoad) and n.buffer is padded_out:
-            return attrs.evolve(n, buffer=out)  # a reduction's accumulator
-        if isinstance(n, BufferStore):
-            return attrs.evolve(n, buffer=out)
+        if isinstance(n, BufferLoad) and id(n.buffer) in outs:
+            return attrs.evolve(n, buffer=outs[id(n.buffer)])  # a reduction's accumulator
+        if isinstance(n, BufferStore) and id(n.buffer) in outs:
+            return attrs.evolve(n, buffer=outs[id(n.buffer)])
         return None
 
     body = transform(block.body, post)
@@ -273,7 +276,9 @@ def _restored(realize: BlockRealize, out, shrink: dict, pads: dict) -> "BlockRea
                       if id(iv.var) in shrink else iv for iv in block.iter_vars)
     reads = {}
     post_order_visit(body, lambda n: reads.setdefault(id(n.buffer), n.buffer) if isinstance(n, BufferLoad) else None)
-    new_block = attrs.evolve(block, body=body, init=init, iter_vars=iter_vars, writes=(BufferRegion.full(out),),
+    written = {id(b): b for b in outs.values()}
+    new_block = attrs.evolve(block, body=body, init=init, iter_vars=iter_vars,
+                             writes=tuple(BufferRegion.full(b) for b in written.values()),
                              reads=tuple(BufferRegion.full(b) for b in reads.values()))
     pred = realize.predicate
     for iv, value in zip(block.iter_vars, realize.iter_values):
@@ -404,6 +409,12 @@ def _zero_stops(op: BlockRealize, pads: dict, zero: set) -> "dict | None":
     term = update_term(store)
     if term is None:
         return {}
+    return _term_zero_stops(block, term, pads, zero)
+
+
+def _term_zero_stops(block: Block, term, pads: dict, zero: set) -> "dict | None":
+    """id(reduction variable) -> extent past which the summed ``term`` is 0 (a factor padded
+    with 0 along that axis, see :func:`_zero_stops`); None on a conflict."""
     ivs = {id(iv.var): iv for iv in block.iter_vars}
     stops: dict = {}
     for factor in _factors(term):
@@ -477,6 +488,98 @@ def _below(value, x, ranges: dict) -> bool:
     return span is not None and 0 <= span[0] and span[1] < c
 
 
+def _tuple_updates(block: Block) -> "list | None":
+    """[(store, combined term)] of a tuple reduction's body (``let v0 = A0[i] + t0 in let v1 =
+    A1[i] + t1 in A0[i] = v0; A1[i] = v1``: a norm's sum and sum of squares), each store
+    at the same indices, under an init storing a constant to each accumulator there; None
+    for any other shape."""
+    lets, body = {}, block.body
+    while isinstance(body, LetStmt):
+        lets[id(body.var)] = body.value
+        body = body.body
+    parts = body.seq if isinstance(body, SeqStmt) else ()
+    if len(parts) < 2 or not all(isinstance(p, BufferStore) for p in parts):
+        return None
+    init = block.init
+    inits = init.seq if isinstance(init, SeqStmt) else ()
+    if len(inits) != len(parts) or len(lets) != len(parts):
+        return None
+    out = []
+    for store, first in zip(parts, inits):
+        value = lets.get(id(store.value)) if isinstance(store.value, Var) else None
+        if not isinstance(value, Add) or tuple(store.indices) != tuple(parts[0].indices):
+            return None
+        term = update_term(BufferStore(store.buffer, value, store.indices))
+        if term is None or any(isinstance(n, Var) and id(n) in lets for n in _nodes(term)):
+            return None
+        if not (isinstance(first, BufferStore) and first.buffer is store.buffer
+                and isinstance(first.value, (FloatImm, IntImm)) and first.value.value == 0
+                and tuple(first.indices) == tuple(store.indices)):
+            return None
+        out.append((store, term))
+    if len({id(s.buffer) for s, _ in out}) != len(out):
+        return None
+    return out
+
+
+def _tuple_restored(op: BlockRealize, writers: dict, readers: dict, params: set, loops: tuple) -> "tuple | None":
+    """(restored block, [crop], [(producer, padded)], padded accumulators) for a tuple
+    reduction of sums (:func:`_tuple_updates`) whose accumulators ``pad_einsum`` padded
+    (each read by one crop to its unpadded buffer, all over the same spatial variables) and
+    whose reduction axes it padded with 0 in a factor of every term, or that its predicate
+    stops before the padding: the padded points add 0 to every sum."""
+    block = op.block
+    updates = _tuple_updates(block)
+    if updates is None:
+        return None
+    outs, crops = {}, []
+    for store, _ in updates:
+        padded = store.buffer
+        others = [r for r in readers.get(id(padded), []) if r is not op]
+        got = _crop(others[0].block) if len(others) == 1 else None
+        if got is not None and got[1] is padded:
+            if id(padded) in params or writers.get(id(padded), []) != [op]:
+                return None
+            outs[id(padded)] = got[0]
+            crops.append(others[0])
+        else:
+            outs[id(padded)] = padded  # not padded: the accumulator stays
+    if crops and len(crops) != len(updates):
+        return None
+    ivs = _identity(updates[0][0], block)
+    if ivs is None:
+        return None
+    shrink = {}
+    for store, _ in updates:
+        out = outs[id(store.buffer)]
+        for iv, o in zip(ivs, out.shape):
+            if not _same(iv.dom.extent, o):
+                if not _at_least(iv.dom.extent, o) or (id(iv.var) in shrink and not _same(shrink[id(iv.var)], o)):
+                    return None
+                shrink[id(iv.var)] = o
+    found = _padded_reads(op, writers, readers, params)
+    if found is None:
+        return None
+    pads, producers = found
+    stops = _split_stops(op, pads, loops)
+    if stops is None:
+        return None
+    zero = _zero_padded(producers)
+    per_term = [_term_zero_stops(block, term, pads, zero) for _, term in updates]
+    if any(t is None for t in per_term):
+        return None
+    # a reduction axis stops early only where the predicate stops it or every term is 0
+    zeros = {k: x for k, x in per_term[0].items()
+             if all(k in t and _same(t[k], x) for t in per_term[1:])}
+    stops = {**zeros, **stops}
+    if any(k in shrink and not _same(shrink[k], x) for k, x in stops.items()) or not (stops or shrink):
+        return None
+    new = _restored(op, outs, {**stops, **shrink}, pads)
+    if new is None:
+        return None
+    return new, crops, producers, [s.buffer for s, _ in updates] if crops else []
+
+
 def pad_einsum_left(func: PrimFunc) -> bool:
     """Whether a pad producer that only ``pad_einsum`` makes (``X_pad`` named after its
     source, :func:`_named_pad`) is still in ``func`` (not undone: it pads a reduction's
@@ -514,6 +617,17 @@ def unpad_einsum(func: PrimFunc) -> PrimFunc:
         if id(padded) in params or len(writers.get(id(padded), [])) != 1:
             continue
         op = writers[id(padded)][0]
+        if isinstance(op.block.body, LetStmt) and id(op) not in replace:
+            got = _tuple_restored(op, writers, readers, params, loops_of[id(op)])
+            if got is not None:
+                new, crops, producers, accumulators = got
+                replace[id(op)] = new
+                drop.update(id(c) for c in crops)
+                dropped_bufs.update(id(b) for b in accumulators)
+                for producer, buf in producers:
+                    drop.add(id(producer))
+                    dropped_bufs.add(id(buf))
+            continue
         # the crop is its only reader (but for a reduction's own accumulator)
         if [r for r in readers.get(id(padded), []) if r is not op] != [crop]:
             continue
@@ -553,6 +667,14 @@ def unpad_einsum(func: PrimFunc) -> PrimFunc:
             dropped_bufs.add(id(buf))
     for op in realizes:
         if id(op) in replace:
+            continue
+        if isinstance(op.block.body, LetStmt):
+            got = _tuple_restored(op, writers, readers, params, loops_of[id(op)])
+            if got is not None and not got[1] and not any(id(p) in drop for p, _ in got[2]):
+                replace[id(op)] = got[0]
+                for producer, buf in got[2]:
+                    drop.add(id(producer))
+                    dropped_bufs.add(id(buf))
             continue
         got = _neutral_pad(op, writers, readers, params, loops_of[id(op)]) or \
             _zero_product_pad(op, writers, readers, params)

@@ -20,7 +20,7 @@ reader to judge: a reindex copy of a parameter named ``multiply`` for its block'
 found so, before scalar constant operands were built.
 
 Usage (from the project root; a symbolic extent is run at 5):
-    .venv/bin/python tools/fuzz_soundness.py [--per-file 12] [--seed 0] FILE_OR_DIR...
+    .venv/bin/python tools/fuzz_soundness.py [--per-file 12] [--seed 0] [--depth 1] FILE_OR_DIR...
 """
 from __future__ import annotations
 
@@ -173,8 +173,19 @@ def _mutate_line(line: str, kind: int, rng, others=()) -> "str | None":
     return line[:m.start()] + f"({m.group(0)} + T.int64(1)) % T.int64(2)" + line[m.end():]
 
 
-def mutants(text: str, rng, count: int) -> list:
-    """Up to ``count`` (line, old, new, text) one-statement mutants of ``text``."""
+def mutants(text: str, rng, count: int, depth: int = 1) -> list:
+    """Up to ``count`` (line, old, new, text) mutants of ``text``, each ``depth`` one-statement
+    mutations applied in turn (the lines joined by `` ; ``): two changes that agree (an
+    extent and the index that runs over it) can make a function that reads as another op
+    where either alone is refused."""
+    if depth > 1:
+        out = []
+        for i, old, new, mutated in mutants(text, rng, count):
+            more = mutants(mutated, rng, 1, depth - 1)
+            if more:
+                _, old2, new2, mutated = more[0]
+                out.append((i, f"{old} ; {old2}", f"{new} ; {new2}", mutated))
+        return out
     lines = text.split("\n")
     where = _statement_lines(lines)
     others = sorted(set(re.findall(r"\b([A-Za-z_]\w*): T\.Buffer\(", text))
@@ -197,7 +208,7 @@ def _guarded(fn, *args):
         signal.alarm(0)
 
 
-def fuzz_file(path: str, per_file: int, rng, stats: dict) -> None:
+def fuzz_file(path: str, per_file: int, rng, stats: dict, depth: int = 1) -> None:
     text = open(path).read()
     try:
         mod, base = _guarded(answers, text)
@@ -206,7 +217,7 @@ def fuzz_file(path: str, per_file: int, rng, stats: dict) -> None:
     if not any(base.values()):
         return
     stats["files"] += 1
-    for _, old, new, mutated in mutants(text, rng, per_file):
+    for _, old, new, mutated in mutants(text, rng, per_file, depth):
         stats["mutants"] += 1
         infos: dict = {}
         try:
@@ -248,6 +259,7 @@ def main(argv=None) -> int:
     ap.add_argument("paths", nargs="+", help="TVMScript files or folders of them")
     ap.add_argument("--per-file", type=int, default=12, help="mutants per file (default 12)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--depth", type=int, default=1, help="mutations per mutant (default 1)")
     args = ap.parse_args(argv)
     files = []
     for p in args.paths:
@@ -256,7 +268,7 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(args.seed)
     stats = dict(files=0, mutants=0, same=0, changed=0, wrong=0, wrong_new=0, unchecked_new=0)
     for path in files:
-        fuzz_file(path, args.per_file, rng, stats)
+        fuzz_file(path, args.per_file, rng, stats, args.depth)
     print(stats)
     return 1 if stats["wrong"] or stats["wrong_new"] else 0
 
