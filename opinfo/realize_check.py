@@ -41,6 +41,7 @@ from tir.stmt import BufferStore, IterKind
 from .affine import affine, const_of, equal_extents
 from .coverage import block_realizes, copy_order
 from .predicates import is_true, leading_widths, prefix_box
+from .recognize.guard import conjuncts
 from .rewrite import stored, stores_in
 from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, loops_points, scalar_int,
                     shape_envs, shape_vars)
@@ -421,7 +422,103 @@ def misrealized(func) -> bool:
         got = _verdict(realize, loops, shape_envs(free, SHAPE_VALUES), is_param)
         if got is None and free:
             got = _verdict(realize, loops, shape_envs(free, SMALL_SHAPE_VALUES), is_param, first=True)
+        if got is None and any(_reduction_left_short(realize, loops, env) for env in shape_envs(free, SHAPE_VALUES)):
+            return True
         if got or (got is None and _repeats_inside_reduction(realize, loops)):
+            return True
+    return False
+
+
+def _groups(realize, loops) -> "list | None":
+    """The block's variables, predicate conjuncts and loops split into independent groups
+    [(variable positions, conjuncts, loops)]: two share a group when they share a loop (a
+    binding and a conjunct reading the same loop). None when a loop's range reads another
+    loop or an outer variable is read (not independent)."""
+    loop_vars = {lp.loop_var for lp in loops}
+    for lp in loops:
+        used: set = set()
+        collect_vars(lp.min, used)
+        collect_vars(lp.extent, used)
+        if used & loop_vars:
+            return None
+    items = [("v", k, realize.iter_values[k]) for k in range(len(realize.iter_values))]
+    items += [("c", k, term) for k, term in enumerate(conjuncts(realize.predicate)) if not is_true(term)]
+    parent = list(range(len(items)))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict = {}
+    item_loops = []
+    for i, (_, _, expr) in enumerate(items):
+        used = set()
+        collect_vars(expr, used)
+        if used - loop_vars:
+            return None  # an outer loop or block variable: not enumerated here
+        item_loops.append(used)
+        for v in used:
+            if v in owner:
+                parent[find(i)] = find(owner[v])
+            else:
+                owner[v] = i
+    groups: dict = {}
+    for i, (kind, k, _) in enumerate(items):
+        g = groups.setdefault(find(i), ([], [], set()))
+        (g[0] if kind == "v" else g[1]).append(k if kind == "v" else items[i][2])
+        g[2].update(item_loops[i])
+    return [(vs, terms, [lp for lp in loops if lp.loop_var in used]) for vs, terms, used in groups.values()]
+
+
+def _reduction_left_short(realize, loops, env: dict) -> bool:
+    """A reduction block too large to enumerate whole (:func:`_refuted` gives up) that some
+    spatial point provably never adds some reduction point to, or whose binding leaves its
+    domain: judged group by group (:func:`_groups`), since the points the loops run are the
+    product of each group's. A spatial point of a group missing a reduction point of the same
+    group misses it in every combination with the other groups' points. Points run twice
+    are not judged here (``compute_at`` reruns whole reductions)."""
+    block = realize.block
+    kinds = [iv.kind for iv in block.iter_vars]
+    if IterKind.REDUCE not in kinds or any(k not in (IterKind.SPATIAL, IterKind.REDUCE) for k in kinds):
+        return False
+    doms = []
+    for iv in block.iter_vars:
+        lo, ext = scalar_int(iv.dom.min, env), scalar_int(iv.dom.extent, env)
+        if lo is None or ext is None or ext <= 0:
+            return False
+        doms.append((lo, ext))
+    groups = _groups(realize, loops)
+    if groups is None:
+        return False
+    for positions, terms, group_loops in groups:
+        if not any(kinds[k] == IterKind.REDUCE for k in positions):
+            continue
+        got = loops_points(group_loops, env, MAX_POINTS)
+        if got is None:
+            continue
+        leaves, size, _ = got
+        try:
+            keep = np.ones(size, dtype=bool)
+            for term in terms:
+                keep &= evaluate_points(term, leaves, size).astype(bool)
+            values = {k: evaluate_points(realize.iter_values[k], leaves, size)[keep] for k in positions}
+        except _ERRORS:
+            continue
+        n = int(keep.sum())
+        if n == 0:
+            continue  # the whole block runs nothing: other checks' concern
+        spatial = [k for k in positions if kinds[k] == IterKind.SPATIAL]
+        reduce = [k for k in positions if kinds[k] == IterKind.REDUCE]
+        flat_s = flat_points([values[k] for k in spatial], [doms[k] for k in spatial], n)
+        flat_r = flat_points([values[k] for k in reduce], [doms[k] for k in reduce], n)
+        if flat_s is None or flat_r is None:
+            return True  # a binding outside its domain
+        red_size = math.prod(doms[k][1] for k in reduce)
+        pairs = np.unique(flat_s * red_size + flat_r)
+        per_point = np.unique(pairs // red_size, return_counts=True)[1]
+        if np.any(per_point != red_size):
             return True
     return False
 
