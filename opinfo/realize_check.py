@@ -477,8 +477,10 @@ def _reduction_left_short(realize, loops, env: dict) -> bool:
     spatial point provably never adds some reduction point to, or whose binding leaves its
     domain: judged group by group (:func:`_groups`), since the points the loops run are the
     product of each group's. A spatial point of a group missing a reduction point of the same
-    group misses it in every combination with the other groups' points. Points run twice
-    are not judged here (``compute_at`` reruns whole reductions)."""
+    group misses it in every combination with the other groups' points; with an init, one
+    adding some of its reduction points more often than others adds them unevenly in every
+    combination too, which no sequence of whole runs from an init does (``compute_at``
+    reruns whole reductions: even counts are not judged)."""
     block = realize.block
     kinds = [iv.kind for iv in block.iter_vars]
     if IterKind.REDUCE not in kinds or any(k not in (IterKind.SPATIAL, IterKind.REDUCE) for k in kinds):
@@ -516,10 +518,19 @@ def _reduction_left_short(realize, loops, env: dict) -> bool:
         if flat_s is None or flat_r is None:
             return True  # a binding outside its domain
         red_size = math.prod(doms[k][1] for k in reduce)
-        pairs = np.unique(flat_s * red_size + flat_r)
+        pairs, times = np.unique(flat_s * red_size + flat_r, return_counts=True)
         per_point = np.unique(pairs // red_size, return_counts=True)[1]
         if np.any(per_point != red_size):
             return True
+        if block.init is not None:
+            # every run from an init adds each reduction point once, so each point of a
+            # spatial point is added as often as the others (a whole rerun is fine): uneven
+            # counts within the group are uneven in every combination with the others
+            first = np.ones(pairs.size, dtype=bool)
+            first[1:] = pairs[1:] // red_size != pairs[:-1] // red_size
+            start = np.flatnonzero(first)
+            if np.any(np.maximum.reduceat(times, start) != np.minimum.reduceat(times, start)):
+                return True
     return False
 
 

@@ -11,9 +11,11 @@ reaches one of its reduction points refutes the whole (``_reduction_left_short``
 """
 from __future__ import annotations
 
+import opinfo
+import tir
 from opinfo import realize_check
 from opinfo.pad_einsum import unpad_einsum
-from tests.fixture_util import fixture_func, fixture_ops
+from tests.fixture_util import fixture_func, fixture_ops, replaced
 
 NAME = "s39_mean_pad_einsum_large_nest"
 BINDING = "v_k1 = T.axis.reduce(T.int64(16), k1_0 * T.int64(2) + k1_1)"
@@ -54,3 +56,16 @@ def test_left_short_found_in_the_group():
     func = fixture_func(NAME, lambda t: t.replace(BINDING, BINDING.replace("k1_0 * T.int64(2)", "k1_0 * T.int64(1)")))
     realize, loops = _block(unpad_einsum(func), "x_red")
     assert realize_check._reduction_left_short(realize, loops, {})
+
+
+def test_reduction_rows_added_unevenly_is_not_named():
+    # k1_0 + k1_1 over loops of 4 and 3 reaches rows 0..5, rows 2 and 3 three times, row 0
+    # once: no sequence of whole runs from the init adds rows unevenly
+    loops = ("T.grid(T.int64(16), T.int64(4), T.int64(2), T.int64(2), T.int64(7), T.int64(3), T.int64(2), "
+             "T.int64(8), T.int64(6))")
+    text = replaced(NAME, loops, loops.replace("T.int64(3), T.int64(2), T.int64(8)", "T.int64(4), T.int64(3), T.int64(8)"))
+    text = text.replace(BINDING, "v_k1 = T.axis.reduce(T.int64(16), k1_0 + k1_1)")
+    (_, func), = tir.parse(text).prim_funcs()
+    assert opinfo.analyze(func).ops == ()
+    realize, loops_ = _block(unpad_einsum(func), "x_red")
+    assert realize_check._reduction_left_short(realize, loops_, {})
