@@ -16,7 +16,7 @@ from .block_loops import clip_copies, move_block_loops
 from .blockize import unblockize
 from .coverage import out_of_bounds_reads, partial_writes, same_index_copy
 from .intermediate_check import uninitialised_reads
-from .verify import CHEAP_STEPS, cheap_binding, verify_op
+from .verify import CHEAP_STEPS, cheap_binding, shapes_refute, verify_op
 from .realize_check import misrealized
 from .loop_partition import merge_partitions
 from .decompose import Decomposer
@@ -319,6 +319,9 @@ def _analyze(prim_func: PrimFunc, name: str, context: "FuncContext | None", conv
                                            max_steps=CHEAP_STEPS) is False:
         ops = undecided = ()  # lowered afresh from the answer, the op computes something else
         refused = REFUSALS["refuted"]
+    elif symbolic is None and len(reading) == 1 and shapes_refute(prim_func, reading[0], packed=packed):
+        ops = undecided = ()  # too large to run: built afresh, the op makes other shapes
+        refused = REFUSALS["refuted_shape"]
     return FuncInfo(name, kind, ops, undecided, refused)
 
 
@@ -344,6 +347,7 @@ REFUSALS = {
     "uninitialised": "storage is read before anything writes it (or while a reduction still accumulates into it)",
     "output_read": "an output is read before the function writes it",
     "refuted": "the reading, lowered again and run, computes something else",
+    "refuted_shape": "the reading, lowered again, makes outputs of other shapes than the function's",
     "time_limit": "the analysis took more than its time limit of {seconds:g} s of processor time (opinfo analyze --time-limit)",
 }
 """Why :func:`analyze` refuses a function outright (:attr:`.info.FuncInfo.refused`)."""

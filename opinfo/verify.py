@@ -250,6 +250,55 @@ def _verify_plain(func: PrimFunc, op: OpInfo, rng, symbolic: int, max_steps) -> 
     return False
 
 
+def shapes_refute(func: PrimFunc, op: OpInfo, packed: "bool | None" = None) -> bool:
+    """Whether ``op``, lowered afresh at ``func``'s (static) input shapes, makes an output of
+    another shape than ``func``'s: its attributes then cannot be the function's. Nothing is
+    run, so it holds for functions too large for :func:`verify_op` (a depthwise convolution
+    read with a stride of 1 over 28 rows whose output has 14). Packed buffers as in
+    :func:`verify_op`: an op not naming a packed layout refutes only when every logical
+    reading refutes too."""
+    if op.output is None or op.output.param is None or any(o.param is None for o in op.operands):
+        return False
+    if _shape_differs(func, op) is not True:
+        return False
+    if packed is False or any(isinstance(v, str) and any(ch.isdigit() for ch in v) for v in dict(op.attrs).values()):
+        return True
+    from .unpack import unpack_all
+
+    readings = unpack_all(func)
+    return readings is None or all(_shape_differs(logical, op) is True for logical, _, _ in readings)
+
+
+def _shape_differs(func: PrimFunc, op: OpInfo) -> "bool | None":
+    """True/False: the op built from the answer makes outputs of other/the same shapes as
+    ``func``'s; None when it cannot be built (symbolic extents, a lowering error)."""
+    import tir.topi
+
+    from .recognize.running import symbols
+
+    if symbols(func.buffers):
+        return None
+    try:
+        params = list(func.params)
+        args = _call_args(func, op)
+        given = {name: _listed(v) for name, v in dict(op.attrs).items()}
+        if "out_dtype" not in given and "out_dtype" in tir.topi.accepted_attrs(op.name):
+            given["out_dtype"] = str(func.buffer_map[params[op.output.param]].dtype)
+        inputs = [(tuple(int(e.value) for e in func.buffer_map[params[a.param]].shape),
+                   str(func.buffer_map[params[a.param]].dtype)) if isinstance(a, Operand) else ((), str(a.dtype))
+                  for a in args]
+        fresh = tir.topi.lower(op.name, inputs, **given)
+    except Exception:  # not buildable from the answer alone
+        return None
+    count = len(fresh.params) - len(args)
+    start = op.output.param if op.output.param + count <= len(params) else len(params) - count
+    if count < 1 or not start <= op.output.param < start + count:
+        return None
+    mine = [tuple(int(e.value) for e in func.buffer_map[params[k]].shape) for k in range(start, start + count)]
+    theirs = [tuple(int(e.value) for e in b.shape) for b in fresh.buffers[len(args):]]
+    return mine != theirs
+
+
 def _constant_axes_differ(func: PrimFunc, fresh: PrimFunc, outs, n_args: int) -> tuple:
     """(output, axis, the fresh op's extent) for every axis of an output of ``func`` of
     constant extent where the fresh op's output has another (or another rank: a whole

@@ -1,0 +1,45 @@
+"""Session 39: an answer too large to run is still checked against the output's shape.
+
+Fixture: ShuffleNet's depthwise ``conv2d`` (TVM 0.27 via the ONNX frontend; 136 channels,
+28 x 28, stride 2, padding 1): its buffers hold more than ``analyze`` runs for its own check
+(:func:`opinfo.verify.cheap_binding`). A fuzzer mutant reading rows ``v_yy * 1 + v_ry`` was
+named with strides ``(1, 2)`` -- which makes 28 output rows where the function has 14. Nothing
+need run to see that: the op built afresh from the answer has an output of another shape
+(:func:`opinfo.verify.shapes_refute`).
+"""
+from __future__ import annotations
+
+import opinfo
+from opinfo import verify
+from tests.fixture_util import fixture_func, fixture_ops, replaced
+
+import tir
+
+NAME = "s39_depthwise_conv2d_large"
+LOAD = "pad_temp[v_nn, v_ff + v_rc, v_yy * T.int64(2) + v_ry, v_xx * T.int64(2) + v_rx] * gpu"
+CONV = ("nn.conv2d", {"strides": (2, 2), "padding": (1, 1, 1, 1), "dilation": (1, 1), "groups": 136,
+                      "data_layout": "NCHW", "kernel_layout": "OIHW", "out_layout": "NCHW"})
+
+
+def test_too_large_to_run_in_analyze():
+    assert verify.cheap_binding(fixture_func(NAME)) is None
+
+
+def test_named_as_the_depthwise_conv2d():
+    assert fixture_ops(NAME) == [CONV]
+
+
+def test_stride_the_output_rows_deny_is_refused():
+    (_, func), = tir.parse(replaced(NAME, LOAD, LOAD.replace("v_yy * T.int64(2)", "v_yy * T.int64(1)"))).prim_funcs()
+    info = opinfo.analyze(func)
+    assert info.ops == () and "other shapes" in info.refused
+
+
+def test_shapes_refute_compares_the_fresh_op():
+    func = fixture_func(NAME)
+    (op,) = opinfo.analyze(func).ops
+    assert not verify.shapes_refute(func, op)
+    import attrs
+    from tir.node import Map
+    wrong = attrs.evolve(op, attrs=Map({**dict(op.attrs), "strides": (1, 2)}))
+    assert verify.shapes_refute(func, wrong)
