@@ -281,9 +281,7 @@ def _shape_differs(func: PrimFunc, op: OpInfo) -> "bool | None":
     try:
         params = list(func.params)
         args = _call_args(func, op)
-        given = {name: _listed(v) for name, v in dict(op.attrs).items()}
-        if "out_dtype" not in given and "out_dtype" in tir.topi.accepted_attrs(op.name):
-            given["out_dtype"] = str(func.buffer_map[params[op.output.param]].dtype)
+        given = _given(func, op)
         inputs = [(tuple(int(e.value) for e in func.buffer_map[params[a.param]].shape),
                    str(func.buffer_map[params[a.param]].dtype)) if isinstance(a, Operand) else ((), str(a.dtype))
                   for a in args]
@@ -324,9 +322,7 @@ def _fresh(func: PrimFunc, op: OpInfo, args: list, rng, symbolic: int) -> "tuple
     from .recognize.running import symbols
 
     params = list(func.params)
-    given = {name: _listed(v) for name, v in dict(op.attrs).items()}
-    if "out_dtype" not in given and "out_dtype" in tir.topi.accepted_attrs(op.name):
-        given["out_dtype"] = str(func.buffer_map[params[op.output.param]].dtype)  # the output's type
+    given = _given(func, op)
     values = [symbolic] + (list(range(1, symbolic)) if symbols(func.buffers) else [])
     for k, value in enumerate(values):
         arrays = random_inputs(func, rng, symbolic=value)
@@ -342,6 +338,17 @@ def _fresh(func: PrimFunc, op: OpInfo, args: list, rng, symbolic: int) -> "tuple
             continue
         return fresh, value, arrays
     return None
+
+
+def _given(func: PrimFunc, op: OpInfo) -> dict:
+    """The answer's attributes as ``tir.topi.lower`` takes them, ``out_dtype`` the output's
+    type where the op accepts one and the answer does not say."""
+    import tir.topi
+
+    given = {name: _listed(v) for name, v in dict(op.attrs).items()}
+    if "out_dtype" not in given and "out_dtype" in tir.topi.accepted_attrs(op.name):
+        given["out_dtype"] = str(func.buffer_map[list(func.params)[op.output.param]].dtype)
+    return given
 
 
 def _call_args(func: PrimFunc, op: OpInfo) -> list:
