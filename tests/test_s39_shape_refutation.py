@@ -43,3 +43,16 @@ def test_shapes_refute_compares_the_fresh_op():
     from tir.node import Map
     wrong = attrs.evolve(op, attrs=Map({**dict(op.attrs), "strides": (1, 2)}))
     assert verify.shapes_refute(func, wrong)
+
+
+# shape_to_tensor (TVM 0.27, from an ONNX graph's Shape): its values are the shape's
+# extents, which the answer does not list -- but an extent is never negative
+SHAPE = "s39_shape_to_tensor"
+
+
+def test_shape_to_tensor_named():
+    assert fixture_ops(SHAPE) == [("shape_to_tensor", {})]
+
+
+def test_negative_extent_is_not_a_shape():
+    assert fixture_ops(SHAPE, "T.int64(10), T.if_then_else", "T.int64(-10), T.if_then_else") == []

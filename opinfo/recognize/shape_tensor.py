@@ -9,7 +9,7 @@ for negative-index normalisation).
 A data-free 1-D int64 function could as well be another creation op (``arange``, an
 integer ``full``), whose blocks TVM names differently: the tag is required, and so is the
 reading: every element written, independently of what the output held before, each
-element a literal of the function.
+element a literal of the function and not negative (a shape's extents).
 """
 from __future__ import annotations
 
@@ -51,6 +51,6 @@ def recognize_shape_to_tensor(func: PrimFunc) -> "OpInfo | None":
     if any(g is None for g in got) or not np.array_equal(got[0], got[1]):
         return None
     lits = _int_literals(func)
-    if any(int(v) not in lits for v in got[0]):
-        return None
+    if any(int(v) not in lits or v < 0 for v in got[0]):
+        return None  # a literal of the function each, and an extent: not negative
     return OpInfo("shape_to_tensor", {}, (), Operand("output", out.name, 0), blocks=(blocks[0].name,))
