@@ -16,7 +16,7 @@ from .block_loops import clip_copies, move_block_loops
 from .blockize import unblockize
 from .coverage import out_of_bounds_reads, partial_writes, same_index_copy
 from .intermediate_check import uninitialised_reads
-from .verify import CHEAP_STEPS, cheap_binding, shapes_refute, verify_op
+from .verify import CHEAP_STEPS, cheap_binding, fused_shapes_refute, shapes_refute, verify_op
 from .realize_check import misrealized
 from .loop_partition import merge_partitions
 from .decompose import Decomposer
@@ -321,6 +321,9 @@ def _analyze(prim_func: PrimFunc, name: str, context: "FuncContext | None", conv
         refused = REFUSALS["refuted"]
     elif symbolic is None and len(reading) == 1 and shapes_refute(prim_func, reading[0], packed=packed):
         ops = undecided = ()  # too large to run: built afresh, the op makes other shapes
+        refused = REFUSALS["refuted_shape"]
+    elif len(reading) > 1 and not packed and fused_shapes_refute(prim_func, reading):
+        ops = undecided = ()  # a fused answer: each op built afresh, one makes other shapes
         refused = REFUSALS["refuted_shape"]
     return FuncInfo(name, kind, ops, undecided, refused)
 

@@ -297,6 +297,65 @@ def _shape_differs(func: PrimFunc, op: OpInfo) -> "bool | None":
     return mine != theirs
 
 
+def fused_shapes_refute(func: PrimFunc, ops) -> bool:
+    """Whether some op of a fused answer (several ops), built afresh at the static shapes of
+    the buffers it reads (parameters or intermediates), makes an output of another shape than
+    the buffer the answer says it writes. Nothing else checks a fused answer: a convolution
+    read with a stride of 1 whose intermediate output has the rows a stride of 2 makes was
+    named so."""
+    from .recognize.running import symbols
+
+    if symbols(func.buffers):
+        return False
+    by_name: dict = {}
+    for buf in list(func.buffers) + _allocated(func):
+        by_name.setdefault(buf.name, []).append(buf)
+    for op in ops:
+        named = list(op.operands) + ([op.output] if op.output is not None else [])
+        if op.output is None or any(len(by_name.get(o.buffer, [])) != 1 for o in named):
+            continue
+        if _fused_op_differs(func, op, {o.buffer: by_name[o.buffer][0] for o in named}) is True:
+            return True
+    return False
+
+
+def _allocated(func: PrimFunc) -> list:
+    """The buffers the function's blocks allocate."""
+    from tir.functor import pre_order_stmts
+    from tir.stmt import Block
+
+    found: list = []
+
+    def visit(n):
+        if isinstance(n, Block):
+            found.extend(n.alloc_buffers)
+    pre_order_stmts(func.body, visit)
+    return found
+
+
+def _fused_op_differs(func: PrimFunc, op: OpInfo, bufs: dict) -> "bool | None":
+    """True/False: ``op`` built from the answer at its operands' shapes makes one output of
+    another/the same shape as the buffer it writes; None when it cannot be built."""
+    import tir.topi
+
+    try:
+        given = {name: _listed(v) for name, v in dict(op.attrs).items()}
+        out = bufs[op.output.buffer]
+        if "out_dtype" not in given and "out_dtype" in tir.topi.accepted_attrs(op.name):
+            given["out_dtype"] = str(out.dtype)
+        inputs = [(tuple(int(e.value) for e in bufs[o.buffer].shape), str(bufs[o.buffer].dtype)) for o in op.operands]
+        if op.constants:
+            dtype = inputs[0][1] if inputs else str(out.dtype)
+            for role, _ in op.constants:
+                inputs = [((), dtype)] + inputs if role == "lhs" else inputs + [((), dtype)]
+        fresh = tir.topi.lower(op.name, inputs, **given)
+    except Exception:  # not buildable from the answer alone
+        return None
+    if len(fresh.params) - len(inputs) != 1:
+        return None
+    return tuple(int(e.value) for e in fresh.buffers[-1].shape) != tuple(int(e.value) for e in out.shape)
+
+
 def _constant_axes_differ(func: PrimFunc, fresh: PrimFunc, outs, n_args: int) -> tuple:
     """(output, axis, the fresh op's extent) for every axis of an output of ``func`` of
     constant extent where the fresh op's output has another (or another rank: a whole

@@ -56,3 +56,25 @@ def test_shape_to_tensor_named():
 
 def test_negative_extent_is_not_a_shape():
     assert fixture_ops(SHAPE, "T.int64(10), T.if_then_else", "T.int64(-10), T.if_then_else") == []
+
+
+# A fused kernel (TVM 0.27 FuseOps + FuseTIR): conv2d (strides 2, dilation (2, 1)), clip,
+# subtract. Its answer is several ops, which analyze never ran against the function: a mutant
+# reading rows ``v_yy * 1`` was named with strides (1, 2) although the convolution's
+# intermediate output has the rows a stride of 2 makes. Each op is now built afresh at the
+# shapes of the buffers it reads and compared with the one it writes.
+FUSED = "s39_fused_conv2d_clip_subtract"
+
+
+def _fused_ops(old="", new=""):
+    mod = tir.parse(replaced(FUSED, old, new))
+    return [[op.name for op in info.ops] for info in opinfo.analyze_module(mod).values()]
+
+
+def test_fused_kernel_named():
+    assert _fused_ops() == [["nn.conv2d", "clip", "subtract"]]
+
+
+def test_fused_stride_the_intermediate_denies_is_refused():
+    old = "v_yy * T.int64(2) + v_ry * T.int64(2), v_xx * T.int64(2) + v_rx] * x1"
+    assert _fused_ops(old, old.replace("v_yy * T.int64(2)", "v_yy * T.int64(1)")) == [[]]
