@@ -617,23 +617,12 @@ def unpad_einsum(func: PrimFunc) -> PrimFunc:
         if id(padded) in params or len(writers.get(id(padded), [])) != 1:
             continue
         op = writers[id(padded)][0]
-        if isinstance(op.block.body, LetStmt) and id(op) not in replace:
-            got = _tuple_restored(op, writers, readers, params, loops_of[id(op)])
-            if got is not None:
-                new, crops, producers, accumulators = got
-                replace[id(op)] = new
-                drop.update(id(c) for c in crops)
-                dropped_bufs.update(id(b) for b in accumulators)
-                for producer, buf in producers:
-                    drop.add(id(producer))
-                    dropped_bufs.add(id(buf))
-            continue
         # the crop is its only reader (but for a reduction's own accumulator)
         if [r for r in readers.get(id(padded), []) if r is not op] != [crop]:
             continue
         block = op.block
         if not isinstance(block.body, BufferStore) or id(op) in replace or not _init_ok(block):
-            continue
+            continue  # (a tuple reduction, a crop per accumulator, is judged below)
         ivs = _identity(block.body, block)
         # a reduction keeps its reduction iterators: what it reads over them must stay inside
         # the unpadded sources (:func:`_restored`), so a padded reduction axis is not restored
@@ -670,9 +659,12 @@ def unpad_einsum(func: PrimFunc) -> PrimFunc:
             continue
         if isinstance(op.block.body, LetStmt):
             got = _tuple_restored(op, writers, readers, params, loops_of[id(op)])
-            if got is not None and not got[1] and not any(id(p) in drop for p, _ in got[2]):
-                replace[id(op)] = got[0]
-                for producer, buf in got[2]:
+            if got is not None and not any(id(p) in drop for p, _ in got[2]):
+                new, crops, producers, accumulators = got
+                replace[id(op)] = new
+                drop.update(id(c) for c in crops)
+                dropped_bufs.update(id(b) for b in accumulators)
+                for producer, buf in producers:
                     drop.add(id(producer))
                     dropped_bufs.add(id(buf))
             continue

@@ -65,16 +65,25 @@ _ERRORS = (NotEvaluable, TypeError, ValueError, ZeroDivisionError, OverflowError
 
 
 
-def _refuted(realize, loops, env: dict, is_param) -> "bool | None":
-    """The block's loops provably break the assumption at these shape-variable values; None
-    when they are too many to enumerate there."""
-    block = realize.block
+def _domains(block, env: dict) -> "list | None":
+    """``(min, extent)`` of each block variable at these shape-variable values; None when
+    one is not a whole number or not positive."""
     doms = []
     for iv in block.iter_vars:
         lo, ext = scalar_int(iv.dom.min, env), scalar_int(iv.dom.extent, env)
         if lo is None or ext is None or ext <= 0:
-            return False  # shape values at which the function makes no sense
+            return None
         doms.append((lo, ext))
+    return doms
+
+
+def _refuted(realize, loops, env: dict, is_param) -> "bool | None":
+    """The block's loops provably break the assumption at these shape-variable values; None
+    when they are too many to enumerate there."""
+    block = realize.block
+    doms = _domains(block, env)
+    if doms is None:
+        return False  # shape values at which the function makes no sense
     if math.prod(e for _, e in doms) > MAX_POINTS:
         return None
     got = loops_points(loops, env, MAX_POINTS)
@@ -434,6 +443,8 @@ def _groups(realize, loops) -> "list | None":
     [(variable positions, conjuncts, loops)]: two share a group when they share a loop (a
     binding and a conjunct reading the same loop). None when a loop's range reads another
     loop or an outer variable is read (not independent)."""
+    from .predicate_enum import _groups as joined
+
     loop_vars = {lp.loop_var for lp in loops}
     for lp in loops:
         used: set = set()
@@ -441,35 +452,25 @@ def _groups(realize, loops) -> "list | None":
         collect_vars(lp.extent, used)
         if used & loop_vars:
             return None
-    items = [("v", k, realize.iter_values[k]) for k in range(len(realize.iter_values))]
-    items += [("c", k, term) for k, term in enumerate(conjuncts(realize.predicate)) if not is_true(term)]
-    parent = list(range(len(items)))
-
-    def find(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    owner: dict = {}
-    item_loops = []
-    for i, (_, _, expr) in enumerate(items):
+    items = [("v", k) for k in range(len(realize.iter_values))]
+    items += [("c", term) for term in conjuncts(realize.predicate) if not is_true(term)]
+    reads = []
+    for kind, x in items:
         used = set()
-        collect_vars(expr, used)
+        collect_vars(realize.iter_values[x] if kind == "v" else x, used)
         if used - loop_vars:
             return None  # an outer loop or block variable: not enumerated here
-        item_loops.append(used)
-        for v in used:
-            if v in owner:
-                parent[find(i)] = find(owner[v])
-            else:
-                owner[v] = i
-    groups: dict = {}
-    for i, (kind, k, _) in enumerate(items):
-        g = groups.setdefault(find(i), ([], [], set()))
-        (g[0] if kind == "v" else g[1]).append(k if kind == "v" else items[i][2])
-        g[2].update(item_loops[i])
-    return [(vs, terms, [lp for lp in loops if lp.loop_var in used]) for vs, terms, used in groups.values()]
+        reads.append(used)
+    # items reading no loop (a variable bound to a constant) stand alone
+    sets = joined([u for u in reads if u]) + [set() for u in reads if not u]
+    lone = iter(i for i, u in enumerate(reads) if not u)
+    out = []
+    for g in sets:
+        members = [i for i, u in enumerate(reads) if u & g] if g else [next(lone)]
+        out.append(([items[i][1] for i in members if items[i][0] == "v"],
+                    [items[i][1] for i in members if items[i][0] == "c"],
+                    [lp for lp in loops if lp.loop_var in g]))
+    return out
 
 
 def _reduction_left_short(realize, loops, env: dict) -> bool:
@@ -485,13 +486,8 @@ def _reduction_left_short(realize, loops, env: dict) -> bool:
     kinds = [iv.kind for iv in block.iter_vars]
     if IterKind.REDUCE not in kinds or any(k not in (IterKind.SPATIAL, IterKind.REDUCE) for k in kinds):
         return False
-    doms = []
-    for iv in block.iter_vars:
-        lo, ext = scalar_int(iv.dom.min, env), scalar_int(iv.dom.extent, env)
-        if lo is None or ext is None or ext <= 0:
-            return False
-        doms.append((lo, ext))
-    groups = _groups(realize, loops)
+    doms = _domains(block, env)
+    groups = _groups(realize, loops) if doms is not None else None
     if groups is None:
         return False
     for positions, terms, group_loops in groups:

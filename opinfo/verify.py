@@ -270,31 +270,46 @@ def shapes_refute(func: PrimFunc, op: OpInfo, packed: "bool | None" = None) -> b
 
 
 def _shape_differs(func: PrimFunc, op: OpInfo) -> "bool | None":
-    """True/False: the op built from the answer makes outputs of other/the same shapes as
-    ``func``'s; None when it cannot be built (symbolic extents, a lowering error)."""
-    import tir.topi
-
+    """:func:`_built_shapes_differ` for an op reading and writing parameters of ``func``: its
+    outputs from the one named, or the function's last parameters when fewer follow it (as
+    :func:`_verify_plain` takes them). None over symbolic extents."""
     from .recognize.running import symbols
 
     if symbols(func.buffers):
         return None
+    params = [func.buffer_map.get(p) for p in func.params]  # None for a scalar parameter
+
+    def outputs(count: int) -> "list | None":
+        start = op.output.param if op.output.param + count <= len(params) else len(params) - count
+        return params[start:start + count] if count >= 1 and start <= op.output.param < start + count else None
+
+    operands = [params[o.param] for o in op.operands]
+    if params[op.output.param] is None or any(b is None for b in operands):
+        return None  # a scalar parameter where a buffer is meant
+    return _built_shapes_differ(op, operands, params[op.output.param].dtype, outputs)
+
+
+def _built_shapes_differ(op: OpInfo, operands: list, out_dtype, outputs) -> "bool | None":
+    """True/False: ``op`` lowered afresh at the shapes of the buffers ``operands`` (its
+    arguments in call order with its scalar constants placed as :func:`_call_args` places
+    them) makes outputs of other/the same shapes as ``outputs(count)`` (the buffers its
+    ``count`` outputs must match, None when they cannot be told); None when it cannot be
+    built from the answer alone."""
+    import tir.topi
+
+    shape = lambda b: tuple(int(e.value) for e in b.shape)  # noqa: E731
     try:
-        params = list(func.params)
-        args = _call_args(func, op)
-        given = _given(func, op)
-        inputs = [(tuple(int(e.value) for e in func.buffer_map[params[a.param]].shape),
-                   str(func.buffer_map[params[a.param]].dtype)) if isinstance(a, Operand) else ((), str(a.dtype))
-                  for a in args]
-        fresh = tir.topi.lower(op.name, inputs, **given)
+        inputs = [(shape(b), str(b.dtype)) for b in operands]
+        if op.constants and inputs:
+            for role, _ in op.constants:
+                inputs = [((), inputs[0][1])] + inputs if role == "lhs" else inputs + [((), inputs[0][1])]
+        fresh = tir.topi.lower(op.name, inputs, **_given(op, out_dtype))
+        outs = outputs(len(fresh.params) - len(inputs))
+        if outs is None:
+            return None
+        return [shape(b) for b in outs] != [shape(b) for b in fresh.buffers[len(inputs):]]
     except Exception:  # not buildable from the answer alone
         return None
-    count = len(fresh.params) - len(args)
-    start = op.output.param if op.output.param + count <= len(params) else len(params) - count
-    if count < 1 or not start <= op.output.param < start + count:
-        return None
-    mine = [tuple(int(e.value) for e in func.buffer_map[params[k]].shape) for k in range(start, start + count)]
-    theirs = [tuple(int(e.value) for e in b.shape) for b in fresh.buffers[len(args):]]
-    return mine != theirs
 
 
 def fused_shapes_refute(func: PrimFunc, ops) -> bool:
@@ -314,7 +329,9 @@ def fused_shapes_refute(func: PrimFunc, ops) -> bool:
         named = list(op.operands) + ([op.output] if op.output is not None else [])
         if op.output is None or any(len(by_name.get(o.buffer, [])) != 1 for o in named):
             continue
-        if _fused_op_differs(func, op, {o.buffer: by_name[o.buffer][0] for o in named}) is True:
+        out = by_name[op.output.buffer][0]
+        operands = [by_name[o.buffer][0] for o in op.operands]
+        if _built_shapes_differ(op, operands, out.dtype, lambda count: [out] if count == 1 else None) is True:
             return True
     return False
 
@@ -331,29 +348,6 @@ def _allocated(func: PrimFunc) -> list:
             found.extend(n.alloc_buffers)
     pre_order_stmts(func.body, visit)
     return found
-
-
-def _fused_op_differs(func: PrimFunc, op: OpInfo, bufs: dict) -> "bool | None":
-    """True/False: ``op`` built from the answer at its operands' shapes makes one output of
-    another/the same shape as the buffer it writes; None when it cannot be built."""
-    import tir.topi
-
-    try:
-        given = {name: _listed(v) for name, v in dict(op.attrs).items()}
-        out = bufs[op.output.buffer]
-        if "out_dtype" not in given and "out_dtype" in tir.topi.accepted_attrs(op.name):
-            given["out_dtype"] = str(out.dtype)
-        inputs = [(tuple(int(e.value) for e in bufs[o.buffer].shape), str(bufs[o.buffer].dtype)) for o in op.operands]
-        if op.constants:
-            dtype = inputs[0][1] if inputs else str(out.dtype)
-            for role, _ in op.constants:
-                inputs = [((), dtype)] + inputs if role == "lhs" else inputs + [((), dtype)]
-        fresh = tir.topi.lower(op.name, inputs, **given)
-    except Exception:  # not buildable from the answer alone
-        return None
-    if len(fresh.params) - len(inputs) != 1:
-        return None
-    return tuple(int(e.value) for e in fresh.buffers[-1].shape) != tuple(int(e.value) for e in out.shape)
 
 
 def _constant_axes_differ(func: PrimFunc, fresh: PrimFunc, outs, n_args: int) -> tuple:
@@ -381,7 +375,7 @@ def _fresh(func: PrimFunc, op: OpInfo, args: list, rng, symbolic: int) -> "tuple
     from .recognize.running import symbols
 
     params = list(func.params)
-    given = _given(func, op)
+    given = _given(op, func.buffer_map[params[op.output.param]].dtype)
     values = [symbolic] + (list(range(1, symbolic)) if symbols(func.buffers) else [])
     for k, value in enumerate(values):
         arrays = random_inputs(func, rng, symbolic=value)
@@ -399,14 +393,14 @@ def _fresh(func: PrimFunc, op: OpInfo, args: list, rng, symbolic: int) -> "tuple
     return None
 
 
-def _given(func: PrimFunc, op: OpInfo) -> dict:
-    """The answer's attributes as ``tir.topi.lower`` takes them, ``out_dtype`` the output's
-    type where the op accepts one and the answer does not say."""
+def _given(op: OpInfo, out_dtype) -> dict:
+    """The answer's attributes as ``tir.topi.lower`` takes them, ``out_dtype`` (the output's
+    type) filled in where the op accepts one and the answer does not say."""
     import tir.topi
 
     given = {name: _listed(v) for name, v in dict(op.attrs).items()}
     if "out_dtype" not in given and "out_dtype" in tir.topi.accepted_attrs(op.name):
-        given["out_dtype"] = str(func.buffer_map[list(func.params)[op.output.param]].dtype)
+        given["out_dtype"] = str(out_dtype)
     return given
 
 
