@@ -16,7 +16,7 @@ from .block_loops import clip_copies, move_block_loops
 from .blockize import unblockize
 from .coverage import out_of_bounds_reads, partial_writes, same_index_copy
 from .intermediate_check import uninitialised_reads
-from .verify import CHEAP_STEPS, cheap_binding, fused_shapes_refute, shapes_refute, verify_op
+from .verify import CHEAP_STEPS, cheap_binding, fused_shapes_refute, shapes_refute, verify_fused, verify_op
 from .realize_check import misrealized
 from .loop_partition import merge_partitions
 from .decompose import Decomposer
@@ -325,7 +325,18 @@ def _analyze(prim_func: PrimFunc, name: str, context: "FuncContext | None", conv
     elif len(reading) > 1 and not packed and fused_shapes_refute(prim_func, reading):
         ops = undecided = ()  # a fused answer: each op built afresh, one makes other shapes
         refused = REFUSALS["refuted_shape"]
+    elif len(reading) > 1 and not packed and _fused_refuted(prim_func, reading):
+        ops = undecided = ()  # a fused answer run op by op: one computes something else
+        refused = REFUSALS["refuted"]
     return FuncInfo(name, kind, ops, undecided, refused)
+
+
+def _fused_refuted(func: PrimFunc, reading: tuple) -> bool:
+    """Whether some op of a fused answer, run afresh on the values the function's run leaves
+    in the buffers it reads, disagrees with the buffer it writes (small functions only: see
+    :func:`.verify.cheap_binding`)."""
+    symbolic = cheap_binding(func)
+    return symbolic is not None and False in verify_fused(func, reading, symbolic=symbolic, max_steps=CHEAP_STEPS)
 
 
 GRAPH_CONVENTIONS = frozenset({"op"})

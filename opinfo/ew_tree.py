@@ -88,14 +88,19 @@ def occurs_outside(expr, leaf, hole) -> bool:
     return bool(found)
 
 
-def _consts(expr, leaves=()):
+def _consts(expr, leaves=(), values_only: bool = False):
     """Constants of ``expr`` outside its leaves (an inlined producer's own constants, such as
-    a pad value, are not this op's), and those compared against."""
+    a pad value, are not this op's), and those compared against. An intermediate's extents
+    and indices count too (so a tree reading one is no op of one constant, and is cut at the
+    intermediate), except with ``values_only``: an op's scalar operand is none of them."""
     vals, cmp_vals = [], []
     stop = set(leaves)
 
     def visit(n):
         if n in stop:
+            return False
+        if values_only and isinstance(n, Inlined):
+            pre_order_visit(n.value, visit)
             return False
         if isinstance(n, (FloatImm, IntImm)) and not isinstance(n.value, bool):
             vals.append(float(n.value))
@@ -395,7 +400,7 @@ def scalar_operand(name: str, role: str, expr, leaf) -> "float | None":
     when none does."""
     if name not in ew.BINARY or role not in ("lhs", "rhs"):
         return None
-    consts, cmp_vals = _consts(expr, [leaf])
+    consts, cmp_vals = _consts(expr, [leaf], values_only=True)
     integer = not leaf.dtype.is_float
     xs = _scalar_samples(name, integer, role == "lhs")
     f = _fn(expr, [leaf])
@@ -405,7 +410,11 @@ def scalar_operand(name: str, role: str, expr, leaf) -> "float | None":
             if cand in seen:
                 continue
             seen.append(cand)
-            if _computes_with(f, name, xs, cand, role == "lhs"):
+            probes = xs
+            if name in COMPARISONS:  # at and beside each threshold: another one between two samples agrees
+                near = np.array([v + d for v in cmp_vals + [cand] for d in ((-1, 0, 1) if integer else (-1e-3, 0, 1e-3))])
+                probes = np.concatenate([xs, near])
+            if _computes_with(f, name, probes, cand, role == "lhs"):
                 return int(cand) if integer and float(cand).is_integer() else float(cand)
     return None
 

@@ -5,15 +5,17 @@
 types of the buffers its operands name. Both functions then run in the interpreter on the
 same random inputs (symbolic extents bound to a small value) and their outputs are
 compared. It reads what the PrimFunc computes, so it also judges a scheduled function
-whose loops compute something else than the op they came from.
+whose loops compute something else than the op they came from. The ops of a fused answer are
+checked one by one (:func:`verify_fused`) on the values the function's run leaves in the
+buffers each reads and writes.
 
 The check costs two runs of the function: :func:`opinfo.analyze` makes it on small
 functions (``CHEAP_ELEMENTS``, symbolic extents at 1 when that makes a function small;
 runs that walk more than ``CHEAP_STEPS`` loop iterations one at a time are stopped: the
 answer is withdrawn when the op computes something else), ``opinfo analyze --verify`` and
 :func:`verify_op` on any function up to ``MAX_ELEMENTS`` elements in its buffers. An op the
-library cannot build from the answer (an operand that comes from ``main``, a multi-op
-kernel) is left unchecked (None); a scalar constant operand is built as a 0-d tensor of
+library cannot build from the answer (an operand that comes from ``main``) is left
+unchecked (None); a scalar constant operand is built as a 0-d tensor of
 the other operand's type.
 """
 from __future__ import annotations
@@ -418,8 +420,131 @@ def _call_args(func: PrimFunc, op: OpInfo) -> list:
 
 
 def verify(func: PrimFunc, info, rng=None) -> "list":
-    """``verify_op`` for each op of ``info`` (a :class:`.info.FuncInfo` of ``func``): only
-    a function named as one op is checked, the ops of a fused kernel are left None."""
-    if len(info.ops) != 1:
-        return [None] * len(info.ops)
-    return [verify_op(func, info.ops[0], rng)]
+    """A verdict for each op of ``info`` (a :class:`.info.FuncInfo` of ``func``):
+    :func:`verify_op` for a function named as one op, :func:`verify_fused` for the ops of a
+    fused kernel."""
+    if len(info.ops) == 1:
+        return [verify_op(func, info.ops[0], rng)]
+    return verify_fused(func, info.ops, rng)
+
+
+def verify_fused(func: PrimFunc, ops, rng=None, symbolic: int = SYMBOLIC,
+                 max_steps: "int | None" = None) -> list:
+    """A verdict for each op of a fused answer, op by op: the function is run with the
+    buffers its root block allocates made parameters (so their final values show), and each
+    op, lowered afresh from its answer, is run on the values of the buffers it reads
+    (parameters or intermediates) and compared with the buffer it writes. True/False per op
+    as :func:`verify_op` (False only on ``DRAWS`` draws that all differ); None for an op
+    that cannot be built or fed from the answer (an operand or output that is no parameter
+    nor a root allocation, several outputs, packed buffers), and for every op when the
+    function is too large or cannot be run."""
+    from tir.interp import InterpError, StepLimit
+
+    from .unpack import unpack_all
+
+    rng = np.random.default_rng(0) if rng is None else rng
+    verdicts: list = [None] * len(ops)
+    exposed = _exposed(func)
+    if exposed is None or unpack_all(func) is not None:
+        return verdicts
+    index = {}
+    for k, buf in enumerate(exposed.buffers):
+        index.setdefault(buf.name, []).append(k)
+    plans = []
+    for j, op in enumerate(ops):
+        named = list(op.operands) + [op.output]
+        if op.output is None or any(len(index.get(o.buffer, ())) != 1 for o in named):
+            continue
+        plans.append((j, op, [index[o.buffer][0] for o in op.operands], index[op.output.buffer][0]))
+    if not plans:
+        return verdicts
+    misses = {j: 0 for j, *_ in plans}
+    ok: set = set()
+    first = len(func.buffers)  # the allocated buffers follow the parameters
+    for draw in range(DRAWS):
+        try:
+            arrays = random_inputs(exposed, rng, symbolic=symbolic)
+            if sum(a.size for a in arrays) > MAX_ELEMENTS:
+                return verdicts
+            runs = []
+            for junk in (JUNK, OTHER_JUNK):  # an element left unwritten differs between the two
+                for k in range(first, len(arrays)):
+                    if arrays[k].dtype.kind in "fiu":
+                        arrays[k][...] = junk
+                runs.append(run_copies(exposed, arrays, max_steps=max_steps))
+        except (InterpError, StepLimit, ValueError):
+            return verdicts
+        for j, op, reads, writes in plans:
+            if j in ok or (draw and misses[j] == 0):
+                continue
+            verdict = _op_agrees(op, [[ran[k] for k in reads] for ran in runs],
+                                 [str(exposed.buffers[k].dtype) for k in reads],
+                                 [ran[writes] for ran in runs], exposed.buffers[writes].dtype, max_steps)
+            if verdict is True:
+                ok.add(j)
+            elif verdict is False:
+                misses[j] += 1
+    for j, *_ in plans:
+        verdicts[j] = True if j in ok else False if misses[j] == DRAWS else None
+    return verdicts
+
+
+OTHER_JUNK = -5.0
+"""A second fill of allocated storage for :func:`verify_fused`: an element whose value
+changes with the fill was never written (or was computed from one never written)."""
+
+
+def _op_agrees(op: OpInfo, reads: list, types: list, outs: list, out_dtype, max_steps) -> "bool | None":
+    """Whether ``op`` lowered afresh, run on the arrays ``reads[r]`` (its operands in call
+    order, of TIR types ``types``) of each run ``r``, gives ``outs[r]`` on every element
+    both the function and the op settle (the same in every run); None when it cannot be
+    built or run, or nothing is settled."""
+    import tir.topi
+
+    try:
+        types = list(types)
+        for role, value in op.constants if types else ():
+            types = [types[0]] + types if role == "lhs" else types + [types[0]]
+        mine, theirs = [], []
+        for given, out in zip(reads, outs):
+            for role, value in op.constants if given else ():
+                const = np.array(value, dtype=given[0].dtype)
+                given = [const] + given if role == "lhs" else given + [const]
+            fresh = tir.topi.lower(op.name, [(tuple(a.shape), t) for a, t in zip(given, types)],
+                                   **_given(op, out_dtype))
+            if len(fresh.params) != len(given) + 1:
+                return None
+            if tuple(int(e.value) for e in fresh.buffers[len(given)].shape) != out.shape:
+                return False
+            theirs.append(run_copies(fresh, given + [out.copy()], max_steps=max_steps)[-1])
+            mine.append(out)
+    except Exception:  # not buildable from the answer, or not runnable on these values
+        return None
+    settled = np.ones(mine[0].shape, dtype=bool)
+    for a, b in ((mine[0], mine[1]), (theirs[0], theirs[1])):
+        settled &= (a == b) | (np.isnan(a) & np.isnan(b)) if a.dtype.kind == "f" else a == b
+    if not settled.any():
+        return None
+    return not differ(mine[0][settled], theirs[0][settled])
+
+
+def _exposed(func: PrimFunc) -> "PrimFunc | None":
+    """``func`` with the buffers its root block allocates appended as parameters (the
+    interpreter then hands back their final values); None without a root block or when a
+    buffer has an extent other than a constant or a parameter's symbol."""
+    import attrs as _attrs
+
+    from tir import dtype as dt
+    from tir.expr import Var
+    from tir.stmt import BlockRealize
+
+    root = func.root_block
+    if root is None or not root.alloc_buffers:
+        return None
+    params, bmap = list(func.params), dict(func.buffer_map)
+    for buf in root.alloc_buffers:
+        var = Var(buf.name, dt.handle)
+        params.append(var)
+        bmap[var] = buf
+    body = BlockRealize(func.body.iter_values, func.body.predicate, _attrs.evolve(root, alloc_buffers=()))
+    return _attrs.evolve(func, params=params, buffer_map=bmap, body=body)

@@ -11,9 +11,11 @@ block predicate (``T.where``) dropped, an intrinsic for a neighbour (``exp``/``l
 original and the mutant are run with the project's interpreter on the same random inputs:
 if their outputs differ, the unchanged answer is a confident wrong one (``WRONG`` line).
 An answer that changes is counted (``CHANGED``): abstaining or naming the new meaning are
-both fine. A changed answer naming one op is checked too (:func:`opinfo.verify_op`: the
-op lowered afresh with ``tir.topi`` from the answer and run on the same inputs); an output
-other than the mutant's is a confident wrong new answer (``WRONG-NEW`` line). An op the
+both fine. A changed answer is checked too: one op with :func:`opinfo.verify_op` (the op
+lowered afresh with ``tir.topi`` from the answer and run on the same inputs), the ops of a
+fused answer one by one with :func:`opinfo.verify.verify_fused` (each run on the values of
+the parameters or intermediate buffers it reads); an output other than the mutant's is a
+confident wrong new answer (``WRONG-NEW`` line). An op the
 lowering library cannot build from the answer alone (an operand that comes from ``main``,
 an output of another shape over symbolic extents) is listed as ``UNCHECKED-NEW`` for a
 reader to judge: a reindex copy of a parameter named ``multiply`` for its block's tag was
@@ -36,7 +38,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import tir  # noqa: E402
 from opinfo.api import analyze_module  # noqa: E402
-from opinfo.verify import differ as _differ, random_inputs, run_copies as run, verify_op  # noqa: E402
+from opinfo.verify import differ as _differ, random_inputs, run_copies as run, verify_fused, verify_op  # noqa: E402
 
 TIMEOUT = 30
 INT = re.compile(r"T\.int64\((\d+)\)")
@@ -230,17 +232,21 @@ def fuzz_file(path: str, per_file: int, rng, stats: dict, depth: int = 1) -> Non
             if ops != base[name]:
                 stats["changed"] += 1
                 print("CHANGED", path, name, base[name], "->", ops, "|", old, "=>", new, flush=True)
-                if len(infos[name].ops) == 1:
-                    try:
-                        same = _guarded(verify_op, dict(mmod.prim_funcs())[name], infos[name].ops[0], rng)
-                    except Exception:
-                        same = None
-                    if same is False:
-                        stats["wrong_new"] += 1
-                        print("WRONG-NEW", path, name, ops, "|", old, "=>", new, flush=True)
-                    elif same is None:  # for a reader to judge: nothing else checks it
-                        stats["unchecked_new"] += 1
-                        print("UNCHECKED-NEW", path, name, ops, "|", old, "=>", new, flush=True)
+                func = dict(mmod.prim_funcs())[name]
+                try:
+                    if len(infos[name].ops) == 1:
+                        same = _guarded(verify_op, func, infos[name].ops[0], rng)
+                    else:  # a fused answer, op by op
+                        found = _guarded(verify_fused, func, infos[name].ops, rng)
+                        same = False if False in found else None if None in found else True
+                except Exception:
+                    same = None
+                if same is False:
+                    stats["wrong_new"] += 1
+                    print("WRONG-NEW", path, name, ops, "|", old, "=>", new, flush=True)
+                elif same is None:  # for a reader to judge: nothing else checks it
+                    stats["unchecked_new"] += 1
+                    print("UNCHECKED-NEW", path, name, ops, "|", old, "=>", new, flush=True)
                 continue
             stats["same"] += 1
             f0, f1 = dict(mod.prim_funcs())[name], dict(mmod.prim_funcs())[name]

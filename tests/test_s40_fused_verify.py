@@ -1,0 +1,76 @@
+"""Session 40: the ops of a fused answer are run one by one (:func:`opinfo.verify.verify_fused`).
+
+Before, a fused answer (several ops) was only checked against the shapes of the buffers its
+ops write; a wrong attribute that keeps the shapes (a clip bound) went unseen by ``analyze``,
+by ``--verify`` and by the fuzzer. Now the function runs with its root allocations made
+parameters, and each op built afresh runs on the values of the buffers it reads.
+
+Fixtures (TVM 0.27): ``s39_fused_conv2d_clip_subtract`` (FuseOps + FuseTIR of conv2d, clip,
+subtract) and ``s40_fused_add_slice_compute_at`` (add -> strided_slice -> tanh fused, the add
+block moved under the slice's loops by ``compute_at``: it writes only the odd columns the slice
+reads, the others keep whatever the storage held).
+"""
+from __future__ import annotations
+
+import json
+
+import attrs
+
+import opinfo
+from opinfo import api, verify
+from tir.node import Map
+from tests.fixture_util import FIXTURES, fixture_func
+
+FUSED = "s39_fused_conv2d_clip_subtract"
+PARTIAL = "s40_fused_add_slice_compute_at"
+
+
+def _with(op, **changed):
+    return attrs.evolve(op, attrs=Map({**dict(op.attrs), **changed}))
+
+
+def test_right_fused_answer_is_confirmed_op_by_op():
+    func = fixture_func(FUSED)
+    ops = opinfo.analyze(func).ops
+    assert [op.name for op in ops] == ["nn.conv2d", "clip", "subtract"]
+    assert verify.verify_fused(func, ops) == [True, True, True]
+
+
+def test_wrong_clip_bound_is_refuted_alone():
+    func = fixture_func(FUSED)
+    conv, clip, sub = opinfo.analyze(func).ops
+    assert verify.verify_fused(func, [conv, _with(clip, max=5.0), sub]) == [True, False, True]
+
+
+def test_wrong_stride_is_refuted_by_the_shape_it_makes():
+    func = fixture_func(FUSED)
+    conv, clip, sub = opinfo.analyze(func).ops
+    assert verify.verify_fused(func, [_with(conv, strides=(1, 1)), clip, sub])[0] is False
+
+
+def test_unwritten_elements_of_an_intermediate_are_not_compared(monkeypatch):
+    func = fixture_func(PARTIAL)
+    info = opinfo.analyze(func)
+    reading = info.ops or info.undecided
+    assert [op.name for op in reading] == ["add", "strided_slice", "tanh"]
+    assert verify.verify_fused(func, reading) == [True, True, True]
+    # with one fill only, the even columns the add never writes would refute it
+    monkeypatch.setattr(verify, "OTHER_JUNK", verify.JUNK)
+    assert verify.verify_fused(func, reading)[0] is False
+
+
+def test_analyze_withdraws_a_fused_answer_that_computes_something_else(monkeypatch):
+    func = fixture_func(FUSED)
+    conv, clip, sub = opinfo.analyze(func).ops
+    wrong = (conv, _with(clip, min=1.0), sub)
+    monkeypatch.setattr(api, "recognize_ops", lambda f: wrong)
+    info = opinfo.analyze(func)
+    assert info.ops == () and info.refused == api.REFUSALS["refuted"]
+
+
+def test_cli_verify_marks_each_fused_op(capsys):
+    from opinfo.cli import main
+
+    assert main(["analyze", "--json", "--verify", str(FIXTURES / f"{FUSED}.py")]) == 0
+    (fn,) = json.loads(capsys.readouterr().out)["functions"]
+    assert [op["verified"] for op in fn["ops"]] == [True, True, True]
