@@ -74,3 +74,16 @@ def test_cli_verify_marks_each_fused_op(capsys):
     assert main(["analyze", "--json", "--verify", str(FIXTURES / f"{FUSED}.py")]) == 0
     (fn,) = json.loads(capsys.readouterr().out)["functions"]
     assert [op["verified"] for op in fn["ops"]] == [True, True, True]
+
+
+def test_comparison_constant_is_the_threshold_in_the_loops():
+    # T_less stores x < 0.5 and reads into a where: the constant was reported as 1/3 (the
+    # inverse of an intermediate's extent 3), no sample lying between the two thresholds;
+    # the fused check ran the less op with 1/3 and withdrew the whole answer
+    func = fixture_func("h48_fused_less_where_multiply_m1")
+    less, where, multiply = opinfo.analyze(func).ops
+    assert less.name == "less" and less.constants == (("rhs", 0.5),)
+    assert multiply.constants == (("rhs", -1.0),)
+    assert verify.verify_fused(func, [less, where, multiply]) == [True, True, True]
+    wrong = attrs.evolve(less, constants=(("rhs", 1 / 3),))
+    assert verify.verify_fused(func, [wrong, where, multiply])[0] is False
