@@ -132,7 +132,10 @@ def recognize_ops(func: PrimFunc) -> tuple:
         return recognize_scatters(run) or recognize_adaptive_pool(run) or \
             recognize_opaque_prefix(original, recognize_ops)
     dec = Decomposer(sem, families.ALL)
-    outputs = sem.outputs()
+    # in parameter order, which is the op's order of results (batch_norm's normalized data
+    # before its moving statistics): a schedule may have moved a later result's block first
+    position = {id(b): k for k, b in enumerate(func.buffers)}
+    outputs = sorted(sem.outputs(), key=lambda s: position.get(id(s.buffer), len(position)))
     if not outputs:
         return ()
     decomposed = side = 0
@@ -322,10 +325,10 @@ def _analyze(prim_func: PrimFunc, name: str, context: "FuncContext | None", conv
     elif symbolic is None and len(reading) == 1 and shapes_refute(prim_func, reading[0], packed=packed):
         ops = undecided = ()  # too large to run: built afresh, the op makes other shapes
         refused = REFUSALS["refuted_shape"]
-    elif len(reading) > 1 and not packed and fused_shapes_refute(prim_func, reading):
+    elif len(reading) > 1 and fused_shapes_refute(prim_func, reading):
         ops = undecided = ()  # a fused answer: each op built afresh, one makes other shapes
         refused = REFUSALS["refuted_shape"]
-    elif len(reading) > 1 and not packed and _fused_refuted(prim_func, reading):
+    elif len(reading) > 1 and _fused_refuted(prim_func, reading):
         ops = undecided = ()  # a fused answer run op by op: one computes something else
         refused = REFUSALS["refuted"]
     return FuncInfo(name, kind, ops, undecided, refused)

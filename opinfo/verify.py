@@ -172,8 +172,7 @@ Bounded; the function is kept to check the id."""
 
 def _verify_op(func, op, rng, packed, symbolic, max_steps) -> "bool | None":
     verdict = _verify_plain(func, op, rng, symbolic, max_steps)
-    if verdict is True or packed is False or any(isinstance(v, str) and any(ch.isdigit() for ch in v)
-                                                 for v in dict(op.attrs).values()):
+    if verdict is True or packed is False or _names_packed([op]):
         return verdict
     from .unpack import unpack_all
 
@@ -263,7 +262,7 @@ def shapes_refute(func: PrimFunc, op: OpInfo, packed: "bool | None" = None) -> b
         return False
     if _shape_differs(func, op) is not True:
         return False
-    if packed is False or any(isinstance(v, str) and any(ch.isdigit() for ch in v) for v in dict(op.attrs).values()):
+    if packed is False or _names_packed([op]):
         return True
     from .unpack import unpack_all
 
@@ -317,9 +316,34 @@ def _built_shapes_differ(op: OpInfo, operands: list, out_dtype, outputs) -> "boo
 def fused_shapes_refute(func: PrimFunc, ops) -> bool:
     """Whether some op of a fused answer (several ops), built afresh at the static shapes of
     the buffers it reads (parameters or intermediates), makes an output of another shape than
-    the buffer the answer says it writes. Nothing else checks a fused answer: a convolution
-    read with a stride of 1 whose intermediate output has the rows a stride of 2 makes was
-    named so."""
+    the buffer the answer says it writes. Nothing else checks a fused answer too large to
+    run: a convolution read with a stride of 1 whose intermediate output has the rows a
+    stride of 2 makes was named so. Over buffers that may hold a packed layout, an answer
+    naming no packed layout is refuted only when every logical reading refutes it too (as
+    :func:`verify_op`)."""
+    if not _fused_shapes_differ(func, ops):
+        return False
+    logical = _logical_readings(func, ops)
+    return logical is None or all(_fused_shapes_differ(f, ops) for f in logical)
+
+
+def _names_packed(ops) -> bool:
+    """Whether some op of ``ops`` names a packed layout (``NCHW4c``: a digit in a string)."""
+    return any(isinstance(v, str) and any(ch.isdigit() for ch in v) for op in ops for v in dict(op.attrs).values())
+
+
+def _logical_readings(func: PrimFunc, ops) -> "list | None":
+    """The logical functions an answer naming no packed layout may have been read on (its
+    buffers unpacked, :func:`.unpack.unpack_all`), None when it names one or none exist."""
+    from .unpack import unpack_all
+
+    if _names_packed(ops):
+        return None
+    readings = unpack_all(func)
+    return [logical for logical, _, _ in readings] if readings else None
+
+
+def _fused_shapes_differ(func: PrimFunc, ops) -> bool:
     from .recognize.running import symbols
 
     if symbols(func.buffers):
@@ -430,22 +454,35 @@ def verify(func: PrimFunc, info, rng=None) -> "list":
 
 def verify_fused(func: PrimFunc, ops, rng=None, symbolic: int = SYMBOLIC,
                  max_steps: "int | None" = None) -> list:
+    """A verdict for each op of a fused answer (:func:`_verify_fused_on`). Over buffers that
+    may hold a packed layout, an answer naming no packed layout is also run on each logical
+    reading: an op is confirmed by one reading, refuted only when every reading refutes it
+    (as :func:`verify_op`)."""
+    rng = np.random.default_rng(0) if rng is None else rng
+    verdicts = _verify_fused_on(func, ops, rng, symbolic, max_steps)
+    if False not in verdicts:
+        return verdicts
+    logical = _logical_readings(func, ops)
+    if logical is None:
+        return verdicts
+    runs = [verdicts] + [_verify_fused_on(f, ops, rng, symbolic, max_steps) for f in logical]
+    return [True if True in got else False if all(v is False for v in got) else None for got in zip(*runs)]
+
+
+def _verify_fused_on(func: PrimFunc, ops, rng, symbolic: int, max_steps) -> list:
     """A verdict for each op of a fused answer, op by op: the function is run with the
     buffers its root block allocates made parameters (so their final values show), and each
     op, lowered afresh from its answer, is run on the values of the buffers it reads
     (parameters or intermediates) and compared with the buffer it writes. True/False per op
     as :func:`verify_op` (False only on ``DRAWS`` draws that all differ); None for an op
     that cannot be built or fed from the answer (an operand or output that is no parameter
-    nor a root allocation, several outputs, packed buffers), and for every op when the
-    function is too large or cannot be run."""
+    nor a root allocation, several outputs), and for every op when the function is too large
+    or cannot be run."""
     from tir.interp import InterpError, StepLimit
 
-    from .unpack import unpack_all
-
-    rng = np.random.default_rng(0) if rng is None else rng
     verdicts: list = [None] * len(ops)
     exposed = _exposed(func)
-    if exposed is None or unpack_all(func) is not None:
+    if exposed is None:
         return verdicts
     index = {}
     for k, buf in enumerate(exposed.buffers):

@@ -19,7 +19,9 @@ import attrs
 import opinfo
 from opinfo import api, verify
 from tir.node import Map
-from tests.fixture_util import FIXTURES, fixture_func
+from tests.fixture_util import FIXTURES, fixture_func, replaced
+
+import tir
 
 FUSED = "s39_fused_conv2d_clip_subtract"
 PARTIAL = "s40_fused_add_slice_compute_at"
@@ -87,3 +89,25 @@ def test_comparison_constant_is_the_threshold_in_the_loops():
     assert verify.verify_fused(func, [less, where, multiply]) == [True, True, True]
     wrong = attrs.evolve(less, constants=(("rhs", 1 / 3),))
     assert verify.verify_fused(func, [wrong, where, multiply])[0] is False
+
+
+# A fused conv3d + maximum (TVM 0.27, FuseOps + FuseTIR): its 5-D buffers could hold a packed
+# layout (NCHW4c), so its answer came through the packed-layout reader -- which reads it on
+# the buffers as declared -- and the fused checks were skipped for it. A mutant reading the
+# padded rows with a stride of 1 was named strides (1, 1, 1) while the intermediate has the
+# depth a stride of 2 makes.
+CONV3D = "s40_fused_conv3d_maximum"
+ROWS = "pad_temp[v_nn, v_rc, v_yy * T.int64(2) + v_ry, v_xx + v_rx, v_zz + v_rz] * x1"
+
+
+def test_fused_conv3d_named_and_confirmed():
+    func = fixture_func(CONV3D)
+    ops = opinfo.analyze(func).ops
+    assert [(op.name, dict(op.attrs).get("strides")) for op in ops] == [("nn.conv3d", (2, 1, 1)), ("maximum", None)]
+    assert verify.verify_fused(func, ops) == [True, True]
+
+
+def test_five_dimensional_fused_answer_is_checked():
+    (_, func), = tir.parse(replaced(CONV3D, ROWS, ROWS.replace("v_yy * T.int64(2)", "v_yy * T.int64(1)"))).prim_funcs()
+    info = opinfo.analyze(func)
+    assert info.ops == () and info.refused == api.REFUSALS["refuted_shape"]

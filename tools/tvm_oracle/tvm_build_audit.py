@@ -1,0 +1,134 @@
+"""Which scheduled cases opinfo abstains on does TVM's own build compute right? (development tool)
+
+``tools/schedule_audit.py`` runs a scheduled function and its unscheduled one (``CASE.plain``,
+written with ``OPINFO_SAVE_PLAIN=1``) in the project's interpreter, which runs the loops as
+written. TVM's build does not always agree: its lowering allocates a block-local intermediate
+where its accesses meet (fresh at every iteration of the loops around them), so a consumer
+that ``reverse_compute_at`` left reading what an earlier iteration wrote reads garbage in the
+compiled function while the interpreter keeps the value. This tool asks TVM itself: both
+functions are built for ``llvm`` and run on the same random inputs (a symbolic extent at 5),
+and every case opinfo abstains on is one of
+
+  tvm-broken   TVM's build of the scheduled function computes something else than the
+               unscheduled one: abstaining is right
+  gap          both agree and opinfo names the unscheduled function: recognition could improve
+  both-abstain both agree and opinfo abstains on the unscheduled function too (an ambiguity
+               the loops leave open, an op opinfo does not name)
+  no-build     TVM cannot build or run one of them
+
+Run with TVM's interpreter (it calls opinfo through the project's own, ``--opinfo-python``):
+    /abs/tvmenv/bin/python tools/tvm_oracle/tvm_build_audit.py CORPUS [--show gap,no-build]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SYMBOLIC = 5
+
+
+def current_dialect(text: str) -> str:
+    """TVMScript of the older dialect (``tir``, ``T.block``) as TVM 0.27 parses it."""
+    if "import tir as T" not in text and "T.block(" not in text:
+        return text
+    return (text.replace("from tvm.script import tir as T", "from tvm.script import tirx as T")
+            .replace("T.alloc_buffer(", "T.sblock_alloc_buffer(").replace("T.block_attr(", "T.sblock_attr(")
+            .replace("T.block(", "T.sblock(").replace("@T.prim_func(private=True)", "@T.prim_func(private=True, s_tir=True)")
+            .replace("tir.noalias", "tirx.noalias"))
+
+
+def build_and_run(path: str, seed: int = 0) -> "list | None":
+    """Every argument of the file's first PrimFunc after TVM's llvm build ran it on random
+    inputs drawn with ``seed`` (floats around 0, integers 0 to 2); None when it cannot."""
+    import tvm
+
+    try:
+        mod = tvm.script.from_source(current_dialect(open(path).read()))
+        gv = next(gv for gv, f in mod.functions.items() if isinstance(f, tvm.tirx.PrimFunc))
+        func = mod[gv].with_attr("global_symbol", gv.name_hint)
+        lib = tvm.build(tvm.IRModule({gv.name_hint: func}), target="llvm")
+        rng = np.random.default_rng(seed)
+        arrays = []
+        for buf in func.params:
+            shape = [int(s) if isinstance(s, tvm.tirx.IntImm) else SYMBOLIC for s in buf.shape]
+            dtype = str(buf.dtype)
+            if dtype == "bool":
+                arrays.append(rng.integers(0, 2, shape).astype(bool))
+            elif "float" in dtype:
+                arrays.append((rng.standard_normal(shape) * 3).astype(dtype))
+            else:
+                arrays.append(rng.integers(0, 3, shape).astype(dtype))
+        args = [tvm.runtime.tensor(a) for a in arrays]
+        lib[gv.name_hint](*args)
+        return [a.numpy() for a in args]
+    except Exception:  # noqa: BLE001 -- any failure to parse, build or run is "no-build"
+        return None
+
+
+def _differ(a, b) -> bool:
+    if a.shape != b.shape:
+        return True
+    if np.array_equal(a, b, equal_nan=True):
+        return False
+    if a.dtype.kind != "f":
+        return True
+    tol = 2e-2 if a.dtype.itemsize <= 2 else 1e-4
+    return not np.allclose(a, b, rtol=tol, atol=tol, equal_nan=True)
+
+
+def named(paths: list, python: str) -> dict:
+    """path -> whether opinfo names an op in it (``opinfo analyze --json``)."""
+    out = subprocess.run([python, "-m", "opinfo", "analyze", "--json", *paths], cwd=ROOT,
+                         capture_output=True, text=True)
+    found = {}
+    for line in out.stdout.splitlines():
+        rec = json.loads(line)
+        found[rec["file"]] = any(fn["ops"] for fn in rec.get("functions", []))
+    return found
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("corpus")
+    ap.add_argument("--show", default="gap", help="comma list of categories to print (default gap)")
+    ap.add_argument("--opinfo-python", default=os.path.join(ROOT, ".venv", "bin", "python"))
+    args = ap.parse_args(argv)
+    cases = sorted(f[:-6] for f in os.listdir(args.corpus) if f.endswith(".plain"))
+    scheduled = [os.path.join(args.corpus, c + ".py") for c in cases]
+    answered = named([p for p in scheduled if os.path.exists(p)], args.opinfo_python)
+    abstained = [c for c, p in zip(cases, scheduled) if answered.get(p) is False]
+    plains = []
+    for c in abstained:  # a .py copy: the scorer reads every .py, so the plains stay .plain
+        dst = os.path.join("/tmp", f"tvm_build_audit_{os.getpid()}_{c}.py")
+        with open(os.path.join(args.corpus, c + ".plain")) as src, open(dst, "w") as out:
+            out.write(src.read())
+        plains.append(dst)
+    plain_named = named(plains, args.opinfo_python) if plains else {}
+    show = set(args.show.split(","))
+    counts: Counter = Counter()
+    for c, plain in zip(abstained, plains):
+        mine = build_and_run(os.path.join(args.corpus, c + ".py"))
+        base = build_and_run(plain)
+        if mine is None or base is None or len(mine) != len(base):
+            verdict = "no-build"
+        elif any(_differ(a, b) for a, b in zip(mine, base)):
+            verdict = "tvm-broken"
+        else:
+            verdict = "gap" if plain_named.get(plain) else "both-abstain"
+        os.unlink(plain)
+        counts[verdict] += 1
+        if verdict in show:
+            print(f"{verdict:13s}{c}", flush=True)
+    print(dict(counts), f"({len(cases) - len(abstained)} of {len(cases)} scheduled cases named)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
