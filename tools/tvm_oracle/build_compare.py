@@ -30,6 +30,11 @@ def load(path: str):
 
 def run(func, n: int) -> np.ndarray:
     """The last parameter after one call of ``func`` built for llvm on random inputs."""
+    return run_all(func, n)[-1]
+
+
+def run_all(func, n: int) -> list:
+    """Every parameter after one call of ``func`` built for llvm on random inputs."""
     lib = tvm.compile(tvm.IRModule({"main": func.with_attr("global_symbol", "main")}), target="llvm")
     rng = np.random.default_rng(0)
     signature = next(line for line in func.script().split("\n") if line.startswith("def "))
@@ -43,7 +48,7 @@ def run(func, n: int) -> np.ndarray:
                     else rng.integers(0, 2 if dtype == "bool" else 3, size=shape).astype(dtype))
     tensors = [tvm.runtime.tensor(a) for a in args]
     lib["main"](*tensors)
-    return tensors[-1].numpy()
+    return [t.numpy() for t in tensors]
 
 
 def main() -> None:

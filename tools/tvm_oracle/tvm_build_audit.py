@@ -30,44 +30,19 @@ from collections import Counter
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from build_compare import load, run_all  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SYMBOLIC = 5
 
 
-def current_dialect(text: str) -> str:
-    """TVMScript of the older dialect (``tir``, ``T.block``) as TVM 0.27 parses it."""
-    if "import tir as T" not in text and "T.block(" not in text:
-        return text
-    return (text.replace("from tvm.script import tir as T", "from tvm.script import tirx as T")
-            .replace("T.alloc_buffer(", "T.sblock_alloc_buffer(").replace("T.block_attr(", "T.sblock_attr(")
-            .replace("T.block(", "T.sblock(").replace("@T.prim_func(private=True)", "@T.prim_func(private=True, s_tir=True)")
-            .replace("tir.noalias", "tirx.noalias"))
-
-
-def build_and_run(path: str, seed: int = 0) -> "list | None":
-    """Every argument of the file's first PrimFunc after TVM's llvm build ran it on random
-    inputs drawn with ``seed`` (floats around 0, integers 0 to 2); None when it cannot."""
-    import tvm
-
+def build_and_run(path: str) -> "list | None":
+    """Every argument of the file's PrimFunc after TVM's llvm build ran it on random inputs
+    (:mod:`build_compare`: thread bindings made serial loops, the old dialect rewritten); None
+    when TVM cannot read, build or run it."""
     try:
-        mod = tvm.script.from_source(current_dialect(open(path).read()))
-        gv = next(gv for gv, f in mod.functions.items() if isinstance(f, tvm.tirx.PrimFunc))
-        func = mod[gv].with_attr("global_symbol", gv.name_hint)
-        lib = tvm.build(tvm.IRModule({gv.name_hint: func}), target="llvm")
-        rng = np.random.default_rng(seed)
-        arrays = []
-        for buf in func.params:
-            shape = [int(s) if isinstance(s, tvm.tirx.IntImm) else SYMBOLIC for s in buf.shape]
-            dtype = str(buf.dtype)
-            if dtype == "bool":
-                arrays.append(rng.integers(0, 2, shape).astype(bool))
-            elif "float" in dtype:
-                arrays.append((rng.standard_normal(shape) * 3).astype(dtype))
-            else:
-                arrays.append(rng.integers(0, 3, shape).astype(dtype))
-        args = [tvm.runtime.tensor(a) for a in arrays]
-        lib[gv.name_hint](*args)
-        return [a.numpy() for a in args]
+        return run_all(load(path), SYMBOLIC)
     except Exception:  # noqa: BLE001 -- any failure to parse, build or run is "no-build"
         return None
 
