@@ -301,9 +301,7 @@ def _built_shapes_differ(op: OpInfo, operands: list, out_dtype, outputs) -> "boo
     shape = lambda b: tuple(int(e.value) for e in b.shape)  # noqa: E731
     try:
         inputs = [(shape(b), str(b.dtype)) for b in operands]
-        if op.constants and inputs:
-            for role, _ in op.constants:
-                inputs = [((), inputs[0][1])] + inputs if role == "lhs" else inputs + [((), inputs[0][1])]
+        inputs = _placed(op, inputs, lambda _: ((), inputs[0][1]))
         fresh = tir.topi.lower(op.name, inputs, **_given(op, out_dtype))
         outs = outputs(len(fresh.params) - len(inputs))
         if outs is None:
@@ -434,12 +432,19 @@ def _call_args(func: PrimFunc, op: OpInfo) -> list:
     """The op's arguments in call order: its operands, and a scalar constant operand
     (``multiply(x, R.const(0.5))``, TVM having folded it into the loops) as a 0-d array of
     the tensor operand's type, on its side (``lhs`` first, ``rhs`` last)."""
-    args = list(op.operands)
-    if op.constants and op.operands:
-        dtype = str(func.buffer_map[list(func.params)[op.operands[0].param]].dtype)
-        for role, value in op.constants:
-            const = np.array(value, dtype=dtype)
-            args = [const] + args if role == "lhs" else args + [const]
+    if not op.operands:
+        return []
+    dtype = str(func.buffer_map[list(func.params)[op.operands[0].param]].dtype)
+    return _placed(op, list(op.operands), lambda value: np.array(value, dtype=dtype))
+
+
+def _placed(op: OpInfo, args: list, constant) -> list:
+    """``args`` (the op's operands, or what stands for them) with ``constant(value)`` for each
+    scalar constant operand of ``op`` on its side: ``lhs`` first, ``rhs`` last."""
+    if not args:
+        return args
+    for role, value in op.constants:
+        args = [constant(value)] + args if role == "lhs" else args + [constant(value)]
     return args
 
 
@@ -506,8 +511,7 @@ def _verify_fused_on(func: PrimFunc, ops, rng, symbolic: int, max_steps) -> list
             runs = []
             for junk in (JUNK, OTHER_JUNK):  # an element left unwritten differs between the two
                 for k in range(first, len(arrays)):
-                    if arrays[k].dtype.kind in "fiu":
-                        arrays[k][...] = junk
+                    arrays[k][...] = (junk == JUNK) if arrays[k].dtype == np.bool_ else junk
                 runs.append(run_copies(exposed, arrays, max_steps=max_steps))
         except (InterpError, StepLimit, ValueError):
             return verdicts
@@ -539,14 +543,10 @@ def _op_agrees(op: OpInfo, reads: list, types: list, outs: list, out_dtype, max_
     import tir.topi
 
     try:
-        types = list(types)
-        for role, value in op.constants if types else ():
-            types = [types[0]] + types if role == "lhs" else types + [types[0]]
+        types = _placed(op, list(types), lambda _: types[0])
         mine, theirs = [], []
         for given, out in zip(reads, outs):
-            for role, value in op.constants if given else ():
-                const = np.array(value, dtype=given[0].dtype)
-                given = [const] + given if role == "lhs" else given + [const]
+            given = _placed(op, given, lambda value: np.array(value, dtype=given[0].dtype))
             fresh = tir.topi.lower(op.name, [(tuple(a.shape), t) for a, t in zip(given, types)],
                                    **_given(op, out_dtype))
             if len(fresh.params) != len(given) + 1:
@@ -567,9 +567,9 @@ def _op_agrees(op: OpInfo, reads: list, types: list, outs: list, out_dtype, max_
 
 def _exposed(func: PrimFunc) -> "PrimFunc | None":
     """``func`` with the buffers its root block allocates appended as parameters (the
-    interpreter then hands back their final values); None without a root block or when a
-    buffer has an extent other than a constant or a parameter's symbol."""
-    import attrs as _attrs
+    interpreter then hands back their final values); None without a root block or without
+    allocations."""
+    import attrs
 
     from tir import dtype as dt
     from tir.expr import Var
@@ -583,5 +583,5 @@ def _exposed(func: PrimFunc) -> "PrimFunc | None":
         var = Var(buf.name, dt.handle)
         params.append(var)
         bmap[var] = buf
-    body = BlockRealize(func.body.iter_values, func.body.predicate, _attrs.evolve(root, alloc_buffers=()))
-    return _attrs.evolve(func, params=params, buffer_map=bmap, body=body)
+    body = BlockRealize(func.body.iter_values, func.body.predicate, attrs.evolve(root, alloc_buffers=()))
+    return attrs.evolve(func, params=params, buffer_map=bmap, body=body)
