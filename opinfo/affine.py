@@ -69,6 +69,16 @@ def _affine_impl(e) -> "dict | None":
         if inner is None or d is None or d <= 0:
             return None
         return _div_atom(e, inner, d)
+    if isinstance(e, (Max, Min)):
+        # one arm provably the larger for every non-negative size variable (dlight's
+        # ``max(n + 5, 0)`` in a concat's index): that arm's form
+        a, b = _affine(e.a), _affine(e.b)
+        if a is None or b is None:
+            return None
+        if _at_least(a, b):
+            return a if isinstance(e, Max) else b
+        if _at_least(b, a):
+            return b if isinstance(e, Max) else a
     return None
 
 

@@ -204,12 +204,14 @@ def _tiling(digits: list, extent: int) -> "list | None":
     return out if d == extent and len(out) > 1 else None
 
 
-def _flattened(parts, c: Var, tiles: list) -> bool:
+def _flattened(parts, c: Var, tiles: list, apart: bool = False) -> bool:
     """Whether every load or store indexing one axis per digit of ``c`` (an index that is the
     digit itself) gives the digits consecutive axes, most significant first: ``c`` is then
     a flattening of adjacent axes (dlight fused ``kh, kw`` into one variable). A packed
     layout's channel (``data[n, ic // 4, h, w, ic % 4]``, TVM's own conv2d_NCHWc) puts its
-    digits on axes far apart and keeps TVM's form, which its recognizer reads."""
+    digits on axes far apart and keeps TVM's form, which its recognizer reads. With
+    ``apart`` (no buffer of the function can be read as packed), the digits' axes need only
+    be in order: dlight fuses a reduction over axes 0 and 2 (``x[c // 8, i, c % 8]``)."""
     rank = {(d, m): k for k, (d, m, _) in enumerate(reversed(tiles))}
     rank.update({(d, None): k for k, (d, m, _) in enumerate(reversed(tiles)) if m is not None})
     ok = [True]
@@ -220,7 +222,9 @@ def _flattened(parts, c: Var, tiles: list) -> bool:
             if len(dims) > 1:
                 ks = [k for _, k in dims]
                 ds = [dim for dim, _ in dims]
-                if ks != list(range(ks[0], ks[0] + len(ks))) or ds != list(range(ds[0], ds[0] + len(ds))):
+                if ks != list(range(ks[0], ks[0] + len(ks))):
+                    ok[0] = False
+                elif ds != (sorted(set(ds)) if apart else list(range(ds[0], ds[0] + len(ds)))):
                     ok[0] = False
 
     for part in parts:
@@ -228,7 +232,7 @@ def _flattened(parts, c: Var, tiles: list) -> bool:
     return ok[0]
 
 
-def _split_once(realize: BlockRealize) -> "BlockRealize | None":
+def _split_once(realize: BlockRealize, apart: bool = False) -> "BlockRealize | None":
     block = realize.block
     if block.init is None:
         return None
@@ -239,7 +243,7 @@ def _split_once(realize: BlockRealize) -> "BlockRealize | None":
             continue
         digits = _digits_of(parts, iv.var)
         tiles = _tiling(digits, extent) if digits else None
-        if tiles is None or not _flattened(_parts(block), iv.var, tiles):
+        if tiles is None or not _flattened(_parts(block), iv.var, tiles, apart):
             continue
         c, value, dtype = iv.var, realize.iter_values[pos], iv.dom.extent.dtype
         fresh, mapping, bindings = [], {}, []
@@ -274,12 +278,16 @@ def _split_once(realize: BlockRealize) -> "BlockRealize | None":
 def split_fused_reductions(func: PrimFunc) -> PrimFunc:
     """``func`` with every reduction variable read only through digits that tile its
     extent split into one variable per digit (see the module doc)."""
+    from .unpack import unpack_all
+
+    apart = unpack_all(func) is None
+
     def post(n):
         if not isinstance(n, BlockRealize):
             return None
         out = None
         while True:
-            step = _split_once(out if out is not None else n)
+            step = _split_once(out if out is not None else n, apart)
             if step is None:
                 return out
             out = step

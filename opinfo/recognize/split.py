@@ -13,9 +13,9 @@ import re
 
 import sympy
 
-from tir.expr import BufferLoad
+from tir.expr import Add, BufferLoad
 
-from ..affine import ONE, affine
+from ..affine import ONE, add_forms, affine, const_of
 from ..info import Operand, OpInfo
 from ..tags import tag
 from .common import Space, strip
@@ -100,8 +100,12 @@ def _pieces(sem, outputs):
         if not pure_space(Space(idx, tuple(stage.buffer.shape))):
             return None
         offs = []
-        for i, v in zip(expr.indices, idx):
+        for i, v, extent in zip(expr.indices, idx, stage.buffer.shape):
             f = affine(i)
+            if f is not None and not any(k is v for k in f) and const_of(extent) == 1:
+                # a unit piece whose variable a scheduler dropped (``x[7, i, j]``, dlight):
+                # its one element sits at the index itself
+                f, i = add_forms(f, {v: 1}), Add(i, v)
             if f is None or [c for k, c in f.items() if k is v] != [1]:
                 return None
             if any(k is not v and _mentions(k, idx) for k in f):
