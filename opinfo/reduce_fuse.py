@@ -152,6 +152,11 @@ def _digit(e, c: Var) -> "tuple | None":
     if isinstance(e, FloorDiv) and e.a is c:
         d = const_of(e.b)
         return (d, m) if d is not None and d >= 1 else None
+    if m is None and isinstance(e, FloorDiv) and isinstance(e.a, FloorMod) and e.a.a is c:
+        # c % M // d is the digit c // d % (M // d) when d divides M (dlight writes it so)
+        big, d = const_of(e.a.b), const_of(e.b)
+        if big is not None and d is not None and d >= 1 and big >= d and big % d == 0:
+            return (d, big // d)
     return None
 
 
@@ -232,6 +237,34 @@ def _flattened(parts, c: Var, tiles: list, apart: bool = False) -> bool:
     return ok[0]
 
 
+def _symbolic_tiling(digits: list, extent) -> "list | None":
+    """:func:`_tiling` for a symbolic extent (dlight's fused reduction over a batch ``n`` and
+    constant axes, ``[0, n * 12)`` read as ``c // 12``, ``c % 12 // 3``, ``c % 3``): the top
+    digit must be ``c // D`` with every coefficient of the extent's affine form (no constant
+    term) divisible by ``D``; its extent is the form divided by ``D`` (an expression). None
+    otherwise."""
+    from .affine import ONE
+
+    form = affine(extent)
+    if form is None or ONE in form or not form:
+        return None
+    rest = sorted(digits, key=lambda dm: dm[0])
+    if not rest or rest[-1][1] is not None:
+        return None
+    top = rest[-1][0]
+    if any(c % top for c in form.values()):
+        return None
+    tiles = _tiling(rest[:-1] + [(top, None)], top * 2)  # the constant digits below the top one
+    if tiles is None or tiles[-1][0] != top:
+        return None
+    dtype = extent.dtype
+    quotient = None
+    for atom, c in form.items():
+        term = atom if c == top else Mul(atom, IntImm(dtype, c // top))
+        quotient = term if quotient is None else Add(quotient, term)
+    return tiles[:-1] + [(top, None, quotient)]
+
+
 def _split_once(realize: BlockRealize, apart: bool = False) -> "BlockRealize | None":
     block = realize.block
     if block.init is None:
@@ -239,23 +272,26 @@ def _split_once(realize: BlockRealize, apart: bool = False) -> "BlockRealize | N
     parts = _parts(block) + list(block.reads) + list(block.writes)
     for pos, iv in enumerate(block.iter_vars):
         extent = const_of(iv.dom.extent)
-        if iv.kind != IterKind.REDUCE or const_of(iv.dom.min) != 0 or extent is None:
+        if iv.kind != IterKind.REDUCE or const_of(iv.dom.min) != 0:
             continue
         digits = _digits_of(parts, iv.var)
-        tiles = _tiling(digits, extent) if digits else None
+        if not digits:
+            continue
+        tiles = _tiling(digits, extent) if extent is not None else _symbolic_tiling(digits, iv.dom.extent)
         if tiles is None or not _flattened(_parts(block), iv.var, tiles, apart):
             continue
         c, value, dtype = iv.var, realize.iter_values[pos], iv.dom.extent.dtype
         fresh, mapping, bindings = [], {}, []
         for d, m, ext in reversed(tiles):  # outermost first
             var = Var(f"{c.name}_{len(fresh)}", c.dtype)
-            fresh.append(IterVar(var, Range(IntImm(dtype, 0), IntImm(dtype, ext)), IterKind.REDUCE))
+            fresh.append(IterVar(var, Range(IntImm(dtype, 0), ext if not isinstance(ext, int) else IntImm(dtype, ext)),
+                                 IterKind.REDUCE))
             bound = value if d == 1 else FloorDiv(value, IntImm(value.dtype, d))
-            if m is not None and d * m != extent:
+            if m is not None and (extent is None or d * m != extent):
                 bound = FloorMod(bound, IntImm(value.dtype, m))
             bindings.append(bound)
             mapping[(d, m)] = var
-            if m is not None and d * m == extent:
+            if m is not None and extent is not None and d * m == extent:
                 mapping[(d, None)] = var
 
         def pre(n):

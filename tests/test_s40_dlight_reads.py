@@ -68,3 +68,18 @@ def test_fused_reduction_over_axes_apart_is_a_sum():
 def test_split_whose_unit_piece_lost_its_variable():
     # dlight's Fallback rebuilt the last piece (1 of 8 rows) as T_split_2[0, i, j] = x[7, i, j]
     assert fixture_ops("s40_dlight_split_unit_piece") == [("split", {"axis": 0, "indices_or_sections": (5, 7)})]
+
+
+def test_reduction_fused_over_a_symbolic_batch():
+    # dlight fused the reduction over (n, 4, 3) into one variable over [0, n * 12), read as
+    # c // 12, c % 12 // 3 and c % 3: one variable per digit, the top one over n
+    assert fixture_ops("s40_dlight_mean_symbolic") == [("mean", {"axis": (0, 1, 2), "keepdims": False})]
+
+
+def test_digit_written_as_a_remainder_divided():
+    from opinfo.reduce_fuse import _digit
+
+    c = Var("c", dt.int64)
+    from tir.expr import FloorDiv, FloorMod
+    assert _digit(FloorDiv(FloorMod(c, I64(12)), I64(3)), c) == (3, 4)
+    assert _digit(FloorDiv(FloorMod(c, I64(10)), I64(3)), c) is None  # 3 does not divide 10
