@@ -87,8 +87,14 @@ def _recognize_packed(func, recognize_ops) -> "tuple | None":
     raws = [recognize_ops(logical) for logical, _, _ in readings]
     if not any(raws):
         return _reading(func, *readings[0], recognize_ops, raw=())
-    answers = [_reading(func, *r, recognize_ops, raw=raw) for r, raw in zip(readings, raws) if raw]
-    answers = [a for a in answers if a]
+    pairs = [(r, _reading(func, *r, recognize_ops, raw=raw)) for r, raw in zip(readings, raws) if raw]
+    pairs = [(r, a) for r, a in pairs if a]
+    if len(_distinct([a for _, a in pairs])) > 1 and any(not _blocks_batch(r[1]) for r, _ in pairs):
+        # a batch of one is no block of channels: where the batch and the channels' outer
+        # axis are both single and stored at 0, a reading that takes axis 0 for the blocks
+        # gives way to one that does not (layouts block the channels: NCHW4c)
+        pairs = [(r, a) for r, a in pairs if not _blocks_batch(r[1])]
+    answers = [a for _, a in pairs]
     distinct = _distinct(answers)
     if len(distinct) > 1 and len({_without_layouts(a) for a in distinct}) == 1:
         # the same op read with a unit kernel dimension (kw = 1) taken for the single block
@@ -96,6 +102,12 @@ def _recognize_packed(func, recognize_ops) -> "tuple | None":
         # them is a layout no framework writes (``WOHI4i4o`` beside ``OIHW4i4o``)
         distinct = [a for a in distinct if _usual_layouts(a)]
     return distinct[0] if len(distinct) == 1 else ()
+
+
+def _blocks_batch(packed: dict) -> bool:
+    """Whether a reading's packing holds the blocks of some buffer's axis 0 in a single block
+    read at 0 (``x[0, 0, h, w, c]`` read as ``(4, 1, h, w)``: the batch taken for channels)."""
+    return any(s.outer == 0 and s.unit for splits in packed.values() for s in splits)
 
 
 def _without_layouts(ops) -> tuple:

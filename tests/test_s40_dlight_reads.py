@@ -83,3 +83,11 @@ def test_digit_written_as_a_remainder_divided():
     from tir.expr import FloorDiv, FloorMod
     assert _digit(FloorDiv(FloorMod(c, I64(12)), I64(3)), c) == (3, 4)
     assert _digit(FloorDiv(FloorMod(c, I64(10)), I64(3)), c) is None  # 3 does not divide 10
+
+
+def test_packed_batch_norm_whose_batch_and_channel_block_lost_their_variables():
+    # NCHW4c with N = 1 and C / 4 = 1, dlight-scheduled: both unit axes stored at 0, so the
+    # block of 4 channels reads as packing axis 1 (axis=1) or axis 0 (axis=0); a batch of one
+    # is no block of channels
+    assert fixture_ops("s40_dlight_batch_norm_nchw4c") == [
+        ("nn.batch_norm", {"axis": 1, "epsilon": 1e-05, "center": True, "scale": True})]
