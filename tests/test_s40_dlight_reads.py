@@ -91,3 +91,4 @@ def test_packed_batch_norm_whose_batch_and_channel_block_lost_their_variables():
     # is no block of channels
     assert fixture_ops("s40_dlight_batch_norm_nchw4c") == [
         ("nn.batch_norm", {"axis": 1, "epsilon": 1e-05, "center": True, "scale": True})]
+

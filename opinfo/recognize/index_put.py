@@ -157,10 +157,41 @@ def _reading(func, bufs) -> "bool | None":
                     runs[acc] += 1
                 else:
                     del runs[acc]
+    for index in _edge_indices(rng, shapes[0], shapes[1:-2], dtypes[1:-2]) if runs else ():
+        data = random_values(rng, shapes[0], dtypes[0])
+        data[data == 0] = 1
+        values = random_values(rng, shapes[-2], dtypes[-2])
+        got = run(func, [data, *index, values, poisoned(shapes[-1], dtypes[-1])], -1)
+        if got is None:
+            return None
+        for acc in list(runs):
+            want = reference(data, index, values, acc)
+            if want is None or not values_agree(got, want):
+                del runs[acc]
     if len(runs) != 1:
         return None
     (accumulate, n), = runs.items()
     return accumulate if n >= TRIALS else None
+
+
+def _edge_indices(rng, data_shape, index_shapes, dtypes) -> list:
+    """Index arrays (distinct positions) whose first position holds, on one axis of extent
+    ``d``, each of the values where a negative index's wrap-around turns: ``0``, ``-1``,
+    ``d - 1`` and ``-d``. Random draws may never hold one (a wrap test written ``< 1``
+    instead of ``< 0`` differs only at index 0)."""
+    out = []
+    for axis, d in enumerate(data_shape):
+        for edge in sorted({0, -1, d - 1, -d}):
+            for _ in range(8):  # redraw until the other positions stay distinct
+                index = _index_arrays(rng, data_shape, index_shapes, dtypes, False)
+                if index is None:
+                    return out
+                index[axis].flat[0] = edge
+                flat = np.ravel_multi_index(tuple(np.mod(i, e).ravel() for i, e in zip(index, data_shape)), data_shape)
+                if len(set(flat.tolist())) == flat.size:
+                    out.append(index)
+                    break
+    return out
 
 
 def recognize_index_put(func) -> tuple:
