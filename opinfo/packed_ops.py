@@ -89,13 +89,12 @@ def _recognize_packed(func, recognize_ops) -> "tuple | None":
         return _reading(func, *readings[0], recognize_ops, raw=())
     pairs = [(r, _reading(func, *r, recognize_ops, raw=raw)) for r, raw in zip(readings, raws) if raw]
     pairs = [(r, a) for r, a in pairs if a]
-    if len(_distinct([a for _, a in pairs])) > 1 and any(not _blocks_batch(r[1]) for r, _ in pairs):
+    distinct = _distinct([a for _, a in pairs])
+    if len(distinct) > 1 and any(not _blocks_batch(r[1]) for r, _ in pairs):
         # a batch of one is no block of channels: where the batch and the channels' outer
         # axis are both single and stored at 0, a reading that takes axis 0 for the blocks
         # gives way to one that does not (layouts block the channels: NCHW4c)
-        pairs = [(r, a) for r, a in pairs if not _blocks_batch(r[1])]
-    answers = [a for _, a in pairs]
-    distinct = _distinct(answers)
+        distinct = _distinct([a for r, a in pairs if not _blocks_batch(r[1])])
     if len(distinct) > 1 and len({_without_layouts(a) for a in distinct}) == 1:
         # the same op read with a unit kernel dimension (kw = 1) taken for the single block
         # of channels and the other way round: only the layout names differ, and one of

@@ -254,15 +254,12 @@ def _symbolic_tiling(digits: list, extent) -> "list | None":
     top = rest[-1][0]
     if any(c % top for c in form.values()):
         return None
-    tiles = _tiling(rest[:-1] + [(top, None)], top * 2)  # the constant digits below the top one
+    from .predicate_enum import _form_expr
+
+    tiles = _tiling(rest[:-1] + [(top, None)], top)  # the digits below the top one tile [0, top)
     if tiles is None or tiles[-1][0] != top:
         return None
-    dtype = extent.dtype
-    quotient = None
-    for atom, c in form.items():
-        term = atom if c == top else Mul(atom, IntImm(dtype, c // top))
-        quotient = term if quotient is None else Add(quotient, term)
-    return tiles[:-1] + [(top, None, quotient)]
+    return tiles[:-1] + [(top, None, _form_expr({atom: c // top for atom, c in form.items()}, extent.dtype))]
 
 
 def _split_once(realize: BlockRealize, apart: bool = False) -> "BlockRealize | None":

@@ -172,16 +172,12 @@ Bounded; the function is kept to check the id."""
 
 def _verify_op(func, op, rng, packed, symbolic, max_steps) -> "bool | None":
     verdict = _verify_plain(func, op, rng, symbolic, max_steps)
-    if verdict is True or packed is False or _names_packed([op]):
-        return verdict
-    from .unpack import unpack_all
-
-    readings = unpack_all(func)
-    if readings is None:
+    logical = None if verdict is True or packed is False else _logical_readings(func, [op])
+    if logical is None:
         return verdict
     # a shape op (a reshape of the 6-D tensor) may have been read on the packed buffers
     # themselves, any other on the logical ones: refuted only when no reading computes it
-    verdicts = [verdict] + [_verify_plain(logical, op, rng, symbolic, max_steps) for logical, _, _ in readings]
+    verdicts = [verdict] + [_verify_plain(f, op, rng, symbolic, max_steps) for f in logical]
     return True if True in verdicts else False if all(v is False for v in verdicts) else None
 
 
@@ -262,12 +258,8 @@ def shapes_refute(func: PrimFunc, op: OpInfo, packed: "bool | None" = None) -> b
         return False
     if _shape_differs(func, op) is not True:
         return False
-    if packed is False or _names_packed([op]):
-        return True
-    from .unpack import unpack_all
-
-    readings = unpack_all(func)
-    return readings is None or all(_shape_differs(logical, op) is True for logical, _, _ in readings)
+    logical = None if packed is False else _logical_readings(func, [op])
+    return logical is None or all(_shape_differs(f, op) is True for f in logical)
 
 
 def _shape_differs(func: PrimFunc, op: OpInfo) -> "bool | None":
@@ -346,18 +338,29 @@ def _fused_shapes_differ(func: PrimFunc, ops) -> bool:
 
     if symbols(func.buffers):
         return False
-    by_name: dict = {}
-    for buf in list(func.buffers) + _allocated(func):
-        by_name.setdefault(buf.name, []).append(buf)
-    for op in ops:
-        named = list(op.operands) + ([op.output] if op.output is not None else [])
-        if op.output is None or any(len(by_name.get(o.buffer, [])) != 1 for o in named):
-            continue
-        out = by_name[op.output.buffer][0]
-        operands = [by_name[o.buffer][0] for o in op.operands]
-        if _built_shapes_differ(op, operands, out.dtype, lambda count: [out] if count == 1 else None) is True:
+    bufs = list(func.buffers) + _allocated(func)
+    for _, op, reads, writes in _plans(bufs, ops):
+        out = bufs[writes]
+        if _built_shapes_differ(op, [bufs[k] for k in reads], out.dtype,
+                                lambda count: [out] if count == 1 else None) is True:
             return True
     return False
+
+
+def _plans(bufs: list, ops) -> list:
+    """(position in ``ops``, op, positions in ``bufs`` of the buffers it reads, of the one it
+    writes) for each op of a fused answer whose operands and output each name exactly one
+    buffer of ``bufs``."""
+    index: dict = {}
+    for k, buf in enumerate(bufs):
+        index.setdefault(buf.name, []).append(k)
+    plans = []
+    for j, op in enumerate(ops):
+        named = list(op.operands) + [op.output]
+        if op.output is None or any(len(index.get(o.buffer, ())) != 1 for o in named):
+            continue
+        plans.append((j, op, [index[o.buffer][0] for o in op.operands], index[op.output.buffer][0]))
+    return plans
 
 
 def _allocated(func: PrimFunc) -> list:
@@ -489,15 +492,7 @@ def _verify_fused_on(func: PrimFunc, ops, rng, symbolic: int, max_steps) -> list
     exposed = _exposed(func)
     if exposed is None:
         return verdicts
-    index = {}
-    for k, buf in enumerate(exposed.buffers):
-        index.setdefault(buf.name, []).append(k)
-    plans = []
-    for j, op in enumerate(ops):
-        named = list(op.operands) + [op.output]
-        if op.output is None or any(len(index.get(o.buffer, ())) != 1 for o in named):
-            continue
-        plans.append((j, op, [index[o.buffer][0] for o in op.operands], index[op.output.buffer][0]))
+    plans = _plans(list(exposed.buffers), ops)
     if not plans:
         return verdicts
     misses = {j: 0 for j, *_ in plans}
@@ -544,17 +539,15 @@ def _op_agrees(op: OpInfo, reads: list, types: list, outs: list, out_dtype, max_
 
     try:
         types = _placed(op, list(types), lambda _: types[0])
-        mine, theirs = [], []
-        for given, out in zip(reads, outs):
-            given = _placed(op, given, lambda value: np.array(value, dtype=given[0].dtype))
-            fresh = tir.topi.lower(op.name, [(tuple(a.shape), t) for a, t in zip(given, types)],
-                                   **_given(op, out_dtype))
-            if len(fresh.params) != len(given) + 1:
-                return None
-            if tuple(int(e.value) for e in fresh.buffers[len(given)].shape) != out.shape:
-                return False
-            theirs.append(run_copies(fresh, given + [out.copy()], max_steps=max_steps)[-1])
-            mine.append(out)
+        args = [_placed(op, given, lambda value: np.array(value, dtype=given[0].dtype)) for given in reads]
+        fresh = tir.topi.lower(op.name, [(tuple(a.shape), t) for a, t in zip(args[0], types)],
+                               **_given(op, out_dtype))  # the runs' arrays have the same shapes
+        if len(fresh.params) != len(args[0]) + 1:
+            return None
+        if tuple(int(e.value) for e in fresh.buffers[len(args[0])].shape) != outs[0].shape:
+            return False
+        mine = outs
+        theirs = [run_copies(fresh, given + [out.copy()], max_steps=max_steps)[-1] for given, out in zip(args, outs)]
     except Exception:  # not buildable from the answer, or not runnable on these values
         return None
     settled = np.ones(mine[0].shape, dtype=bool)

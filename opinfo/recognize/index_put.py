@@ -136,38 +136,36 @@ def _reading(func, bufs) -> "bool | None":
     dtypes = [np_dtype(b.dtype) for b in bufs]
     runs = {False: 0, True: 0}
     rng = np.random.default_rng(37)
-    for duplicates in (False, True):
-        for _ in range(TRIALS):
-            index = _index_arrays(rng, shapes[0], shapes[1:-2], dtypes[1:-2], duplicates)
-            if index is None:
-                break
-            data = random_values(rng, shapes[0], dtypes[0])
-            data[data == 0] = 1  # adding and writing differ only where data is not zero
-            values = random_values(rng, shapes[-2], dtypes[-2])
-            got = run(func, [data, *index, values, poisoned(shapes[-1], dtypes[-1])], -1)
-            if got is None:
-                return None  # valid indices: index_put runs on them
-            for acc in list(runs):
-                if duplicates and not acc:
-                    agrees = _write_any_order(data, index, values, got)
-                else:
-                    want = reference(data, index, values, acc)
-                    agrees = want is not None and values_agree(got, want)
-                if agrees:
-                    runs[acc] += 1
-                else:
-                    del runs[acc]
-    for index in _edge_indices(rng, shapes[0], shapes[1:-2], dtypes[1:-2]) if runs else ():
+
+    def trials():
+        """(index arrays, with a repeated tuple, counted): the random draws, then (not counted)
+        the wrap-around edges while a reading stands."""
+        for duplicates in (False, True):
+            for _ in range(TRIALS):
+                index = _index_arrays(rng, shapes[0], shapes[1:-2], dtypes[1:-2], duplicates)
+                if index is None:
+                    break
+                yield index, duplicates, True
+        for index in _edge_indices(rng, shapes[0], shapes[1:-2], dtypes[1:-2]) if runs else ():
+            yield index, False, False
+
+    for index, duplicates, counted in trials():
         data = random_values(rng, shapes[0], dtypes[0])
-        data[data == 0] = 1
+        data[data == 0] = 1  # adding and writing differ only where data is not zero
         values = random_values(rng, shapes[-2], dtypes[-2])
         got = run(func, [data, *index, values, poisoned(shapes[-1], dtypes[-1])], -1)
         if got is None:
-            return None
+            return None  # valid indices: index_put runs on them
         for acc in list(runs):
-            want = reference(data, index, values, acc)
-            if want is None or not values_agree(got, want):
+            if duplicates and not acc:
+                agrees = _write_any_order(data, index, values, got)
+            else:
+                want = reference(data, index, values, acc)
+                agrees = want is not None and values_agree(got, want)
+            if not agrees:
                 del runs[acc]
+            elif counted:
+                runs[acc] += 1
     if len(runs) != 1:
         return None
     (accumulate, n), = runs.items()
