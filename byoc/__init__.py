@@ -21,7 +21,7 @@ _LAZY = {
     "merge_composite": "merge_composite", "annotate_target": "annotate_target",
     "merge_compiler_regions": "merge_regions", "partition_graph": "partition_graph",
     "run_codegen": "run_codegen", "load_externals": "run_codegen", "strip_externals": "run_codegen",
-    "partition": "pipeline", "summary": "pipeline",
+    "partition": "pipeline", "summary": "pipeline", "memoized": "pipeline",
     "default_registry": "backend", "Registry": "backend", "ExternalModule": "backend",
     "Unsupported": "region",
 }

@@ -31,36 +31,47 @@ def _ret_vars(main: R.Function) -> set:
     return out
 
 
-def _interface(main: R.Function, members: set) -> tuple:
-    """(inputs, outputs) of a group of binding indices."""
-    bindings = main.bindings
-    defined = {bindings[i].var for i in members}
-    inputs: dict = {}
-    for i in sorted(members):
-        for v in used_vars(bindings[i].value):
-            if v not in defined:
-                inputs.setdefault(v, None)
-    used_outside: set = set(_ret_vars(main))
-    for i, b in enumerate(bindings):
-        if i not in members:
-            used_outside.update(used_vars(b.value))
-    outputs = [bindings[i].var for i in sorted(members) if bindings[i].var in used_outside]
-    return list(inputs), outputs
+class _Uses:
+    """Def-use facts of main computed once per outlining (every group's interface reads
+    them: recomputing them per group made outlining quadratic in a network's bindings)."""
+
+    def __init__(self, main: R.Function):
+        self.bindings = main.bindings
+        self.reads = [used_vars(b.value) for b in self.bindings]
+        self.users: dict = {}
+        for i, vs in enumerate(self.reads):
+            for v in vs:
+                self.users.setdefault(v, set()).add(i)
+        self.returned = _ret_vars(main)
+
+    def interface(self, members: set) -> tuple:
+        """(inputs, outputs) of a group of binding indices."""
+        defined = {self.bindings[i].var for i in members}
+        inputs: dict = {}
+        for i in sorted(members):
+            for v in self.reads[i]:
+                if v not in defined:
+                    inputs.setdefault(v, None)
+        outputs = [self.bindings[i].var for i in sorted(members)
+                   if self.bindings[i].var in self.returned or self.users.get(self.bindings[i].var, set()) - members]
+        return list(inputs), outputs
 
 
 def _fresh(v: R.RVar, types: dict) -> R.RVar:
     return R.RVar(v.name, types.get(v))
 
 
-def make_function(main: R.Function, members: set, fattrs: Map, types: dict) -> tuple:
+def make_function(main: R.Function, members: set, fattrs: Map, types: dict, uses: "_Uses | None" = None) -> tuple:
     """(function, inputs, outputs) holding the member bindings of ``main``."""
     from tir.functor import substitute
 
-    inputs, outputs = _interface(main, members)
+    uses = uses or _Uses(main)
+    bindings = uses.bindings
+    inputs, outputs = uses.interface(members)
     mapping = {v: _fresh(v, types) for v in inputs}
     for i in sorted(members):
-        mapping[main.bindings[i].var] = _fresh(main.bindings[i].var, types)
-    body = [substitute(main.bindings[i], mapping) for i in sorted(members)]
+        mapping[bindings[i].var] = _fresh(bindings[i].var, types)
+    body = [substitute(bindings[i], mapping) for i in sorted(members)]
     rets = [mapping[v] for v in outputs]
     ret = rets[0] if len(rets) == 1 else R.Tuple(tuple(rets))
     ret_type = rets[0].type if len(rets) == 1 else R.TupleType(tuple(r.type for r in rets))
@@ -104,12 +115,13 @@ def outline(mod, groups: list):
     units = [sorted(g.members) for g in groups]
     units += [[i] for i in range(len(main.bindings)) if i not in grouped]
     new_bindings, funcs = [], {}
+    uses = _Uses(main)
     for u in _order_units(main, units):
         if u >= len(groups):
-            new_bindings.append(main.bindings[units[u][0]])
+            new_bindings.append(uses.bindings[units[u][0]])
             continue
         g = groups[u]
-        func, inputs, outputs = make_function(main, set(g.members), g.attrs, types)
+        func, inputs, outputs = make_function(main, set(g.members), g.attrs, types, uses)
         funcs[g.name] = func
         new_bindings += _call_bindings(g.name, inputs, outputs, types)
     outputs = tuple(v for v in _ordered_ret_vars(main) if any(b.var is v for b in new_bindings))

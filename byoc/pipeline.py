@@ -34,12 +34,39 @@ def select_patterns(backend, names: "list | None") -> list:
     return [by_name[n] for n in names]
 
 
+def memoized(analyze: "Callable | None" = None) -> Callable:
+    """``analyze`` (default :func:`opinfo.analyze_in_network`) answering each PrimFunc once.
+
+    Every pass of the flow reads the same kernels (the op graph, the target check, the dry
+    run, each region's flattening, codegen, the summary): a network's kernels were analysed
+    four to six times each. Keyed by the function object, which the passes never rebuild
+    (PrimFuncs are immutable); the function is kept alive beside its answer so that its id
+    cannot be reused."""
+    if analyze is None:
+        from opinfo import analyze_in_network as analyze
+    if getattr(analyze, "memo", None) is not None:
+        return analyze
+    memo: dict = {}
+
+    def cached(prim_func):
+        hit = memo.get(id(prim_func))
+        if hit is None:
+            hit = memo[id(prim_func)] = (prim_func, analyze(prim_func))
+        return hit[1]
+
+    cached.memo = memo
+    return cached
+
+
 def partition(mod: IRModule, backend: str = "onnxruntime", patterns: "list | None" = None,
               registry=None, analyze: "Callable | None" = None, codegen: bool = True,
               num_input: "int | None" = None) -> IRModule:
     """Offload what ``backend`` supports. With ``patterns`` (names), only those composites
-    are offloaded; without, the backend's patterns and then every supported single op."""
+    are offloaded; without, the backend's patterns and then every supported single op.
+    ``analyze`` is wrapped with :func:`memoized` (pass the same memoized function to
+    :func:`summary` to reuse its answers)."""
     registry = registry if registry is not None else default_registry()
+    analyze = memoized(analyze)
     be = registry[backend]
     mod = merge_composite(mod, select_patterns(be, patterns), analyze, num_input)
     mod = annotate_target(mod, be, analyze, single_ops=not patterns)
@@ -52,6 +79,7 @@ def summary(mod: IRModule, analyze: "Callable | None" = None) -> dict:
     """``{"regions": [{backend, symbol, ops: [{op, attrs}]}], "kept": [...]}`` of a partitioned module."""
     from .region import flatten
 
+    analyze = memoized(analyze)
     regions = []
     for name, func in compiler_functions(mod):
         region = flatten(mod, name, analyze)

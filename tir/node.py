@@ -58,6 +58,9 @@ class Map(Mapping):
     __slots__ = ("_items", "_dict", "_hash")
 
     def __init__(self, items: "Mapping | Iterator | None" = None):
+        if isinstance(items, Map):  # already frozen, and immutable: share it
+            self._dict, self._items, self._hash = items._dict, items._items, items._hash
+            return
         pairs = items.items() if isinstance(items, Mapping) else (items or ())
         self._dict = {k: freeze(v) for k, v in pairs}
         self._items = tuple(self._dict.items())
@@ -89,15 +92,22 @@ class Map(Mapping):
     def __repr__(self) -> str:
         return f"Map({dict(self._items)!r})"
 
+    @classmethod
+    def _of_frozen(cls, d: dict) -> "Map":
+        """A Map over ``d``, whose values are already frozen (no second pass over them)."""
+        m = cls.__new__(cls)
+        m._dict, m._items, m._hash = d, tuple(d.items()), None
+        return m
+
     def set(self, key, value) -> "Map":
         """A copy with ``key`` set to ``value``."""
         d = dict(self._dict)
-        d[key] = value
-        return Map(d)
+        d[key] = freeze(value)
+        return Map._of_frozen(d)
 
     def without(self, key) -> "Map":
         """A copy without ``key``."""
-        return Map((k, v) for k, v in self._items if k != key)
+        return Map._of_frozen({k: v for k, v in self._items if k != key})
 
 
 EMPTY = Map()

@@ -42,16 +42,17 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    from byoc import memoized, summary
+
+    analyze = memoized()  # one analysis per kernel for the partitioning and the summary
     try:
         if args.output:
             check_output_path(args.output, [args.path])
         module = read_module(args.path)
-        part = _partition(module, args)
+        part = _partition(module, args, analyze)
     except InputError as err:
         return fail(str(err))
-    from byoc import summary
-
-    report = summary(part)
+    report = summary(part, analyze)
     if args.output:
         _write(part, args.output)
     if args.json:
@@ -61,7 +62,7 @@ def run(args) -> int:
     return 0
 
 
-def _partition(module, args):
+def _partition(module, args, analyze):
     from tir import relax as R
 
     import byoc
@@ -71,7 +72,7 @@ def _partition(module, args):
         raise InputError(f"{args.path}: the module has no graph-level main to partition "
                          "(byoc needs R.call_tir bindings)")
     try:
-        return byoc.partition(module, args.backend, patterns=args.pattern or None)
+        return byoc.partition(module, args.backend, patterns=args.pattern or None, analyze=analyze)
     except UnknownName as err:
         raise InputError(f"{args.path}: {err.args[0]}") from None
     except ImportError as err:
