@@ -16,6 +16,7 @@ from tir.expr import GE, LE, LT, Add, BufferLoad, Cast, FloorDiv, FloorMod, IntI
 from tir.function import PrimFunc
 from tir.functor import post_order_stmts, post_order_visit, pre_order_visit, transform_stmts
 from tir.stmt import Block, BlockRealize, For, IterKind, SeqStmt
+from tir.structural import structural_equal
 
 from .affine import ONE, add_forms, affine, const_of
 from .recognize.guard import conjuncts, nonneg, value_range
@@ -244,26 +245,34 @@ def prefix_box(realize: BlockRealize, loops: tuple, repeats: bool = False) -> "l
     12 points. What it no longer computes is missing for whatever reads it, which the
     uninitialised-read and coverage checks judge on the function as scheduled. Constant
     loops and domains only, every variable the predicate and bindings read a loop of
-    ``loops``."""
+    ``loops`` -- except free axes (:func:`_free_axes`: a variable bound to a loop of its own
+    over its whole domain, which nothing else reads), kept whole whatever their extent (a
+    symbolic batch)."""
     from .probe import block_points, collect_vars
 
     block = realize.block
-    doms = [(const_of(iv.dom.min), const_of(iv.dom.extent)) for iv in block.iter_vars]
+    free = _free_axes(realize, loops)
+    rest = [k for k in range(len(block.iter_vars)) if k not in free]
+    doms = [(const_of(block.iter_vars[k].dom.min), const_of(block.iter_vars[k].dom.extent)) for k in rest]
     if not doms or any(lo is None or ext is None for lo, ext in doms):
         return None
-    loop_vars = {lp.loop_var for lp in loops}
+    free_loops = {realize.iter_values[k] for k in free}
+    inner = tuple(lp for lp in loops if lp.loop_var not in free_loops)
+    loop_vars = {lp.loop_var for lp in inner}
     used: set = set()
-    for e in (realize.predicate, *realize.iter_values):
+    for e in (realize.predicate, *(realize.iter_values[k] for k in rest)):
         collect_vars(e, used)
-    if not used <= loop_vars or any(const_of(lp.min) is None or const_of(lp.extent) is None for lp in loops):
+    if not used <= loop_vars or any(const_of(lp.min) is None or const_of(lp.extent) is None for lp in inner):
         return None
-    got = block_points(realize, loops, {}, PREFIX_POINTS)
+    reduced = attrs.evolve(realize, iter_values=tuple(realize.iter_values[k] for k in rest),
+                           block=attrs.evolve(block, iter_vars=tuple(block.iter_vars[k] for k in rest)))
+    got = block_points(reduced, inner, {}, PREFIX_POINTS)
     if got is None:
         return None
-    values = [np.asarray(got.block_env[iv.var]) for iv in block.iter_vars]
+    values = [np.asarray(got.block_env[block.iter_vars[k].var]) for k in rest]
     box = leading_widths(values, doms)
     if box is None or box == [ext for _, ext in doms] or \
-            any(w < ext and iv.kind is not IterKind.SPATIAL for iv, w, (_, ext) in zip(block.iter_vars, box, doms)):
+            any(w < ext and block.iter_vars[k].kind is not IterKind.SPATIAL for k, w, (_, ext) in zip(rest, box, doms)):
         return None
     flat = np.zeros(got.count, dtype=np.int64)
     for v, (lo, _), width in zip(values, doms, box):
@@ -271,8 +280,36 @@ def prefix_box(realize: BlockRealize, loops: tuple, repeats: bool = False) -> "l
     total = int(np.prod(box))
     if np.unique(flat).size != total or (flat.size != total and not repeats):
         return None
-    return [attrs.evolve(iv, dom=attrs.evolve(iv.dom, extent=IntImm(iv.dom.extent.dtype, w)))
-            for iv, w in zip(block.iter_vars, box)]
+    widths = dict(zip(rest, box))
+    return [attrs.evolve(iv, dom=attrs.evolve(iv.dom, extent=IntImm(iv.dom.extent.dtype, widths[k])))
+            if k in widths else iv for k, iv in enumerate(block.iter_vars)]
+
+
+def _free_axes(realize: BlockRealize, loops: tuple) -> set:
+    """Indices of the block variables bound to a loop variable alone, that loop starting at 0
+    and running the variable's whole domain (the same extent), the loop variable read by no
+    other binding and not by the predicate: each such axis runs whole and independently of
+    the others, so the predicate cuts nothing from it."""
+    from .probe import collect_vars
+
+    by_var = {lp.loop_var: lp for lp in loops}
+    out = set()
+    for k, (iv, value) in enumerate(zip(realize.block.iter_vars, realize.iter_values)):
+        lp = by_var.get(value) if isinstance(value, Var) else None
+        if lp is None or const_of(lp.min) != 0 or const_of(iv.dom.min) != 0 or not _same_extent(lp.extent, iv.dom.extent):
+            continue
+        others: set = set()
+        for j, e in enumerate((realize.predicate, *realize.iter_values)):
+            if j != k + 1:
+                collect_vars(e, others)
+        if value not in others:
+            out.add(k)
+    return out
+
+
+def _same_extent(a, b) -> bool:
+    ca = const_of(a)
+    return (ca is not None and ca == const_of(b)) or structural_equal(a, b)
 
 
 def leading_widths(values: list, doms: list) -> "list | None":

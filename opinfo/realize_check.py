@@ -130,17 +130,19 @@ def _refuted(realize, loops, env: dict, is_param) -> "bool | None":
     widths = leading_widths([values[k] for k in spatial], [doms[k] for k in spatial])
     if widths is None or math.prod(widths) != spatial_points.size or is_true(realize.predicate):
         return True
-    return not _writes_params_whole(block, values, n, is_param)
+    return not _writes_params_whole(block, values, n, is_param, env)
 
 
-def _writes_params_whole(block, values: list, count: int, is_param) -> bool:
+def _writes_params_whole(block, values: list, count: int, is_param, env: "dict | None" = None) -> bool:
     """Whether the block's stores to parameters, at the ``count`` points given per
-    iteration variable (``values``), write every element of those buffers (static shapes)."""
-    env = {iv.var: np.asarray(v) for iv, v in zip(block.iter_vars, values)}
+    iteration variable (``values``), write every element of those buffers (their shapes
+    static, or at the shape variables' values ``env`` gives)."""
+    env = dict(env or {})
+    env.update({iv.var: np.asarray(v) for iv, v in zip(block.iter_vars, values)})
     for store in stores_in(block.body):
         if not is_param(store.buffer):
             continue
-        shape = [const_of(e) for e in store.buffer.shape]
+        shape = [scalar_int(e, env) for e in store.buffer.shape]
         if None in shape:
             return False
         try:
@@ -533,15 +535,27 @@ def _reduction_left_short(realize, loops, env: dict) -> bool:
 def _cut_writes_whole(realize, loops, is_param) -> bool:
     """Whether the block's predicate cuts its domain to a leading part
     (:func:`.predicates.prefix_box`) over which its stores write every element of the
-    parameters they store to (the output of 6 of a block over 7 under ``T.where(v < 6)``)."""
+    parameters they store to (the output of 6 of a block over 7 under ``T.where(v < 6)``).
+    An axis the box leaves whole over a symbolic extent (a batch ``n``) is judged at several
+    values of the shape variables."""
     if is_true(realize.predicate):
         return False
     box = prefix_box(realize, loops, repeats=True)
     if box is None:
         return False
-    axes = [np.arange(const_of(iv.dom.min), const_of(iv.dom.min) + const_of(iv.dom.extent)) for iv in box]
-    grid = [g.ravel() for g in np.meshgrid(*axes, indexing="ij")]
-    return _writes_params_whole(realize.block, grid, grid[0].size if grid else 1, is_param)
+    symbols: set = set()
+    for iv in box:
+        collect_vars(iv.dom.min, symbols)
+        collect_vars(iv.dom.extent, symbols)
+    for env in shape_envs(symbols, SHAPE_VALUES):
+        doms = [(scalar_int(iv.dom.min, env), scalar_int(iv.dom.extent, env)) for iv in box]
+        if any(lo is None or ext is None or ext < 0 for lo, ext in doms):
+            return False
+        axes = [np.arange(lo, lo + ext) for lo, ext in doms]
+        grid = [g.ravel() for g in np.meshgrid(*axes, indexing="ij")]
+        if not _writes_params_whole(realize.block, grid, grid[0].size if grid else 1, is_param, env):
+            return False
+    return True
 
 
 def _verdict(realize, loops, envs, is_param, first: bool = False) -> "bool | None":

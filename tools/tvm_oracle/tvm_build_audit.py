@@ -37,14 +37,37 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SYMBOLIC = 5
 
 
-def build_and_run(path: str) -> "list | None":
-    """Every argument of the file's PrimFunc after TVM's llvm build ran it on random inputs
-    (:mod:`build_compare`: thread bindings made serial loops, the old dialect rewritten); None
-    when TVM cannot read, build or run it."""
+def _build_and_run_here(path: str) -> "list | None":
     try:
         return run_all(load(path), SYMBOLIC)
     except Exception:  # noqa: BLE001 -- any failure to parse, build or run is "no-build"
         return None
+
+
+def build_and_run(path: str) -> "list | None":
+    """Every argument of the file's PrimFunc after TVM's llvm build ran it on random inputs
+    (:mod:`build_compare`: thread bindings made serial loops, the old dialect rewritten); None
+    when TVM cannot read, build or run it. Runs in a forked child: TVM 0.27 can abort the
+    process (heap corruption in some schedules' builds), which then loses that case only."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+
+    def work():
+        child.send(_build_and_run_here(path))
+
+    proc = ctx.Process(target=work)
+    proc.start()
+    child.close()
+    try:
+        got = parent.recv() if parent.poll(600) else None
+    except EOFError:  # the child died before sending
+        got = None
+    proc.join(5)
+    if proc.is_alive():
+        proc.kill()
+    return got
 
 
 def _differ(a, b) -> bool:
