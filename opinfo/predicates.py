@@ -16,9 +16,8 @@ from tir.expr import GE, LE, LT, Add, BufferLoad, Cast, FloorDiv, FloorMod, IntI
 from tir.function import PrimFunc
 from tir.functor import post_order_stmts, post_order_visit, pre_order_visit, transform_stmts
 from tir.stmt import Block, BlockRealize, For, IterKind, SeqStmt
-from tir.structural import structural_equal
 
-from .affine import ONE, add_forms, affine, const_of
+from .affine import ONE, add_forms, affine, const_of, equal_extents
 from .recognize.guard import conjuncts, nonneg, value_range
 from .rewrite import stores_in
 
@@ -296,7 +295,7 @@ def _free_axes(realize: BlockRealize, loops: tuple) -> set:
     out = set()
     for k, (iv, value) in enumerate(zip(realize.block.iter_vars, realize.iter_values)):
         lp = by_var.get(value) if isinstance(value, Var) else None
-        if lp is None or const_of(lp.min) != 0 or const_of(iv.dom.min) != 0 or not _same_extent(lp.extent, iv.dom.extent):
+        if lp is None or const_of(lp.min) != 0 or const_of(iv.dom.min) != 0 or not equal_extents(lp.extent, iv.dom.extent):
             continue
         others: set = set()
         for j, e in enumerate((realize.predicate, *realize.iter_values)):
@@ -305,11 +304,6 @@ def _free_axes(realize: BlockRealize, loops: tuple) -> set:
         if value not in others:
             out.add(k)
     return out
-
-
-def _same_extent(a, b) -> bool:
-    ca = const_of(a)
-    return (ca is not None and ca == const_of(b)) or structural_equal(a, b)
 
 
 def leading_widths(values: list, doms: list) -> "list | None":
