@@ -55,7 +55,9 @@ def main() -> None:
     if len(sys.argv) < 2:
         print(__doc__)
         sys.exit(2)
-    for name, func in tir.parse_file(sys.argv[1]).prim_funcs():
+    parsed = tir.parse_file(sys.argv[1])
+    funcs = parsed.prim_funcs() if hasattr(parsed, "prim_funcs") else [(parsed.name or "main", parsed)]
+    for name, func in funcs:  # a module, or a file holding one PrimFunc
         if len(sys.argv) < 3 or name == sys.argv[2]:
             report(name, func)
 

@@ -36,8 +36,9 @@ from .scatter import concrete_bindings, random_values, same_shape, values_agree
 TAG = "index_put_generic"
 TRIALS = 3
 """Runs on distinct index tuples, then on index tuples with a repeat."""
-MAX_ELEMENTS = 1 << 14
-"""Larger buffers are not run (the interpreter walks the loops element by element)."""
+MAX_ELEMENTS = 1 << 17
+"""Larger buffers are not run (the interpreter walks the loops element by element; a 300 x 400
+index_put reads in 0.6 s, which 1 << 14 refused)."""
 
 
 def _signature_ok(bufs) -> bool:

@@ -68,9 +68,10 @@ def const_grid(space) -> "dict | None":
     return None if None in ext else grid_over(space.indices, ext)
 
 
-def grid_over(vars_, exts) -> "dict | None":
-    """Every point of the box ``exts``: var -> its value at each point (None when too big)."""
-    if int(np.prod(exts)) > MAX_GRID:
+def grid_over(vars_, exts, limit: int = MAX_GRID) -> "dict | None":
+    """Every point of the box ``exts``: var -> its value at each point (None when more than
+    ``limit``)."""
+    if int(np.prod(exts)) > limit:
         return None
     axes = np.meshgrid(*[np.arange(n, dtype=float) for n in exts], indexing="ij")
     return {v: a.ravel() for v, a in zip(vars_, axes)}

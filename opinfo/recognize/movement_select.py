@@ -11,7 +11,12 @@ from tir.functor import pre_order_visit
 from ..affine import const_of, float_of
 from ..probe import NotEvaluable, evaluate
 from .common import Match, Space
-from .movement_index import affine_terms, branches, const_extents, const_grid, load_extents
+from .movement_index import affine_terms, branches, const_extents, grid_over, load_extents
+
+
+GUARD_POINTS = 1 << 21
+"""Points a pad's guard is evaluated at, at most (a channel and spatial pad of a
+1 x 64 x 112 x 112 image: 65 x 115 x 115 = 859,625; one comparison array each)."""
 
 
 def match_select_movement(e, space: Space, ctx) -> "Match | None":
@@ -41,14 +46,31 @@ def _pad(e, space, ctx):
 
 
 def _guard_ok(cond, space, terms, ine) -> bool:
-    env = const_grid(space)
+    """Whether ``cond`` holds exactly where every output index, shifted by its term, lies
+    inside the data. Evaluated at every point of the output axes it can depend on: those the
+    condition reads and those shifted or longer than the data; on any other axis neither side
+    changes (the condition does not read it, and an unshifted axis no longer than the data is
+    always inside), so it stays at 0 (a pad of a 1 x 64 x 112 x 112 image is judged on its
+    114 x 114 plane, not on 831,744 points)."""
+    ext = const_extents(space)
+    if None in ext or not all(isinstance(v, Var) for v in space.indices):
+        return False
+    read: set = set()
+    pre_order_visit(cond, lambda n: read.add(n) if isinstance(n, Var) else True)
+    dims = [d for d, (v, (_, _, b)) in enumerate(zip(space.indices, terms))
+            if v in read or b != 0 or ext[d] > ine[d]]
+    env = grid_over([space.indices[d] for d in dims], [ext[d] for d in dims], GUARD_POINTS)
     if env is None:
         return False
+    shape = next(iter(env.values())).shape if env else (1,)
+    for d, v in enumerate(space.indices):
+        if d not in dims:
+            env[v] = np.zeros(shape)
     try:
-        got = np.broadcast_to(evaluate(cond, env), env[space.indices[0]].shape) != 0
+        got = np.broadcast_to(evaluate(cond, env), shape) != 0
     except NotEvaluable:
         return False
-    want = np.ones_like(got)
+    want = np.ones(shape, dtype=bool)
     for d, (_, _, b) in enumerate(terms):
         x = env[space.indices[d]] + b
         want &= (x >= 0) & (x < ine[d])

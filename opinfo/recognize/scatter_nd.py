@@ -36,8 +36,9 @@ TRIALS = 3
 MAX_TRIALS = 12
 """...continued up to this many while several reductions still agree (a few elements can
 leave ``min`` and ``update`` alike by chance)."""
-MAX_ELEMENTS = 1 << 14
-"""Larger buffers are not run (the interpreter walks the scatter loop element by element)."""
+MAX_ELEMENTS = 1 << 17
+"""Larger buffers are not run (the interpreter walks the scatter loop element by element; a
+2,000 x 64 scatter_nd reads in 0.4 s, which 1 << 14 refused)."""
 REDUCTIONS = {
     "update": lambda o, u: u, "add": np.add, "mul": np.multiply,
     "min": np.minimum, "max": np.maximum,
