@@ -31,7 +31,7 @@ from tir.functor import children, post_order_visit, substitute, transform, trans
 from tir.buffer import Range
 from tir.stmt import Block, BlockRealize, BufferStore, IterKind, IterVar
 
-from .affine import affine, const_of
+from .affine import ONE, affine, const_of
 from .probe import collect_vars
 
 def _uses(e, a: Var, b: Var) -> bool:
@@ -243,8 +243,6 @@ def _symbolic_tiling(digits: list, extent) -> "list | None":
     digit must be ``c // D`` with every coefficient of the extent's affine form (no constant
     term) divisible by ``D``; its extent is the form divided by ``D`` (an expression). None
     otherwise."""
-    from .affine import ONE
-
     form = affine(extent)
     if form is None or ONE in form or not form:
         return None

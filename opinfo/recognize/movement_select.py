@@ -9,7 +9,7 @@ from tir.expr import BufferLoad, Var
 from tir.functor import pre_order_visit
 
 from ..affine import const_of, float_of
-from ..probe import NotEvaluable, evaluate
+from ..probe import NotEvaluable, collect_vars, evaluate
 from .common import Match, Space
 from .movement_index import affine_terms, branches, const_extents, grid_over, load_extents
 
@@ -56,7 +56,7 @@ def _guard_ok(cond, space, terms, ine) -> bool:
     if None in ext or not all(isinstance(v, Var) for v in space.indices):
         return False
     read: set = set()
-    pre_order_visit(cond, lambda n: read.add(n) if isinstance(n, Var) else True)
+    collect_vars(cond, read)
     dims = [d for d, (v, (_, _, b)) in enumerate(zip(space.indices, terms))
             if v in read or b != 0 or ext[d] > ine[d]]
     env = grid_over([space.indices[d] for d in dims], [ext[d] for d in dims], GUARD_POINTS)
