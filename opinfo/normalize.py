@@ -67,12 +67,13 @@ from .affine import affine, const_of
 from .block_loops import clip_copies, move_block_loops
 from .blockize import unblockize
 from .coverage import block_realizes, same_index_copy
+from .demand import restrict_to_demand
 from .distribute import distribute
 from .ew_tags import REINDEX, folded_name
 from .init_order import block_places, init_runs_first
 from .padding import merge_padding
 from .partial_copy import read_through_copies
-from .pad_einsum import holds_blocks, undup, unpad_einsum
+from .pad_einsum import holds_blocks, named_pad, undup, unpad_einsum
 from .loop_partition import merge_partitions
 from .predicates import drop_predicates
 from .radix_store import radix_stores
@@ -394,7 +395,8 @@ def _cache_copy(block: Block, blocks: list, params: set, symbols=frozenset()) ->
         here = blocks.index(block)
         if any(id(dst) in loaded(b) for b in blocks[:here]):
             return None
-        return (dst, src, _inverse(order)) if cache_scope(dst) else None
+        # pad_einsum's pad producer once nothing reads its padding (:mod:`.demand`) is a copy
+        return (dst, src, _inverse(order)) if cache_scope(dst) or named_pad(block, dst, src) else None
     if id(src) in params or _writer_count(blocks, src) != 1:
         return None
     writer = next(b for b in blocks if any(w.buffer is src for w in b.writes))
@@ -613,7 +615,9 @@ def normalize(func: PrimFunc) -> "PrimFunc | None":
 def _normalize(func: PrimFunc) -> "PrimFunc | None":
     # pad_einsum's pads read through before predicates go: a reader's predicate may be what
     # keeps it inside the unpadded part (a reduction split by the unpadded extent)
-    func = unpad_einsum(distribute(merge_inits(forward_fills(clip_copies(as_lowered(func))))))
+    # blocks cut to what the outputs need first: pad_einsum of an intermediate leaves a pad
+    # producer of a buffer nothing writes, whose values reach no output (:mod:`.demand`)
+    func = unpad_einsum(distribute(merge_inits(forward_fills(clip_copies(restrict_to_demand(as_lowered(func)))))))
     # a dlight row reduction's rfactor with its split's tail guarded is merged while the
     # guard is there to read (:mod:`.rfactor_guarded`)
     func = drop_predicates(merge_guarded_rfactor(merge_padding(read_through_copies(func, pads_only=True))))

@@ -12,7 +12,7 @@ block is put back: its domain is C's (a ``T.where`` restating it guards the padd
 which :func:`.predicates.drop_predicates` then reads as a non-divisible split), it stores to
 C and loads X; the producer and consumer go.
 
-The added buffers and blocks are recognised by TVM's names (:func:`_named_pad`): a fused
+The added buffers and blocks are recognised by TVM's names (:func:`named_pad`): a fused
 kernel's pad, elementwise op and slice back to the unpadded region compute the same but are
 three ops. A reduction block is restored when only its spatial axes were padded: what it
 reads over its reduction iterators must stay inside the unpadded sources on the kept points
@@ -73,7 +73,7 @@ def _crop(block: Block) -> "tuple | None":
         return None
     if tuple(load.indices) != tuple(store.indices):
         return None
-    if not _named_pad(block, load.buffer, store.buffer):
+    if not named_pad(block, load.buffer, store.buffer):
         return None
     for iv, out_ext, src_ext in zip(ivs, store.buffer.shape, load.buffer.shape):
         if not _same(iv.dom.extent, out_ext):
@@ -97,7 +97,7 @@ def pad_source(block: Block) -> "tuple | None":
     ivs = _identity(store, block)
     if ivs is None or tuple(load.indices) != tuple(store.indices) or load.buffer.dtype != store.buffer.dtype:
         return None
-    if not _named_pad(block, store.buffer, load.buffer):
+    if not named_pad(block, store.buffer, load.buffer):
         return None
     if any(isinstance(n, BufferLoad) for n in _nodes(value.args[2])):
         return None
@@ -124,7 +124,7 @@ def pad_source(block: Block) -> "tuple | None":
     return (store.buffer, load.buffer) if len(seen) == len(short) else None
 
 
-def _named_pad(block: Block, padded, buffer) -> bool:
+def named_pad(block: Block, padded, buffer) -> bool:
     """TVM's names for what ``pad_einsum`` adds: the padded copy of ``B`` is ``B_pad``, and
     the producer or consumer block moving data between them is named after it. A fused
     kernel's own slice or pad (``T_strided_slice``, ``T_pad``) is an op, not this."""
@@ -582,7 +582,7 @@ def _tuple_restored(op: BlockRealize, writers: dict, readers: dict, params: set,
 
 def pad_einsum_left(func: PrimFunc) -> bool:
     """Whether a pad producer that only ``pad_einsum`` makes (``X_pad`` named after its
-    source, :func:`_named_pad`) is still in ``func`` (not undone: it pads a reduction's
+    source, :func:`named_pad`) is still in ``func`` (not undone: it pads a reduction's
     iteration, which :func:`unpad_einsum` does not restore). Read as ops it is an
     ``nn.pad`` before the op, which the one op it is not."""
     return any(pad_source(b) is not None for b in func.blocks())
