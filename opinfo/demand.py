@@ -16,9 +16,15 @@ runs the loops at the shape values (every store enumerated in program order, as
 :mod:`.intermediate_check` does) and walks them backwards from the outputs: an iteration is
 needed when the element it stores is read later by a needed iteration (or is an output's,
 not overwritten later); the loads of needed iterations make their elements wanted. A block
-none of whose iterations is needed goes; a block whose needed iterations are exactly its
-iterations inside a box of its spatial variables gets the box as its predicate (``T.where``
-on its bindings, the form the predicate readers know); every other block stays as it is.
+none of whose iterations is needed goes. A block storing to ``pad_einsum``'s buffers
+(:func:`_pad_artefacts`) is cut to the box of the spatial points some needed iteration runs
+at, when its needed iterations are all of its iterations there: the box becomes its
+predicate (``T.where`` on its bindings) and, for a leading part, its domain (fresh loops over
+it when the block is alone in a nest of the root's); those buffers shrink to what the kept
+iterations touch, and an ``if_then_else`` stored into one whose guard is the same on every
+kept iteration is decided. Other blocks and buffers keep their extents: an op's own padded
+buffer shows its padding even where no window reads it (a pool's ``ceil_mode``), evidence a
+cut would remove.
 
 Sound by construction at the shape values enumerated: no element an output holds at the end
 changes (removed iterations store only elements overwritten or never read before the end).
@@ -35,18 +41,18 @@ import math
 import attrs
 import numpy as np
 
-from tir.expr import GE, LT, Call, IntImm
+from tir.expr import GE, LT, BufferLoad, Call, IntImm
 from tir.function import PrimFunc
 from tir.functor import post_order_stmts, post_order_visit, transform
-from tir.expr import BufferLoad
 from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, SeqStmt
 
 from .affine import const_of
 from .blockize import conjoin
 from .intermediate_check import (_ERRORS, _Site, _Unjudged, _aliased, _let_loads, _loads_of, _sites, _weights)
 from .probe import scalar_int, shape_envs, shape_vars
+from .pad_einsum import undup
 from .realize_check import SHAPE_VALUES
-from .rewrite import EMPTY, nest_of, own_nest, prune
+from .rewrite import EMPTY, nest_of, own_nest, prune, stores_in
 
 MAX_INSTANCES = 1 << 17
 """Store iterations of one function (at one shape value) above which it is not restricted:
@@ -68,6 +74,44 @@ def _reads_unwritten(func: PrimFunc) -> bool:
     return bool(loads - stores - params)
 
 
+def _pad_artefacts(func: PrimFunc) -> set:
+    """Ids of the buffers ``pad_einsum`` added: ``B_pad`` beside a buffer ``B`` the function
+    allocates, or beside a parameter ``B`` with a block moving data between the two (a pad
+    producer loading ``B``, or a crop storing to it: an op's ``data_pad`` beside a parameter
+    named ``data`` is no such buffer)."""
+    buffers: dict = {}
+    moves: set = set()
+    allocated: set = set()
+    root = [func.root_block] if func.root_block is not None else []
+    for block in root + list(func.blocks()):
+        for b in block.alloc_buffers:
+            buffers.setdefault(id(b), b)
+            allocated.add(id(b))
+    for block in func.blocks():
+        for store in stores_in(block.body):
+            buffers.setdefault(id(store.buffer), store.buffer)
+            found: list = []
+            post_order_visit(store.value, lambda n: found.append(n.buffer) if isinstance(n, BufferLoad) else None)
+            for b in found:
+                buffers.setdefault(id(b), b)
+                moves.add((id(store.buffer), id(b)))
+                moves.add((id(b), id(store.buffer)))
+    for b in func.buffers:
+        buffers.setdefault(id(b), b)
+    params = {id(b) for b in func.buffers}
+    by_name: dict = {}
+    for b in buffers.values():
+        by_name.setdefault(undup(b.name), []).append(b)
+    out = set()
+    for b in buffers.values():
+        name = undup(b.name)
+        if id(b) in params or not name.endswith("_pad"):
+            continue
+        if any(id(src) in allocated or (id(b), id(src)) in moves for src in by_name.get(name[:-len("_pad")], ())):
+            out.add(id(b))
+    return out
+
+
 def restrict_to_demand(func: PrimFunc) -> PrimFunc:
     """``func`` with its blocks cut to the iterations its outputs need (see the module
     docstring), or ``func`` itself."""
@@ -81,10 +125,11 @@ def restrict_to_demand(func: PrimFunc) -> PrimFunc:
     sites = [(store, chain, _loads_of(store) + _let_loads(chain)) for store, chain in sites]
     if not sites or any(_realize_of(chain) is None for _, chain, _ in sites):
         return func
+    artefacts = _pad_artefacts(func)
     plans = []
     try:
         for env in shape_envs(shape_vars(func), SHAPE_VALUES):
-            plan = _plan(func, sites, env)
+            plan = _plan(func, sites, env, artefacts)
             if plan is None:
                 return func
             plans.append((env, plan))
@@ -104,7 +149,7 @@ def _realize_of(chain) -> "BlockRealize | None":
     return None
 
 
-def _plan(func: PrimFunc, sites: list, env: dict) -> "dict | None":
+def _plan(func: PrimFunc, sites: list, env: dict, artefacts: set) -> "dict | None":
     """What to change at ``env``: "blocks" (id(BlockRealize) -> (realize, decision), see
     :func:`_decision`), "buffers" (:func:`_used_boxes`) and "selects" (:func:`_selects`);
     None when some access cannot be enumerated exactly."""
@@ -177,9 +222,9 @@ def _plan(func: PrimFunc, sites: list, env: dict) -> "dict | None":
             q = flat[it]
             if q >= 0:
                 live[key][q] = True
-    blocks, kept = _decisions(built, needed, env)
-    return {"blocks": blocks, "buffers": _used_boxes(sites, built, kept, params, shape, blocks),
-            "selects": _selects(sites, built, kept)}
+    blocks, kept = _decisions(sites, built, needed, env, artefacts)
+    return {"blocks": blocks, "buffers": _used_boxes(sites, built, kept, params | (set(dims) - artefacts), shape, blocks),
+            "selects": _selects(sites, built, kept, artefacts)}
 
 
 def _used_boxes(sites, built, kept, params, shape, blocks) -> dict:
@@ -210,13 +255,14 @@ def _used_boxes(sites, built, kept, params, shape, blocks) -> dict:
     return {key: (buffers[key], top) for key, top in highs.items()}
 
 
-def _selects(sites, built, kept) -> dict:
+def _selects(sites, built, kept, artefacts: set) -> dict:
     """id(store) -> (store, True/False) for a store of ``if_then_else(c, a, b)`` whose
     condition is the same at every iteration that stays."""
     out = {}
     for (store, _, _), (site, _, its, _, _), need in zip(sites, built, kept):
         value = store.value
-        if not (isinstance(value, Call) and value.op == "if_then_else" and need.any()):
+        if not (isinstance(value, Call) and value.op == "if_then_else" and need.any()) or \
+                id(store.buffer) not in artefacts:
             continue
         cond = site._points(value.args[0])
         if cond is None:
@@ -227,10 +273,15 @@ def _selects(sites, built, kept) -> dict:
     return out
 
 
-def _decisions(built, needed, env) -> tuple:
+def _decisions(sites, built, needed, env, artefacts: set) -> tuple:
     """Per block, the decision its sites' needed iterations make (:func:`_decision`); per
-    site, which of its iterations the block keeps."""
+    site, which of its iterations the block keeps. Only a block storing to ``pad_einsum``'s
+    buffers alone (:func:`_pad_artefacts`) is cut: an op's own buffers keep their extents
+    (a pool's padded input shows its padding even where no window reads it)."""
     per: dict = {}
+    padded: dict = {}
+    for (store, _, _), (_, realize, _, _, _) in zip(sites, built):
+        padded[id(realize)] = padded.get(id(realize), True) and id(store.buffer) in artefacts
     for k, ((site, realize, its, _, _), need) in enumerate(zip(built, needed)):
         ivs = realize.block.iter_vars
         values = np.stack([np.broadcast_to(site.leaves[iv.var], site.mask.shape)[its] for iv in ivs], axis=1) \
@@ -243,6 +294,9 @@ def _decisions(built, needed, env) -> tuple:
     kept: list = [None] * len(built)
     for key, (realize, values, need, ks) in per.items():
         decision, keep = _decision(realize, np.concatenate(values).astype(np.int64), np.concatenate(need), env)
+        if isinstance(decision, tuple) and not padded[key] and \
+                any(b[0] != b[2] or b[1] != b[3] for b in decision[1].values()):
+            decision, keep = "keep", np.ones_like(keep)
         out[key] = (realize, decision)
         for k, part in zip(ks, np.split(keep, np.cumsum([n.size for n in need])[:-1])):
             kept[k] = part

@@ -155,3 +155,39 @@ def test_uncut_functions_compute_the_same(value):
     func = tir.parse(text)
     x = np.random.default_rng(2).uniform(-1, 1, (2, 3)).astype("float32")
     np.testing.assert_allclose(tir.run(restrict_to_demand(as_lowered(func)), x), np.exp(x), rtol=1e-6)
+
+
+def test_pad_artefacts_are_pad_einsum_buffers_only():
+    from opinfo.demand import _pad_artefacts
+
+    text = _TEMPLATE.format(r=2, c=3, rp=4, cp=8, co=2, ci=4, expr="T.exp(x_pad[v0, v1])")
+    func = tir.parse(text)
+    names = {b.name for blk in [func.root_block, *func.blocks()] for b in blk.alloc_buffers
+             if id(b) in _pad_artefacts(func)}
+    assert names == {"x_pad", "y_local_pad_pad", "y_pad"}  # y_local_pad: no y_local buffer
+    # an op's data_pad (conv_transpose pads its dilated input) beside a parameter named data
+    op = tir.parse("""
+@T.prim_func
+def f(data: T.Buffer((4,), "float32"), out: T.Buffer((6,), "float32")):
+    data_dilate = T.alloc_buffer((4,))
+    data_pad = T.alloc_buffer((6,))
+    for i in range(4):
+        with T.block("data_dilate"):
+            v = T.axis.spatial(4, i)
+            T.reads(data[v])
+            T.writes(data_dilate[v])
+            data_dilate[v] = data[v]
+    for i in range(6):
+        with T.block("data_pad"):
+            v = T.axis.spatial(6, i)
+            T.reads(data_dilate[v - 1])
+            T.writes(data_pad[v])
+            data_pad[v] = T.if_then_else(1 <= v and v < 5, data_dilate[v - 1], T.float32(0))
+    for i in range(6):
+        with T.block("out"):
+            v = T.axis.spatial(6, i)
+            T.reads(data_pad[v])
+            T.writes(out[v])
+            out[v] = data_pad[v]
+""")
+    assert _pad_artefacts(op) == set()
