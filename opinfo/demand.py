@@ -437,10 +437,20 @@ def _agreed_blocks(func: PrimFunc, plans: list) -> "dict | None":
             if side == 1 and (pos, 0) not in cut and const_of(iv.dom.min) == 0:
                 # a leading part: the domain itself shrinks (what distribute rebuilds from)
                 ivs[pos] = attrs.evolve(iv, dom=attrs.evolve(iv.dom, extent=bound))
-        once = all(d[2] for d in decisions)
+        # fresh loops run the points in their own order: not for a block reading what it writes
+        once = all(d[2] for d in decisions) and not _reads_own(realize.block)
         edits[key] = (attrs.evolve(realize, predicate=pred, block=attrs.evolve(realize.block, iter_vars=tuple(ivs))),
                       once and all(side == 1 for _, side in cut))
     return edits
+
+
+def _reads_own(block: Block) -> bool:
+    """The block loads a buffer it stores to."""
+    stored = {id(s.buffer) for s in stores_in(block.body)}
+    found: list = []
+    post_order_visit(block.body, lambda n: found.append(n) if isinstance(n, BufferLoad) and id(n.buffer) in stored
+                     else None)
+    return bool(found)
 
 
 def _rewrite(func: PrimFunc, edits: dict, buffers: dict, stores: dict) -> PrimFunc:
