@@ -627,6 +627,9 @@ def _normalize(func: PrimFunc) -> "PrimFunc | None":
     # a decompose_padding pair whose predicates only drop_predicates reads (digits of split
     # loops) is merged once they are gone
     func = merge_rfactor(merge_inits(forward_fills(merge_padding(func))))
+    # a reduction's init merged only now (dlight's decompose_reduction under thread loops):
+    # the nest its two halves shared may be split now
+    func = distribute(func)
     # A chain of cache copies (cache_read then reindex of the cache: parameter -> reindex ->
     # shared) loses one copy per pass: the second becomes a copy of the parameter itself.
     changed = False
