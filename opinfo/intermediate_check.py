@@ -49,7 +49,7 @@ from tir.stmt import (AllocateBuffer, AttrStmt, Block, BlockRealize, BufferStore
 from tir.structural import structural_equal
 
 from .affine import const_of
-from .probe import NotEvaluable, evaluate, loops_points, scalar_int, shape_envs, shape_vars
+from .probe import NotEvaluable, evaluate, loops_points, pruned_points, scalar_int, shape_envs, shape_vars
 
 MAX_POINTS = 1 << 19
 """Iterations of the loops around one store above which the buffer is not judged."""
@@ -141,6 +141,12 @@ class _Site:
         # a range may use an outer loop (compute_at of a region TVM could not box): its
         # minimum is then one per iteration, its extent the largest
         got = loops_points(loops, env, MAX_POINTS)
+        realizes = [e[1] for e in chain if e[0] == "bind" and not _trivial(e[1].predicate)]
+        if got is None and realizes:
+            # loops running many more iterations than the block (a thread loop of 256 under
+            # ``T.where(t < 8)``): the iterations its predicate keeps, pruned loop by loop
+            got = pruned_points(loops, env, MAX_POINTS * 8, realizes[-1].predicate)
+            got = got if got is not None and got[1] <= MAX_POINTS else None
         if got is None:
             raise _Unjudged("loop range, or too many points")
         leaves, n, ranges = got
@@ -230,6 +236,10 @@ class _Site:
             else:
                 key += (self.leaves[what] - self.lows[what]).astype(np.int64) * w
         return key
+
+
+def _trivial(pred) -> bool:
+    return isinstance(pred, IntImm) and pred.value == 1
 
 
 def _weights(sites) -> "list | None":
