@@ -68,8 +68,9 @@ DEFAULT_TIME_LIMIT = 120.0
 """Seconds of processor time one PrimFunc's analysis may take by default (``--time-limit``).
 The slowest functions of the corpora measured take 15-35 s (vision.roi_pool and
 scatter_elements, whose data-dependent loops the interpreter walks point by point; up to
-twice that on a machine busy with other work); the limit keeps one pathological kernel from
-stalling a model or a corpus."""
+twice that on a machine busy with other work), and one dlight-scheduled roi_align 110-150 s
+(its thread loops walked too: refused past the limit); the limit keeps one pathological
+kernel from stalling a model or a corpus."""
 
 
 def analyze_file(path: str, verify: bool = False, time_limit: "float | None" = None) -> dict:
