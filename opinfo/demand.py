@@ -52,7 +52,7 @@ from .intermediate_check import (_ERRORS, _Site, _Unjudged, _aliased, _let_loads
 from .probe import scalar_int, shape_envs, shape_vars
 from .pad_einsum import undup
 from .realize_check import SHAPE_VALUES
-from .rewrite import EMPTY, nest_of, own_nest, prune, stores_in
+from .rewrite import EMPTY, loaded, nest_of, own_nest, prune, stored, stores_in
 
 MAX_INSTANCES = 1 << 17
 """Store iterations of one function (at one shape value) above which it is not restricted:
@@ -154,8 +154,8 @@ def _plan(func: PrimFunc, sites: list, env: dict, artefacts: set) -> "dict | Non
     :func:`_decision`), "buffers" (:func:`_used_boxes`) and "selects" (:func:`_selects`);
     None when some access cannot be enumerated exactly."""
     params = {id(b) for b in func.buffers}
-    stored = {id(store.buffer) for store, _, _ in sites}
-    inputs = params - stored
+    written = {id(store.buffer) for store, _, _ in sites}
+    inputs = params - written
     dims: dict = {}
 
     def shape(buf):
@@ -183,11 +183,7 @@ def _plan(func: PrimFunc, sites: list, env: dict, artefacts: set) -> "dict | Non
         for load, guard in loads:
             if id(load.buffer) in inputs:
                 continue
-            mask = site.mask.copy()
-            for cond, taken in guard:
-                value = site._points(cond)
-                if value is not None:  # a data-dependent guard: read wherever it may hold
-                    mask &= (value != 0) if taken else (value == 0)
+            mask = site.guarded(guard)
             at = site.access(load.indices, shape(load.buffer), mask)
             if at is None or not at[1].all():
                 return None
@@ -446,11 +442,7 @@ def _agreed_blocks(func: PrimFunc, plans: list) -> "dict | None":
 
 def _reads_own(block: Block) -> bool:
     """The block loads a buffer it stores to."""
-    stored = {id(s.buffer) for s in stores_in(block.body)}
-    found: list = []
-    post_order_visit(block.body, lambda n: found.append(n) if isinstance(n, BufferLoad) and id(n.buffer) in stored
-                     else None)
-    return bool(found)
+    return bool(set(stored(block)) & loaded(block))
 
 
 def _rewrite(func: PrimFunc, edits: dict, buffers: dict, stores: dict) -> PrimFunc:

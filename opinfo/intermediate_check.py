@@ -49,6 +49,7 @@ from tir.stmt import (AllocateBuffer, AttrStmt, Block, BlockRealize, BufferStore
 from tir.structural import structural_equal
 
 from .affine import const_of
+from .predicates import is_true
 from .probe import NotEvaluable, evaluate, loops_points, pruned_points, scalar_int, shape_envs, shape_vars
 
 MAX_POINTS = 1 << 19
@@ -141,7 +142,7 @@ class _Site:
         # a range may use an outer loop (compute_at of a region TVM could not box): its
         # minimum is then one per iteration, its extent the largest
         got = loops_points(loops, env, MAX_POINTS)
-        realizes = [e[1] for e in chain if e[0] == "bind" and not _trivial(e[1].predicate)]
+        realizes = [e[1] for e in chain if e[0] == "bind" and not is_true(e[1].predicate)]
         if got is None and realizes:
             # loops running many more iterations than the block (a thread loop of 256 under
             # ``T.where(t < 8)``): the iterations its predicate keeps, pruned loop by loop
@@ -207,6 +208,18 @@ class _Site:
             return
         self.mask &= (got != 0) if taken else (got == 0)
 
+    def guarded(self, guard) -> np.ndarray:
+        """The iterations where a load under ``guard`` (:func:`guarded_loads`) is read. A
+        data-dependent condition (``where(mask, t, x)`` with the mask a buffer) restricts
+        nothing: the load counts wherever it may hold -- garbage it may read is not provably
+        unread, and no op reads garbage under a data-dependent choice."""
+        mask = self.mask.copy()
+        for cond, taken in guard:
+            value = self._points(cond)
+            if value is not None:
+                mask &= (value != 0) if taken else (value == 0)
+        return mask
+
     def access(self, indices, shape, mask) -> "tuple | None":
         """Flat element indices of ``buffer[indices]`` where ``mask`` holds, and which of
         them are inside the buffer (the others' flat indices mean nothing); None when not
@@ -236,10 +249,6 @@ class _Site:
             else:
                 key += (self.leaves[what] - self.lows[what]).astype(np.int64) * w
         return key
-
-
-def _trivial(pred) -> bool:
-    return isinstance(pred, IntImm) and pred.value == 1
 
 
 def _weights(sites) -> "list | None":
@@ -426,15 +435,7 @@ def _accesses(k, site, store, loads, shape, writes, reads, unjudged, scopes) -> 
         dims = shape(load.buffer)
         if dims is None or len(dims) != len(load.indices):
             continue
-        mask = site.mask.copy()
-        for cond, taken in guard:
-            cval = site._points(cond)
-            if cval is None:
-                # a data-dependent guard (``where(mask, t, x)`` with the mask a buffer): the
-                # load counts wherever the guard may hold -- garbage it may read is not
-                # provably unread, and no op reads garbage under a data-dependent choice
-                continue
-            mask &= (cval != 0) if taken else (cval == 0)
+        mask = site.guarded(guard)
         got = site.access(load.indices, dims, mask)
         if got is None or not got[1].all():
             continue  # past the buffer: another check's concern
