@@ -311,7 +311,7 @@ def _decision(realize: BlockRealize, values: np.ndarray, need: np.ndarray, env: 
     spatial = [k for k, iv in enumerate(realize.block.iter_vars) if iv.kind == IterKind.SPATIAL]
     everything = np.ones_like(need)
     if not spatial:
-        return ("keep", everything) if not need.all() else ("box", {}, False), everything
+        return ("keep" if not need.all() else ("box", {}, False)), everything
     points = values[:, spatial]
     full_low, full_high = points.min(axis=0), points.max(axis=0) + 1
     for j, pos in enumerate(spatial):

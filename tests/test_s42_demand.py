@@ -210,3 +210,35 @@ def test_dlight_nest_split_once_its_reduction_init_is_merged():
     np.testing.assert_allclose(tir.run(normalize(func), x, y), x.astype("float32") @ y.astype("float32"),
                                rtol=1e-5, atol=1e-5)
 
+
+
+def test_decision_of_a_block_without_spatial_variables():
+    # a 0-d reduction only some of whose iterations are needed is kept whole ("keep"), not
+    # a box: the rest of the function can still be cut
+    from opinfo.demand import _decision
+
+    func = tir.parse("""
+@T.prim_func
+def f(x: T.Buffer((4,), "float32"), y: T.Buffer((), "float32")):
+    for k in range(4):
+        with T.block("y"):
+            vk = T.axis.reduce(4, k)
+            T.reads(x[vk])
+            T.writes(y[()])
+            with T.init():
+                y[()] = T.float32(0)
+            y[()] = y[()] + x[vk]
+""")
+    (realize,) = [r for r in _realizes(func)]
+    values = np.arange(4).reshape(4, 1)
+    decision, keep = _decision(realize, values, np.array([False, True, True, True]), {})
+    assert decision == "keep" and keep.all()
+    decision, keep = _decision(realize, values, np.ones(4, dtype=bool), {})
+    assert decision == ("box", {}, False) and keep.all()
+    assert _decision(realize, values, np.zeros(4, dtype=bool), {})[0] == "dead"
+
+
+def _realizes(func):
+    from opinfo.coverage import block_realizes
+
+    return [r for r, _ in block_realizes(func.body) if r.block is not func.root_block]
