@@ -15,7 +15,7 @@ from tir.stmt import AllocateBuffer, BufferStore, LaunchThread
 from .block_loops import clip_copies, move_block_loops
 from .blockize import unblockize
 from .coverage import out_of_bounds_reads, partial_writes, same_index_copy
-from .intermediate_check import uninitialised_reads
+from .intermediate_check import stale_reads, uninitialised_reads
 from .verify import CHEAP_STEPS, cheap_binding, fused_shapes_refute, shapes_refute, verify_fused, verify_op
 from .realize_check import misrealized
 from .loop_partition import merge_partitions
@@ -331,7 +331,8 @@ def _analyze(prim_func: PrimFunc, name: str, context: "FuncContext | None", conv
     elif len(reading) > 1 and _fused_refuted(prim_func, reading):
         ops = undecided = ()  # a fused answer run op by op: one computes something else
         refused = REFUSALS["refuted"]
-    return FuncInfo(name, kind, ops, undecided, refused)
+    warnings = (WARNINGS["stale"],) if (ops or undecided) and stale_reads(prim_func) else ()
+    return FuncInfo(name, kind, ops, undecided, refused, warnings=warnings)
 
 
 def _fused_refuted(func: PrimFunc, reading: tuple) -> bool:
@@ -368,6 +369,13 @@ REFUSALS = {
     "time_limit": "the analysis took more than its time limit of {seconds:g} s of processor time (opinfo analyze --time-limit)",
 }
 """Why :func:`analyze` refuses a function outright (:attr:`.info.FuncInfo.refused`)."""
+
+WARNINGS = {
+    "stale": "TVM's build computes something else: an intermediate is read at a later iteration of a loop "
+             "than the one that stored it, and TVM's lowering allocates it inside that loop (at the common "
+             "loop of its accesses), so the value is gone; the ops are what the loops compute as written",
+}
+"""What :func:`analyze` adds to an answer (:attr:`.info.FuncInfo.warnings`)."""
 
 
 def _refusal(func: PrimFunc, merged: PrimFunc, moved: PrimFunc) -> "str | None":

@@ -114,6 +114,12 @@ class FuncInfo:
     its own for that reason (the shape kernel of Relax's ``size``, read with the product
     kernel that uses it: :func:`opinfo.analyze_module`); None otherwise."""
 
+    warnings: tuple = attrs.field(default=(), converter=tuple)
+    """What a user of the answer should know that the ops do not say: the function computes
+    its ops as written, but TVM's build of it does not (an intermediate read at a later
+    iteration of a loop TVM allocates it inside, :func:`.intermediate_check.stale_reads`).
+    Empty otherwise."""
+
     def to_json(self) -> dict:
         out = {"name": self.name, "kind": self.kind, "ops": [o.to_json() for o in self.ops]}
         if self.undecided:
@@ -124,4 +130,6 @@ class FuncInfo:
             out["refused"] = self.refused
         if self.part_of:
             out["part_of"] = self.part_of
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         return out

@@ -20,13 +20,17 @@ of a reduction's partial result: the block that wrote the element last goes on t
 a new point into it later (TVM's ``merge`` of a reduction's loop with its consumer's makes a
 running max of a max; see :func:`_live_garbage`).
 
-An intermediate lives as TVM's lowering allocates it: at the lowest common ancestor of its
-accesses (``PlanAndUpdateBufferAllocationLocation``), so fresh at each iteration of the loops
-around all of them -- but for the loops a reduction writing it binds its reduction variables
-to, across which an accumulator lives (:func:`_scopes`). An element counts as written only
-by a store of the same iteration of those loops: a consumer reading what an earlier
-iteration computed (``compute_at`` under splits that do not divide) reads garbage in the
-function TVM builds, even where running the loops as written keeps the value.
+An intermediate lives as the function declares it: a buffer the root block allocates holds
+its values for the whole function, so a consumer may read what an earlier iteration of a
+loop stored. TVM's lowering does not keep that: it allocates a buffer at the lowest common
+ancestor of its accesses (``PlanAndUpdateBufferAllocationLocation``), fresh at each iteration
+of the loops around all of them -- but for the loops a reduction writing it binds its
+reduction variables to, across which an accumulator lives (:func:`_scopes`) -- and compacts
+it to what one iteration touches. A consumer reading what an earlier iteration computed
+(``reverse_compute_at`` under splits that do not divide) computes the op as written and
+garbage once TVM builds it: :func:`stale_reads` asks that question (the answer then carries
+a warning), :func:`uninitialised_reads` the one of the loops as written (the function is
+refused).
 
 Only what is certain counts. A buffer is judged only when every store to it can be
 enumerated (constant loop ranges at the chosen shape-variable values, indices evaluable, none
@@ -742,7 +746,21 @@ def _aliased(func) -> bool:
 
 def uninitialised_reads(func) -> bool:
     """True when some element of an intermediate buffer is provably loaded before (or
-    without) being stored (see the module docstring)."""
+    without) being stored, the loops run as written (see the module docstring)."""
+    return _garbage(func, tvm_scopes=False)
+
+
+def stale_reads(func) -> bool:
+    """True when the function, its intermediates allocated as TVM's lowering allocates them
+    (fresh at each iteration of the loops around all their accesses, :func:`_scopes`),
+    provably computes an output element from storage that iteration did not write: a
+    consumer reading what an earlier iteration stored. Asked of functions
+    :func:`uninitialised_reads` lets pass, it tells where the loops as written and TVM's
+    build of them part (TVM 0.27's llvm build returns ``nan`` there)."""
+    return _garbage(func, tvm_scopes=True)
+
+
+def _garbage(func, tvm_scopes: bool) -> bool:
     try:
         sites: list = []
         _sites(func.body, (), sites)
@@ -754,7 +772,9 @@ def uninitialised_reads(func) -> bool:
     if _aliased(func):
         return False
     free = shape_vars(func)
-    scopes = _scopes(sites, {id(b) for b in func.buffers})
+    scopes = _scopes(sites, {id(b) for b in func.buffers}) if tvm_scopes else {}
+    if tvm_scopes and not any(scopes.values()):
+        return False  # every intermediate lives across the whole function: nothing stale
     try:
         for env in shape_envs(free, SHAPE_VALUES):
             if _refuted(func, sites, env, scopes):

@@ -144,3 +144,20 @@ def test_records_keep_the_order_of_the_files_in_processes(tmp_path):
     assert one.returncode == two.returncode == 0, two.stderr
     assert [Path(r["file"]).stem for r in _records(two.stdout)] == names
     assert _records(one.stdout) == _records(two.stdout)
+
+
+def test_a_warning_goes_with_the_answer(tmp_path):
+    """A function TVM's build computes something else than its loops (a consumer reading what
+    an earlier iteration of a loop stored, TVM allocating the buffer inside that loop): the
+    op as written, and the warning, in the table and in the JSON."""
+    from opinfo.api import WARNINGS
+
+    src = ROOT / "tests" / "fixtures" / "s17_selu_reads_previous_iteration.py"
+    out = _analyze(src)
+    assert out.returncode == 0, out.stderr
+    assert "nn.selu" in out.stdout and f"warning: {WARNINGS['stale']}" in out.stdout
+    (rec,) = _records(_analyze(src, "--json").stdout)
+    (fn,) = rec["functions"]
+    assert [op["op"] for op in fn["ops"]] == ["nn.selu"] and fn["warnings"] == [WARNINGS["stale"]]
+    plain = _records(_analyze(ROOT / "tests" / "fixtures" / "h54_softmax.py", "--json").stdout)[0]
+    assert all("warnings" not in f for f in plain["functions"])

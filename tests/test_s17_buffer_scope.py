@@ -1,18 +1,21 @@
-"""Intermediate buffers live as TVM's lowering allocates them (:mod:`opinfo.intermediate_check`):
-at the lowest common ancestor of their accesses, fresh at each iteration of the loops around
-all of them (but for a reduction's accumulator, which lives across its reduction loops). A
-schedule whose consumer reads what an earlier iteration of such a loop computed computes
-garbage once built, whatever the loops give when run as written: TVM 0.27's own llvm build
-of the functions below returns other numbers than the op (``nan`` where the element was
-computed in the previous iteration)."""
+"""Intermediate buffers as written and as TVM's lowering allocates them
+(:mod:`opinfo.intermediate_check`). Written, a buffer the root block allocates keeps its
+values for the whole function; TVM's lowering allocates it at the lowest common ancestor of
+its accesses, fresh at each iteration of the loops around all of them (but for a reduction's
+accumulator, which lives across its reduction loops). A schedule whose consumer reads what
+an earlier iteration of such a loop computed computes its op as written -- the answer --
+and garbage once TVM builds it: TVM 0.27's own llvm build of the functions below returns
+other numbers than the op (``nan`` where the element was computed in the previous
+iteration), which the answer's warning says."""
 from __future__ import annotations
 
 import numpy as np
 
 import tir
-from opinfo.intermediate_check import uninitialised_reads
+from opinfo.api import WARNINGS, analyze
+from opinfo.intermediate_check import stale_reads, uninitialised_reads
 
-from tests.fixture_util import fixture_ops
+from tests.fixture_util import fixture_func, fixture_ops
 
 HEAD = '''# from tvm.script import tir as T
 @T.prim_func(private=True)
@@ -72,23 +75,35 @@ def _func(text):
     return parsed if not hasattr(parsed, "prim_funcs") else next(iter(dict(parsed.prim_funcs()).values()))
 
 
-def test_element_computed_in_another_iteration_of_the_scope_is_not_there():
+def test_element_computed_in_another_iteration_of_the_scope_is_stale_once_built():
     f = _func(ACROSS)
     # run as written, the buffer kept: every element right
     x = np.arange(9, dtype="float32")
     np.testing.assert_allclose(tir.run(f, x), (x - 1) * 2)
-    assert uninitialised_reads(f)
-    assert not uninitialised_reads(_func(WHOLE))
+    assert not uninitialised_reads(f)
+    assert stale_reads(f)
+    info = analyze(f)
+    assert [op.name for op in info.ops] == ["subtract", "multiply"]
+    assert info.warnings == (WARNINGS["stale"],)
+    whole = _func(WHOLE)
+    assert not uninitialised_reads(whole) and not stale_reads(whole)
+    assert analyze(whole).warnings == ()
 
 
 def test_accumulator_lives_across_its_reduction_loop():
     f = _func(REDUCTION)
-    assert not uninitialised_reads(f)
+    assert not uninitialised_reads(f) and not stale_reads(f)
     x = np.random.default_rng(0).normal(size=(4, 5)).astype("float32")
     np.testing.assert_allclose(tir.run(f, x), x.sum(axis=1) * 2, rtol=1e-5)
 
 
-def test_scheduled_selu_reading_the_previous_iteration_abstains():
+def test_scheduled_selu_reading_the_previous_iteration_is_named_with_a_warning():
     # compute_at under non-divisible splits: T_multiply reads T_subtract[4a + 2] at ax3_1 = 1,
-    # computed at ax3_1 = 0; TVM's build returns varying garbage there
-    assert fixture_ops("s17_selu_reads_previous_iteration") == []
+    # computed at ax3_1 = 0; as written that is selu, TVM's build returns varying garbage there
+    assert [name for name, _ in fixture_ops("s17_selu_reads_previous_iteration")] == ["nn.selu"]
+    f = fixture_func("s17_selu_reads_previous_iteration")
+    assert not uninitialised_reads(f) and stale_reads(f)
+    x = np.random.default_rng(1).normal(size=(3, 5, 3, 9)).astype("float32")  # n = 3
+    alpha, scale = 1.6732632423543772, 1.0507009873554805
+    np.testing.assert_allclose(tir.run(f, x), scale * np.where(x > 0, x, alpha * (np.exp(x) - 1)),
+                               rtol=1e-5, atol=1e-6)

@@ -136,6 +136,7 @@ def table(rec: dict) -> str:
         elif fn["ops"] and all(o.get("verified") for o in fn["ops"]):
             ops += "  [verified]"
         lines.append(f"  {fn['name']:<28} {fn['kind']:<18} {ops}")
+        lines.extend(f"    warning: {w}" for w in fn.get("warnings", ()))
     if any(o.get("assumed") for fn in rec["functions"] for o in fn["ops"]):
         lines.append("  * not decided by the loops: the convention of framework importers (inside a network; "
                      "in a graph of several kernels only a forward op's name, sum for collapse_sum_to)")
