@@ -331,7 +331,8 @@ def _analyze(prim_func: PrimFunc, name: str, context: "FuncContext | None", conv
     elif len(reading) > 1 and _fused_refuted(prim_func, reading):
         ops = undecided = ()  # a fused answer run op by op: one computes something else
         refused = REFUSALS["refuted"]
-    warnings = (WARNINGS["stale"],) if (ops or undecided) and stale_reads(prim_func) else ()
+    stale = stale_reads(prim_func) if ops or undecided else ()
+    warnings = tuple(WARNINGS["stale"].format(buffer=buf, loops=", ".join(loops)) for buf, loops in stale)
     return FuncInfo(name, kind, ops, undecided, refused, warnings=warnings)
 
 
@@ -371,9 +372,9 @@ REFUSALS = {
 """Why :func:`analyze` refuses a function outright (:attr:`.info.FuncInfo.refused`)."""
 
 WARNINGS = {
-    "stale": "TVM's build computes something else: an intermediate is read at a later iteration of a loop "
-             "than the one that stored it, and TVM's lowering allocates it inside that loop (at the common "
-             "loop of its accesses), so the value is gone; the ops are what the loops compute as written",
+    "stale": "TVM's build computes something else: {buffer} is read at a later iteration of a loop than the "
+             "one that stored it, and TVM's lowering allocates it anew at each iteration of the loops around "
+             "all its accesses ({loops}); the ops are what the loops compute as written",
 }
 """What :func:`analyze` adds to an answer (:attr:`.info.FuncInfo.warnings`)."""
 

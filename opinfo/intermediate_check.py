@@ -747,36 +747,51 @@ def _aliased(func) -> bool:
 def uninitialised_reads(func) -> bool:
     """True when some element of an intermediate buffer is provably loaded before (or
     without) being stored, the loops run as written (see the module docstring)."""
-    return _garbage(func, tvm_scopes=False)
+    sites = _prepared(func)
+    return sites is not None and _judged(func, sites, {})
 
 
-def stale_reads(func) -> bool:
-    """True when the function, its intermediates allocated as TVM's lowering allocates them
-    (fresh at each iteration of the loops around all their accesses, :func:`_scopes`),
-    provably computes an output element from storage that iteration did not write: a
-    consumer reading what an earlier iteration stored. Asked of functions
-    :func:`uninitialised_reads` lets pass, it tells where the loops as written and TVM's
-    build of them part (TVM 0.27's llvm build returns ``nan`` there)."""
-    return _garbage(func, tvm_scopes=True)
+def stale_reads(func) -> tuple:
+    """The intermediates TVM's build leaves stale: with the buffers allocated as TVM's
+    lowering allocates them (fresh at each iteration of the loops around all their accesses,
+    :func:`_scopes`), the function provably computes an output element from storage that
+    iteration did not write -- a consumer reading what an earlier iteration stored. Asked of
+    functions :func:`uninitialised_reads` lets pass, it tells where the loops as written and
+    TVM's build of them part (TVM 0.27's llvm build returns ``nan`` there). One
+    ``(buffer name, names of the loops TVM allocates it inside)`` per buffer that is stale
+    on its own (the buffers of the scoped reading when none is alone); ``()`` when none."""
+    sites = _prepared(func)
+    if sites is None:
+        return ()
+    scopes = {key: loops for key, loops in _scopes(sites, {id(b) for b in func.buffers}).items() if loops}
+    if not scopes or not _judged(func, sites, scopes):
+        return ()  # every intermediate lives across the whole function, or nothing is stale
+    blamed = [key for key in scopes if _judged(func, sites, {key: scopes[key]})] if len(scopes) > 1 else []
+    names = {id(store.buffer): store.buffer.name for store, _, _ in sites}
+    return tuple((names.get(key, "?"), tuple(lp.loop_var.name for lp in scopes[key]))
+                 for key in (blamed or scopes))
 
 
-def _garbage(func, tvm_scopes: bool) -> bool:
+def _prepared(func) -> "list | None":
+    """(store, chain, loads) of every store of ``func``, or None when nothing needs judging
+    (no load of an intermediate unsettled, aliased storage, a statement not enumerable)."""
     try:
         sites: list = []
         _sites(func.body, (), sites)
     except (_Unjudged, RecursionError):
-        return False
+        return None
     sites = [(store, chain, _loads_of(store) + _let_loads(chain)) for store, chain in sites]
-    if not _pending(sites, _inputs(func, sites)):
-        return False
-    if _aliased(func):
-        return False
-    free = shape_vars(func)
-    scopes = _scopes(sites, {id(b) for b in func.buffers}) if tvm_scopes else {}
-    if tvm_scopes and not any(scopes.values()):
-        return False  # every intermediate lives across the whole function: nothing stale
+    if not _pending(sites, _inputs(func, sites)) or _aliased(func):
+        return None
+    return sites
+
+
+def _judged(func, sites: list, scopes: dict) -> bool:
+    """Whether the function is refuted at some value of its shape variables, its
+    intermediates living within ``scopes`` (:func:`_scopes`; a buffer not in it lives across
+    the whole function)."""
     try:
-        for env in shape_envs(free, SHAPE_VALUES):
+        for env in shape_envs(shape_vars(func), SHAPE_VALUES):
             if _refuted(func, sites, env, scopes):
                 return True
     except (_Unjudged, MemoryError):

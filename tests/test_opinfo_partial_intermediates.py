@@ -100,11 +100,12 @@ def test_real_tvm_output_reading_rows_of_other_iterations_is_named_with_a_warnin
     text = _text("h54_rca_variance")
     (_, f), = tir.parse(text).prim_funcs()
     assert not uninitialised_reads(f)
-    assert stale_reads(f)
+    assert stale_reads(f) == (("T_multiply", ("ax0", "ax0_1", "ax0_2", "ax1")),)
     info = next(iter(analyze_module(tir.parse(text)).values()))
     assert [op.name for op in info.ops] == ["variance"]
-    assert info.warnings == (WARNINGS["stale"],)
-    assert info.to_json()["warnings"] == [WARNINGS["stale"]]
+    warning = WARNINGS["stale"].format(buffer="T_multiply", loops="ax0, ax0_1, ax0_2, ax1")
+    assert info.warnings == (warning,)
+    assert info.to_json()["warnings"] == [warning]
 
 
 def test_real_tvm_output_reading_an_index_cache_before_it_is_filled_abstains():
