@@ -372,9 +372,9 @@ REFUSALS = {
 """Why :func:`analyze` refuses a function outright (:attr:`.info.FuncInfo.refused`)."""
 
 WARNINGS = {
-    "stale": "TVM's build computes something else: {buffer} is read at a later iteration of a loop than the "
-             "one that stored it, and TVM's lowering allocates it anew at each iteration of the loops around "
-             "all its accesses ({loops}); the ops are what the loops compute as written",
+    "stale": "TVM's build reads undefined storage here: {buffer} is read at a later iteration of a loop than "
+             "the one that stored it, and TVM's lowering allocates it anew at each iteration of the loops "
+             "around all its accesses ({loops}); the ops are what the loops compute as written",
 }
 """What :func:`analyze` adds to an answer (:attr:`.info.FuncInfo.warnings`)."""
 

@@ -116,9 +116,10 @@ class FuncInfo:
 
     warnings: tuple = attrs.field(default=(), converter=tuple)
     """What a user of the answer should know that the ops do not say: the function computes
-    its ops as written, but TVM's build of it does not (an intermediate read at a later
-    iteration of a loop TVM allocates it inside, :func:`.intermediate_check.stale_reads`).
-    Empty otherwise."""
+    its ops as written, but TVM's build of it reads undefined storage (an intermediate read at
+    a later iteration of a loop TVM allocates it inside, :func:`.intermediate_check.stale_reads`;
+    TVM 0.27's llvm build then mostly returns other numbers, ``nan`` for an ``add``). Empty
+    otherwise."""
 
     def to_json(self) -> dict:
         out = {"name": self.name, "kind": self.kind, "ops": [o.to_json() for o in self.ops]}

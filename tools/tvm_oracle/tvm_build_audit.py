@@ -16,8 +16,12 @@ and every case opinfo abstains on is one of
                the loops leave open, an op opinfo does not name)
   no-build     TVM cannot build or run one of them
 
+With ``--named`` the named cases are audited instead (:func:`audit_named`): whether the
+warning opinfo gives where TVM's build of a function computes something else than its loops
+(``warnings``) goes with exactly the functions TVM's build breaks.
+
 Run with TVM's interpreter (it calls opinfo through the project's own, ``--opinfo-python``):
-    /abs/tvmenv/bin/python tools/tvm_oracle/tvm_build_audit.py CORPUS [--show gap,no-build]
+    /abs/tvmenv/bin/python tools/tvm_oracle/tvm_build_audit.py CORPUS [--show gap,no-build] [--named]
 """
 from __future__ import annotations
 
@@ -83,15 +87,50 @@ def _differ(a, b) -> bool:
     return not np.allclose(a, b, rtol=tol, atol=tol, equal_nan=True)
 
 
-def named(paths: list, python: str) -> dict:
-    """path -> whether opinfo names an op in it (``opinfo analyze --json``)."""
+def named(paths: list, python: str, warned: "dict | None" = None) -> dict:
+    """path -> whether opinfo names an op in it (``opinfo analyze --json``); ``warned``, when
+    given, gets path -> whether some function of it carries ``warnings``."""
     out = subprocess.run([python, "-m", "opinfo", "analyze", "--json", *paths], cwd=ROOT,
                          capture_output=True, text=True)
     found = {}
     for line in out.stdout.splitlines():
         rec = json.loads(line)
         found[rec["file"]] = any(fn["ops"] for fn in rec.get("functions", []))
+        if warned is not None:
+            warned[rec["file"]] = any(fn.get("warnings") for fn in rec.get("functions", []))
     return found
+
+
+def audit_named(corpus: str, cases: list, answered: dict, warned: dict, show: set) -> Counter:
+    """The named cases, each built with TVM and compared with its unscheduled function:
+
+      warned-broken    a warning says TVM's build computes something else, and it does
+      warned-agrees    a warning, yet TVM's build agrees (storage reused by luck, or a
+                       false alarm)
+      unwarned-broken  no warning, and TVM's build computes something else (a miscompile
+                       the warning does not cover)
+      ok               no warning, TVM's build agrees
+      no-build         TVM cannot build or run one of them"""
+    counts: Counter = Counter()
+    for c in cases:
+        path = os.path.join(corpus, c + ".py")
+        if not answered.get(path):
+            continue
+        plain = os.path.join("/tmp", f"tvm_build_audit_{os.getpid()}_{c}.py")
+        with open(os.path.join(corpus, c + ".plain")) as src, open(plain, "w") as out:
+            out.write(src.read())
+        mine, base = build_and_run(path), build_and_run(plain)
+        os.unlink(plain)
+        if mine is None or base is None or len(mine) != len(base):
+            verdict = "no-build"
+        else:
+            broken = any(_differ(a, b) for a, b in zip(mine, base))
+            verdict = ("warned-" if warned.get(path) else "unwarned-" if broken else "") + \
+                ("broken" if broken else "agrees" if warned.get(path) else "ok")
+        counts[verdict] += 1
+        if verdict in show:
+            print(f"{verdict:17s}{c}", flush=True)
+    return counts
 
 
 def main(argv=None) -> int:
@@ -99,10 +138,17 @@ def main(argv=None) -> int:
     ap.add_argument("corpus")
     ap.add_argument("--show", default="gap", help="comma list of categories to print (default gap)")
     ap.add_argument("--opinfo-python", default=os.path.join(ROOT, ".venv", "bin", "python"))
+    ap.add_argument("--named", action="store_true",
+                    help="audit the named cases instead: does a warning go with each function TVM's build breaks?")
     args = ap.parse_args(argv)
     cases = sorted(f[:-6] for f in os.listdir(args.corpus) if f.endswith(".plain"))
     scheduled = [os.path.join(args.corpus, c + ".py") for c in cases]
-    answered = named([p for p in scheduled if os.path.exists(p)], args.opinfo_python)
+    warned: dict = {}
+    answered = named([p for p in scheduled if os.path.exists(p)], args.opinfo_python, warned)
+    if args.named:
+        show = set(args.show.split(",")) if args.show != "gap" else {"warned-agrees", "unwarned-broken"}
+        print(dict(audit_named(args.corpus, cases, answered, warned, show)))
+        return 0
     abstained = [c for c, p in zip(cases, scheduled) if answered.get(p) is False]
     plains = []
     for c in abstained:  # a .py copy: the scorer reads every .py, so the plains stay .plain
