@@ -363,7 +363,7 @@ REFUSALS = {
     "threads": "thread launches (T.launch_thread, TIR after TVM's lowering passes): the analyses read blocks and loops",
     "partial": "an output is written only in part (or a block writes outside a buffer)",
     "misrealized": "a block's loops do not run the iteration domain it declares",
-    "uninitialised": "storage is read before anything writes it (or while a reduction still accumulates into it)",
+    "uninitialised": "storage is read before anything writes it (or while a reduction still accumulates into it, or before it adds any point)",
     "output_read": "an output is read before the function writes it",
     "refuted": "the reading, lowered again and run, computes something else",
     "refuted_shape": "the reading, lowered again, makes outputs of other shapes than the function's",

@@ -45,7 +45,7 @@ import math
 
 import numpy as np
 
-from tir.expr import BufferLoad, Call, IntImm, Max, Min, Select, Var
+from tir.expr import Add, BufferLoad, Call, IntImm, Max, Min, Mul, Select, Var
 from tir.functor import children, post_order_visit
 from tir.stmt import (AllocateBuffer, AttrStmt, Block, BlockRealize, BufferStore, For,
                       IfThenElse, IterKind, LetStmt, SeqStmt)
@@ -501,6 +501,47 @@ def _significant(accumulating, sites, wr, w_pt, w_t, w_site) -> np.ndarray:
     return ~acc | novel | ~idem[w_site]
 
 
+def _empty_inits(built, accumulating, bufs) -> tuple:
+    """(per store site: whether it is a reduction's decomposed init; {buffer id: the blocks
+    accumulating into it over reduction variables}; {buffer id: their combiner's type};
+    per site, what it accumulates straight in, :func:`_combined`). A decomposed init is a
+    store of a value that loads nothing, by a block without reduction variables, into a
+    buffer another block accumulates into over reduction variables (``decompose_reduction``'s
+    ``x_red_init``). What such a store leaves is the reduction of no point: a reader that
+    finds it there reads a reduction its update skipped (an update whose loops leave a row
+    out), which no op computes -- unless the reader is that reduction, or a reduction
+    combining it as it does (rfactor's partials, each the identity where no point reached
+    it, summed across threads: neutral)."""
+    blocks, accum, rvars, _ = accumulating
+    reducing: dict = {}  # buffer id -> the blocks accumulating into it over reduction variables
+    combiner: dict = {}  # buffer id -> their combiner's type, when they all combine so (else None)
+    combines: list = []  # per site: what it accumulates straight in (:func:`_combined`)
+    for j, key in enumerate(bufs):
+        combines.append(_combined(built[j][1]) if accum[j] and rvars[j] else None)
+        if accum[j] and rvars[j] and blocks[j] >= 0:
+            reducing.setdefault(key, set()).add(int(blocks[j]))
+            kind = type(built[j][1].value)
+            combiner[key] = kind if combiner.get(key, kind) is kind else None
+    empty = np.array([bool(not accum[j] and not rvars[j] and not built[j][2] and blocks[j] >= 0
+                           and key in reducing and int(blocks[j]) not in reducing[key])
+                      for j, key in enumerate(bufs)], dtype=bool)
+    return empty, reducing, combiner, combines
+
+
+def _combined(store) -> "tuple | None":
+    """(id of the buffer, the combiner's type) when ``store`` accumulates one load of another
+    buffer straight into its element: ``acc = acc + rf[t]``, ``acc = max(acc, rf[t])``."""
+    value = store.value
+    if not isinstance(value, (Add, Mul, Max, Min)):
+        return None
+    for own, other in ((value.a, value.b), (value.b, value.a)):
+        if isinstance(own, BufferLoad) and own.buffer is store.buffer and isinstance(other, BufferLoad) \
+                and other.buffer is not store.buffer \
+                and all(a is b or structural_equal(a, b) for a, b in zip(own.indices, store.indices)):
+            return id(other.buffer), type(value)
+    return None
+
+
 def _accumulating(sites) -> tuple:
     """(the block of each store site, a number; -1 outside blocks), (whether the store
     accumulates: its value loads the element it stores, ``acc = max(acc, x)``), (the
@@ -512,9 +553,7 @@ def _accumulating(sites) -> tuple:
         blocks.append(ids.setdefault(id(binds[-1]), len(ids)) if binds else -1)
         rvars.append([iv.var for iv in binds[-1].iter_vars if iv.kind == IterKind.REDUCE] if binds else [])
         idem.append(isinstance(store.value, (Max, Min)))
-        accum.append(any(load.buffer is store.buffer and len(load.indices) == len(store.indices)
-                         and all(a is b or structural_equal(a, b) for a, b in zip(load.indices, store.indices))
-                         for load, _ in loads))
+        accum.append(_accumulates(store, loads))
     return np.array(blocks, dtype=np.int64), np.array(accum, dtype=bool), rvars, np.array(idem, dtype=bool)
 
 
@@ -554,6 +593,8 @@ def _live_garbage(built, writes, reads, never, unjudged, params, inputs, accumul
     for k, site in enumerate(sites):
         if site is not None and site.open:
             clean[offset[k]:offset[k] + site.mask.shape[0]] = True
+    bufs = np.array([id(store.buffer) for _, store, _ in built], dtype=object)
+    empty, reducing, combiner, combines = _empty_inits(built, accumulating, bufs)
     taint = np.zeros(total, dtype=bool)
     cross_src, cross_dst = [], []
     parent = np.arange(total)
@@ -590,6 +631,14 @@ def _live_garbage(built, writes, reads, never, unjudged, params, inputs, accumul
                 taint[inst[order[reads_at][~ok] - w_pt.size]] = True
             if partial and accumulating[0][k] >= 0:
                 _partial_reads(accumulating, k, order, reads_at, pt, ok, src_idx, w_site, w_sig, inst, taint)
+            if empty[w_site].any() and int(accumulating[0][k]) not in reducing.get(key, ()) \
+                    and (combines[k] is None or combines[k] != (key, combiner.get(key))):
+                # a reduction read where its decomposed init is the last store: no point added
+                # (but by the reduction itself -- a tuple reduction's update loads its other
+                # accumulator too -- or by one combining it as it does: rfactor's partial sums
+                # of threads no point reached, each its identity, summed across threads)
+                fresh = ok & empty[w_site[np.where(ok, src_idx, 0)]]
+                taint[inst[order[reads_at][fresh] - w_pt.size]] = True
             src = w_inst[src_idx[ok]]
             dst = inst[order[reads_at][ok] - w_pt.size]
             # an accumulator: a load of the element the same store wrote before
@@ -704,12 +753,16 @@ def _same(a, b) -> bool:
 
 def _pending(sites, params) -> bool:
     """Some load of an intermediate is not settled without enumeration: settled are loads
-    in a later top-level statement than one writing the whole buffer (:func:`_whole`), and a
-    reduction's load of its own accumulator (indices those of its store, the block with an
-    init writing it first)."""
+    in a later top-level statement than one writing the whole buffer (:func:`_whole`; not a
+    reduction's decomposed init, whose values a reader may find where the update did not
+    run), and a reduction's load of its own accumulator (indices those of its store, the
+    block with an init writing it first)."""
     whole: dict = {}
-    for store, chain, _ in sites:
+    accumulated = {id(store.buffer) for store, _, loads in sites if _accumulates(store, loads)}
+    for store, chain, loads in sites:
         top = _top(chain)
+        if id(store.buffer) in accumulated and not _accumulates(store, loads):
+            continue  # a reduction's decomposed init: what it wrote may still be all a reader finds
         if top is not None and id(store.buffer) not in params and _whole(store, chain):
             whole[id(store.buffer)] = min(top, whole.get(id(store.buffer), top))
     for store, chain, loads in sites:
@@ -726,6 +779,13 @@ def _pending(sites, params) -> bool:
                 continue
             return True
     return False
+
+
+def _accumulates(store, loads) -> bool:
+    """``store`` loads the very element it stores (``acc = acc + x``)."""
+    return any(load.buffer is store.buffer and len(load.indices) == len(store.indices)
+               and all(a is b or structural_equal(a, b) for a, b in zip(load.indices, store.indices))
+               for load, _ in loads)
 
 
 def _aliased(func) -> bool:

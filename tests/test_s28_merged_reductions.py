@@ -30,7 +30,7 @@ from tir.interp import InterpError
 MERGED = "s28_merged_log_softmax_running_max"
 LAYER_NORM = "s28_layer_norm_permuted_cache_write_init"
 ATTENTION = "s28_attention_permuted_cache_read_unguarded"
-UNINITIALISED = "storage is read before anything writes it (or while a reduction still accumulates into it)"
+UNINITIALISED = "storage is read before anything writes it (or while a reduction still accumulates into it, or before it adds any point)"
 
 
 def _log_softmax(x):
