@@ -18,7 +18,9 @@ def add_parser(subparsers) -> None:
                                               "ops: never a guess. Where it can, it says why: 'undecided' (a reading "
                                               "whose starred name or attributes the loops leave open), 'withheld' (a "
                                               "kernel of a small graph whose other kernel is not recognised) or 'refused' "
-                                              "(a soundness check). Exit 2 when a file could not be read."))
+                                              "(a soundness check). 'warnings' go with an answer the function computes as written but TVM's "
+                                              "build of it does not (storage read at a later iteration than TVM "
+                                              "allocates it for). Exit 2 when a file could not be read."))
     p.add_argument("paths", nargs="+", metavar="PATH", help="a TVMScript file or a folder of .py files")
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per file")
     p.add_argument("--jobs", type=int, default=0,
