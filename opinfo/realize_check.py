@@ -440,11 +440,12 @@ def misrealized(func) -> bool:
     return False
 
 
-def _groups(realize, loops) -> "list | None":
+def _groups(realize, loops, symbols=frozenset()) -> "list | None":
     """The block's variables, predicate conjuncts and loops split into independent groups
     [(variable positions, conjuncts, loops)]: two share a group when they share a loop (a
     binding and a conjunct reading the same loop). None when a loop's range reads another
-    loop or an outer variable is read (not independent)."""
+    loop or an outer variable other than the shape variables ``symbols`` is read (not
+    independent; a shape variable has its value in each environment)."""
     from .predicate_enum import _groups as joined
 
     loop_vars = {lp.loop_var for lp in loops}
@@ -460,6 +461,7 @@ def _groups(realize, loops) -> "list | None":
     for kind, x in items:
         used = set()
         collect_vars(realize.iter_values[x] if kind == "v" else x, used)
+        used -= set(symbols)
         if used - loop_vars:
             return None  # an outer loop or block variable: not enumerated here
         reads.append(used)
@@ -489,7 +491,7 @@ def _reduction_left_short(realize, loops, env: dict) -> bool:
     if IterKind.REDUCE not in kinds or any(k not in (IterKind.SPATIAL, IterKind.REDUCE) for k in kinds):
         return False
     doms = _domains(block, env)
-    groups = _groups(realize, loops) if doms is not None else None
+    groups = _groups(realize, loops, set(env)) if doms is not None else None
     if groups is None:
         return False
     for positions, terms, group_loops in groups:

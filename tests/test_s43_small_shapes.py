@@ -38,3 +38,20 @@ def test_filling_the_pad_row_passes():
     func = fixture_func("s43_conv3d_transpose_unfilled_pad", edit)
     assert not uninitialised_reads(func)
     assert tir.to_script(func)  # still a well-formed function
+
+
+def test_reduction_left_short_under_a_symbolic_predicate():
+    """A fuzz mutant of a TVM-scheduled instance_norm (fixture s43_instance_norm_compute_at):
+    its statistics block, compute_at'd under loops no binding reads (13.9 million iterations
+    even at n = 1), had its reduction axis's guard `< 7` made `< 6`. realize_check judges
+    such a block group by group; a conjunct over the batch `n` used to make it give up on
+    every group, so the sum over six of seven rows was named instance_norm. Shape variables
+    take their value in each environment now: refused, and the function itself still named."""
+    from tests.fixture_util import fixture_ops, replaced
+
+    old = "T.where(ax2_0 * T.int64(4) + ax2_1 < T.int64(7) and"
+    assert [name for name, _ in fixture_ops("s43_instance_norm_compute_at")] == ["nn.instance_norm"]
+    (_, mutant), = tir.parse(replaced("s43_instance_norm_compute_at", old,
+                                      old.replace("T.int64(7)", "T.int64(6)"))).prim_funcs()
+    info = analyze(mutant)
+    assert info.ops == () and info.refused == "a block's loops do not run the iteration domain it declares"
