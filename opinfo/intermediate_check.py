@@ -763,10 +763,11 @@ def _pending(sites, params) -> bool:
     run), and a reduction's load of its own accumulator (indices those of its store, the
     block with an init writing it first)."""
     whole: dict = {}
-    accumulated = {id(store.buffer) for store, _, loads in sites if _accumulates(store, loads)}
-    for store, chain, loads in sites:
+    accumulates = [_accumulates(store, loads) for store, _, loads in sites]
+    accumulated = {id(store.buffer) for (store, _, _), acc in zip(sites, accumulates) if acc}
+    for (store, chain, _), acc in zip(sites, accumulates):
         top = _top(chain)
-        if id(store.buffer) in accumulated and not _accumulates(store, loads):
+        if id(store.buffer) in accumulated and not acc:
             continue  # a reduction's decomposed init: what it wrote may still be all a reader finds
         if top is not None and id(store.buffer) not in params and _whole(store, chain):
             whole[id(store.buffer)] = min(top, whole.get(id(store.buffer), top))

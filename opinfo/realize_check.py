@@ -461,7 +461,7 @@ def _groups(realize, loops, symbols=frozenset()) -> "list | None":
     for kind, x in items:
         used = set()
         collect_vars(realize.iter_values[x] if kind == "v" else x, used)
-        used -= set(symbols)
+        used -= symbols
         if used - loop_vars:
             return None  # an outer loop or block variable: not enumerated here
         reads.append(used)

@@ -101,6 +101,24 @@ def named(paths: list, python: str, warned: "dict | None" = None) -> dict:
     return found
 
 
+def _plain_copy(corpus: str, case: str) -> str:
+    """A ``.py`` copy in /tmp of the case's unscheduled function (the scorer reads every
+    ``.py`` of a corpus, so the plains stay ``.plain`` there)."""
+    dst = os.path.join("/tmp", f"tvm_build_audit_{os.getpid()}_{case}.py")
+    with open(os.path.join(corpus, case + ".plain")) as src, open(dst, "w") as out:
+        out.write(src.read())
+    return dst
+
+
+def _broken(path: str, plain: str) -> "bool | None":
+    """Whether TVM's build of ``path`` computes something else than its unscheduled function
+    ``plain``; None when TVM cannot build or run one of them."""
+    mine, base = build_and_run(path), build_and_run(plain)
+    if mine is None or base is None or len(mine) != len(base):
+        return None
+    return any(_differ(a, b) for a, b in zip(mine, base))
+
+
 def audit_named(corpus: str, cases: list, answered: dict, warned: dict, show: set) -> Counter:
     """The named cases, each built with TVM and compared with its unscheduled function:
 
@@ -116,17 +134,15 @@ def audit_named(corpus: str, cases: list, answered: dict, warned: dict, show: se
         path = os.path.join(corpus, c + ".py")
         if not answered.get(path):
             continue
-        plain = os.path.join("/tmp", f"tvm_build_audit_{os.getpid()}_{c}.py")
-        with open(os.path.join(corpus, c + ".plain")) as src, open(plain, "w") as out:
-            out.write(src.read())
-        mine, base = build_and_run(path), build_and_run(plain)
+        plain = _plain_copy(corpus, c)
+        broken = _broken(path, plain)
         os.unlink(plain)
-        if mine is None or base is None or len(mine) != len(base):
+        if broken is None:
             verdict = "no-build"
+        elif warned.get(path):
+            verdict = "warned-broken" if broken else "warned-agrees"
         else:
-            broken = any(_differ(a, b) for a, b in zip(mine, base))
-            verdict = ("warned-" if warned.get(path) else "unwarned-" if broken else "") + \
-                ("broken" if broken else "agrees" if warned.get(path) else "ok")
+            verdict = "unwarned-broken" if broken else "ok"
         counts[verdict] += 1
         if verdict in show:
             print(f"{verdict:17s}{c}", flush=True)
@@ -150,21 +166,15 @@ def main(argv=None) -> int:
         print(dict(audit_named(args.corpus, cases, answered, warned, show)))
         return 0
     abstained = [c for c, p in zip(cases, scheduled) if answered.get(p) is False]
-    plains = []
-    for c in abstained:  # a .py copy: the scorer reads every .py, so the plains stay .plain
-        dst = os.path.join("/tmp", f"tvm_build_audit_{os.getpid()}_{c}.py")
-        with open(os.path.join(args.corpus, c + ".plain")) as src, open(dst, "w") as out:
-            out.write(src.read())
-        plains.append(dst)
+    plains = [_plain_copy(args.corpus, c) for c in abstained]
     plain_named = named(plains, args.opinfo_python) if plains else {}
     show = set(args.show.split(","))
     counts: Counter = Counter()
     for c, plain in zip(abstained, plains):
-        mine = build_and_run(os.path.join(args.corpus, c + ".py"))
-        base = build_and_run(plain)
-        if mine is None or base is None or len(mine) != len(base):
+        broken = _broken(os.path.join(args.corpus, c + ".py"), plain)
+        if broken is None:
             verdict = "no-build"
-        elif any(_differ(a, b) for a, b in zip(mine, base)):
+        elif broken:
             verdict = "tvm-broken"
         else:
             verdict = "gap" if plain_named.get(plain) else "both-abstain"
