@@ -82,7 +82,7 @@ from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_
 from .realize_check import SHAPE_VALUES, covers_domain
 from .reduce_fuse import fuse_split_reductions, split_fused_reductions
 from .unit_axes import restore_unit_vars
-from .rewrite import EMPTY, loaded, prune, stored, stores_in, without_allocs
+from .rewrite import EMPTY, drop_idle_loops, loaded, prune, stored, stores_in, without_allocs
 from .rfactor import merge_rfactor
 from .rfactor_guarded import merge_guarded_rfactor
 
@@ -597,13 +597,15 @@ def drop_dead_blocks(func: PrimFunc) -> PrimFunc:
 
 
 def as_lowered(func: PrimFunc) -> PrimFunc:
-    """``func`` with what schedule primitives only rearranged put back: ``loop_partition``'s
+    """``func`` with what schedule primitives only rearranged put back (and its loops of no
+    iteration gone: :func:`.rewrite.drop_idle_loops`): ``loop_partition``'s
     copies merged, ``cache_index``'s index blocks read through (before anything rebuilds
     loops from a block's domain: TVM may declare a domain shorter than what its loops bind),
     the loops inside blocks moved out, ``blockize``'s outer blocks merged, dead blocks
     dropped. Where :func:`normalize` starts, and what :func:`.api._settle_copy` reads block
     names from."""
-    return drop_dead_blocks(unblockize(move_block_loops(read_through_copies(merge_partitions(func), index_only=True))))
+    return drop_dead_blocks(unblockize(move_block_loops(read_through_copies(merge_partitions(drop_idle_loops(func)),
+                                                                            index_only=True))))
 
 
 @remembered(16)  # the decomposition, then whole-function recognizers (tags.under_tag), ask again

@@ -29,6 +29,24 @@ def prune(node):
     return transform(node, post)
 
 
+def drop_idle_loops(func):
+    """``func`` without its loops of no iteration (a constant extent of 0 or less): nothing
+    in such a loop's body ever runs, and a pass that rebuilds loops from a block's domain
+    must not bring it back (a pad copy under a loop of extent 0 copies nothing)."""
+    idle: set = set()
+
+    def visit(n):
+        if isinstance(n, For):
+            extent = const_of(n.extent)
+            if extent is not None and extent <= 0:
+                idle.add(id(n))
+
+    pre_order_stmts(func.body, visit)
+    if not idle:
+        return func
+    return prune(transform(func, lambda n: None, lambda n: EMPTY if id(n) in idle else None))
+
+
 def without_allocs(block: Block, ids) -> "Block | None":
     """``block`` without its allocations of the buffers whose ids are in ``ids`` (buffers a
     rewrite removed); None when it allocates none of them."""
