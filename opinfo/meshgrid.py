@@ -5,7 +5,7 @@ TVM writes one block per output, ``out_i[v_0, ..., v_{k-1}] = x_i[v_d(i)]``: wit
 inputs run along axes 1 and 0 (the outputs' first two extents swapped). A function is named
 only when every output is exactly such a copy of a different input, the outputs share one
 shape that matches one indexing, its blocks carry TVM's ``T_meshgrid`` tag (cache copies
-set aside), and k >= 2
+set aside), and k >= 2; the blocks may come in any order
 (with one input both indexings are the same copy).
 """
 from __future__ import annotations
@@ -39,8 +39,12 @@ def recognize_meshgrid(func: PrimFunc) -> "OpInfo | None":
     ins, outs = params[:k], params[k:]
     if any(len(b.shape) != 1 for b in ins) or any(len(b.shape) != k for b in outs):
         return None
-    if [s.buffer for s in outputs] != outs:
+    # the outputs are independent copies: a schedule may write them in any order
+    # (compute_at of an input's cache under one of them moves that block first)
+    position = {id(b): i for i, b in enumerate(outs)}
+    if sorted(position.get(id(s.buffer), -1) for s in outputs) != list(range(k)):
         return None
+    outputs = sorted(outputs, key=lambda s: position[id(s.buffer)])
     axes = []
     for i, stage in enumerate(outputs):
         e = stage.expr
