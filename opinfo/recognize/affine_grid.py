@@ -6,7 +6,8 @@ axes (2 or 3) and an affine matrix ``x`` of shape (N, k, k + 1),
 (matrix columns run fastest axis first). ``size`` is the output's spatial extents; the
 coordinates tell ``align_corners``: start -1 and step (2 - 1e-7) / (s - 1) (corner pixels),
 or start -1 + 1/s and step 2/s (pixel centres). Anything else (another normalisation, a
-column read twice, a spatial axis of one) is not named.
+column read twice, a spatial axis of one) is not named. A batch of one may be read at a constant
+0 (dlight drops unit loops).
 """
 from __future__ import annotations
 
@@ -34,9 +35,16 @@ def _column(e, space, ctx) -> "tuple | None":
     if not (isinstance(e, BufferLoad) and ctx.is_param(e.buffer) and len(e.indices) == 3):
         return None
     n, dim, col = e.indices
-    if n is not space.indices[0] or dim is not space.indices[1] or const_of(col) is None:
+    if not (n is space.indices[0] or _unit_batch(n, e, space)) or dim is not space.indices[1] \
+            or const_of(col) is None:
         return None
     return e, const_of(col)
+
+
+def _unit_batch(n, load, space) -> bool:
+    """``x[0, dim, col]`` with a batch of one, where a schedule that rebuilt the block from its
+    loops (dlight) dropped the unit variable: the same element as ``x[n, dim, col]``."""
+    return const_of(n) == 0 and const_of(load.buffer.shape[0]) == 1 and const_of(space.extents[0]) == 1
 
 
 def _coordinate(e, space) -> "tuple | None":
