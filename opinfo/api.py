@@ -16,7 +16,8 @@ from .block_loops import clip_copies, move_block_loops
 from .blockize import unblockize
 from .coverage import out_of_bounds_reads, partial_writes, same_index_copy
 from .intermediate_check import stale_reads, uninitialised_reads
-from .verify import CHEAP_STEPS, cheap_binding, fused_shapes_refute, shapes_refute, verify_fused, verify_op
+from .verify import (CHEAP_STEPS, cheap_binding, fused_shapes_refute, operands_refute, shapes_refute, verify_fused,
+                     verify_op)
 from .realize_check import misrealized
 from .loop_partition import merge_partitions
 from .decompose import Decomposer
@@ -318,7 +319,10 @@ def _analyze(prim_func: PrimFunc, name: str, context: "FuncContext | None", conv
     # an op reading an output refuses the function unless a whole-function recognizer read it
     refused = REFUSALS["output_read"] if output_read and not reading else None
     symbolic = cheap_binding(prim_func) if len(reading) == 1 else None
-    if symbolic is not None and verify_op(prim_func, reading[0], packed=packed, symbolic=symbolic,
+    if len(reading) == 1 and operands_refute(prim_func, reading[0], packed=packed):
+        ops = undecided = ()  # built afresh at the function's own shapes, the op cannot take them
+        refused = REFUSALS["refuted_operands"]
+    elif symbolic is not None and verify_op(prim_func, reading[0], packed=packed, symbolic=symbolic,
                                            max_steps=CHEAP_STEPS) is False:
         ops = undecided = ()  # lowered afresh from the answer, the op computes something else
         refused = REFUSALS["refuted"]
@@ -367,6 +371,7 @@ REFUSALS = {
     "output_read": "an output is read before the function writes it",
     "refuted": "the reading, lowered again and run, computes something else",
     "refuted_shape": "the reading, lowered again, makes outputs of other shapes than the function's",
+    "refuted_operands": "the op read cannot take the function's operands (their extents rule it out)",
     "time_limit": "the analysis took more than its time limit of {seconds:g} s of processor time (opinfo analyze --time-limit)",
 }
 """Why :func:`analyze` refuses a function outright (:attr:`.info.FuncInfo.refused`)."""

@@ -26,6 +26,7 @@ import numpy as np
 
 from tir.expr import IntImm
 from tir.function import PrimFunc
+from tir.topi.common import ShapeError
 
 from .info import OpInfo, Operand
 
@@ -213,8 +214,10 @@ def _verify_plain(func: PrimFunc, op: OpInfo, rng, symbolic: int, max_steps) -> 
             # input into a (9, 7, 8) output holds at n = 9), and is no refutation
             wrong = _constant_axes_differ(func, fresh, outs, len(args))
             if wrong:
+                # an axis wrong by the same extent at both bindings does not follow the
+                # binding (another axis's extent may)
                 again = _fresh(func, op, args, rng, symbolic + 1)
-                if again is not None and _constant_axes_differ(func, again[0], outs, len(args)) == wrong:
+                if again is not None and set(_constant_axes_differ(func, again[0], outs, len(args))) & set(wrong):
                     return False
         draws, gentle = 0, False
         while draws < DRAWS:
@@ -242,6 +245,10 @@ def _verify_plain(func: PrimFunc, op: OpInfo, rng, symbolic: int, max_steps) -> 
             if not any(differ(mine[k], t) for k, t in zip(outs, theirs)):
                 return True
             draws, arrays = draws + 1, None
+    except ShapeError:
+        # the op as named cannot take the function's operands (a matmul of a (2, 6) matrix
+        # by itself, read as a (2, 2) block): it is not the function's op
+        return False
     except Exception:  # not buildable from the answer, or not runnable on these inputs
         return None
     return False
@@ -260,6 +267,39 @@ def shapes_refute(func: PrimFunc, op: OpInfo, packed: "bool | None" = None) -> b
         return False
     logical = None if packed is False else _logical_readings(func, [op])
     return logical is None or all(_shape_differs(f, op) is True for f in logical)
+
+
+def operands_refute(func: PrimFunc, op: OpInfo, packed: "bool | None" = None) -> bool:
+    """Whether ``op``, lowered afresh at ``func``'s own parameter shapes (symbolic extents
+    kept symbolic), cannot take its operands at all (:class:`tir.topi.ShapeError`: static
+    extents that differ where the op needs them equal, a batch norm's 6 scales for 7
+    channels). Nothing is run, and unlike :func:`verify_op` no binding of a symbolic extent
+    is guessed: an extent the op needs equal to a symbolic one is not a refutation. Packed
+    buffers as in :func:`shapes_refute`."""
+    if _cannot_take(func, op) is not True:
+        return False
+    logical = None if packed is False else _logical_readings(func, [op])
+    return logical is None or all(_cannot_take(f, op) is True for f in logical)
+
+
+def _cannot_take(func: PrimFunc, op: OpInfo) -> "bool | None":
+    import tir.topi
+
+    if op.output is None or op.output.param is None or any(o.param is None for o in op.operands):
+        return None
+    params = [func.buffer_map.get(p) for p in func.params]  # None for a scalar parameter
+    operands = [params[o.param] for o in op.operands]
+    if params[op.output.param] is None or any(b is None for b in operands):
+        return None
+    try:
+        inputs = [(tuple(b.shape), str(b.dtype)) for b in operands]
+        inputs = _placed(op, inputs, lambda _: ((), inputs[0][1]))
+        tir.topi.lower(op.name, inputs, **_given(op, params[op.output.param].dtype))
+    except ShapeError:
+        return True
+    except Exception:  # not buildable from the answer alone
+        return None
+    return False
 
 
 def _shape_differs(func: PrimFunc, op: OpInfo) -> "bool | None":
@@ -299,6 +339,8 @@ def _built_shapes_differ(op: OpInfo, operands: list, out_dtype, outputs) -> "boo
         if outs is None:
             return None
         return [shape(b) for b in outs] != [shape(b) for b in fresh.buffers[len(inputs):]]
+    except ShapeError:
+        return True  # the op cannot take these operands at all
     except Exception:  # not buildable from the answer alone
         return None
 
@@ -403,7 +445,8 @@ def _fresh(func: PrimFunc, op: OpInfo, args: list, rng, symbolic: int) -> "tuple
 
     params = list(func.params)
     given = _given(op, func.buffer_map[params[op.output.param]].dtype)
-    values = [symbolic] + (list(range(1, symbolic)) if symbols(func.buffers) else [])
+    symbolic_shapes = bool(symbols(func.buffers))
+    values = [symbolic] + (list(range(1, symbolic)) if symbolic_shapes else [])
     for k, value in enumerate(values):
         arrays = random_inputs(func, rng, symbolic=value)
         if sum(a.size for a in arrays) > MAX_ELEMENTS:
@@ -412,9 +455,12 @@ def _fresh(func: PrimFunc, op: OpInfo, args: list, rng, symbolic: int) -> "tuple
                   if isinstance(a, Operand) else ((), str(a.dtype)) for a in args]
         try:
             fresh = tir.topi.lower(op.name, inputs, **given)
-        except ValueError:
+        except ValueError as err:
             if k + 1 == len(values):
-                raise
+                # a ShapeError only over static shapes: TVM trusts a symbolic extent to take
+                # the one value an op needs (a matmul of an (n,) vector by a (3, 4) matrix),
+                # which the bindings tried may miss
+                raise ValueError(str(err)) if symbolic_shapes else err
             continue
         return fresh, value, arrays
     return None

@@ -140,6 +140,11 @@ def _roles(c: _Conv) -> bool:
     if not 1 <= len(c.sp) <= 3 or len(batch) != 1 or len(chan) != 1 or len(dims) != len(c.sp) + 2:
         return False
     c.batch, c.chan = batch[0], chan[0]
+    bdim = dims[c.batch]
+    o_pos = [k for k, i in enumerate(c.ov.indices) if i is bdim.out]
+    if bdim.stride != 1 or bdim.offset != 0 or len(o_pos) != 1 \
+            or _differ(c.xv.shape[c.batch], c.ov.shape[o_pos[0]]):
+        return False  # the batch is read whole, element for element
     cdim = dims[c.chan]
     w_idx = list(c.wv.indices)
     if cdim.dilation != 1 or cdim.offset != 0 or not any(i is cdim.red for i in w_idx):
@@ -147,6 +152,11 @@ def _roles(c: _Conv) -> bool:
     if len(w_idx) != len(c.sp) + 2:
         return False
     return all(any(i is dims[d].red for i in w_idx) for d in c.sp)
+
+
+def _differ(a, b) -> bool:
+    """Two extents known to differ (both constant); a symbolic one may take the other's value."""
+    return const_of(a) is not None and const_of(b) is not None and const_of(a) != const_of(b)
 
 
 def _layouts(c: _Conv) -> "tuple | None":

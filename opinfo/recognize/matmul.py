@@ -58,6 +58,21 @@ def match_matmul(expr, space: Space, ctx) -> "Match | None":
         if b.indices[-2] is not k or b.indices[-1] is not out[-1] or a.indices[-2] is not out[-2]:
             return None
         ok = _batch_ok(a, 2, out[:-2]) and _batch_ok(b, 2, out[:-2])
-    if not ok:
+    if not ok or not (_whole(a, space, e) and _whole(b, space, e)):
         return None
     return Match("matmul", {}, (("lhs", a, space), ("rhs", b, space)))
+
+
+def _whole(load, space: Space, e: Reduce) -> bool:
+    """Every axis of ``load`` read at a variable runs over its whole extent: the reduction's
+    over the operand's reduced axis, an output variable's over its axis (a matmul reads whole
+    matrices; a block of a larger buffer is something else). A symbolic extent may take the
+    value: TVM legalizes a matmul of an ``(n,)`` vector by a ``(3, 4)`` matrix, reading
+    ``x[k]`` for ``k < 3``, trusting ``n`` to be 3."""
+    extents = {id(v): x for v, x in zip(space.indices, space.extents)}
+    extents.update({id(iv.var): iv.dom.extent for iv in e.axes})
+    for i, n in zip(load.indices, load.buffer.shape):
+        x = extents.get(id(i))
+        if x is not None and const_of(x) is not None and const_of(n) is not None and const_of(x) != const_of(n):
+            return False
+    return True

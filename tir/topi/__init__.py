@@ -12,9 +12,9 @@ import inspect
 
 from ..builder import Builder
 from ..function import PrimFunc
-from .common import OpError
+from .common import OpError, ShapeError
 
-__all__ = ["lower", "lower_into", "op_names", "accepted_attrs", "OpError"]
+__all__ = ["lower", "lower_into", "op_names", "accepted_attrs", "OpError", "ShapeError"]
 
 
 @functools.lru_cache(maxsize=1)

@@ -8,7 +8,7 @@ from ..builder import Builder, index, max_, sum_
 from ..dtype import dtype
 from ..expr import LE, Cast, Max, PrimExpr, Select, as_int
 from . import softmax as sm
-from .common import OpError, add, cast_to, mul, sub
+from .common import OpError, ShapeError, add, cast_to, mul, sub
 from .nn_extra import _call, _f, _same_extent
 
 OPS: dict = {}
@@ -36,7 +36,7 @@ def _check_attention(op: str, q: Buffer, k: Buffer, v: Buffer, window_size):
     for name, (a, bb) in (("key", (q.shape[3], k.shape[3])), ("key", (q.shape[2], k.shape[2])),
                           ("value", (k.shape[1], v.shape[1])), ("value", (q.shape[2], v.shape[2]))):
         if as_int(a) is not None and as_int(bb) is not None and as_int(a) != as_int(bb):
-            raise OpError(op, name, f"extents {a} and {bb} must agree")
+            raise ShapeError(op, name, f"extents {a} and {bb} must agree")
 
 
 def _masked_softmax(b: Builder, p: Buffer, offset: PrimExpr) -> Buffer:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..expr import as_int
-from .common import OpError, index
+from .common import OpError, ShapeError, index
 
 
 def broadcast_shape(shapes: Sequence[Sequence], op: str) -> list:
@@ -31,7 +31,7 @@ def _merge(a, b, op, shapes):
             raise OpError(op, "shapes", f"cannot prove that symbolic extents {a} and {b} are equal")
         return a if ca is None else b
     shown = " and ".join(str([as_int(e) if as_int(e) is not None else str(e) for e in s]) for s in shapes)
-    raise OpError(op, "shapes", f"{shown} do not broadcast ({ca} vs {cb})")
+    raise ShapeError(op, "shapes", f"{shown} do not broadcast ({ca} vs {cb})")
 
 
 def broadcast_index(shape: Sequence, out_index: Sequence, out_shape: Sequence) -> tuple:

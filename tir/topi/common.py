@@ -18,6 +18,13 @@ class OpError(ValueError):
         self.op, self.arg = op, arg
 
 
+class ShapeError(OpError):
+    """Operands the op cannot take: static extents that differ where the op needs them equal
+    (a matmul's reduction extents, broadcast dimensions, a convolution's channels), whatever
+    its other attributes. Raised only where the extents are known; an op not lowered for some
+    attributes, or extents that cannot be told equal, stay plain :class:`OpError`."""
+
+
 def add(a, b) -> PrimExpr:
     """``a + b`` with ``x + 0`` folded and constants added."""
     a, b = index(a), index(b)

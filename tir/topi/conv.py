@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..buffer import Buffer
 from ..builder import Builder, sum_
 from ..expr import FloorDiv, FloorMod
-from .common import OpError, cast_to, index, ints, mul, add, out_dtype, pad, padding, static, window
+from .common import OpError, ShapeError, cast_to, index, ints, mul, add, out_dtype, pad, padding, static, window
 from .layouts import parse_layout
 
 _SPATIAL_NAMES = ("yy", "xx", "zz")
@@ -47,9 +47,9 @@ def conv(b: Builder, data: Buffer, kernel: Buffer, *, op: str, nd: int, strides=
     cin = static(dshape["C"], op, "data channels")
     cout, kin = static(kshape["O"], op, "kernel O"), static(kshape["I"], op, "kernel I")
     if not isinstance(groups, int) or groups < 1 or cin % groups or cout % groups:
-        raise OpError(op, "groups", f"{groups!r} must divide the input channels ({cin}) and output channels ({cout})")
+        raise ShapeError(op, "groups", f"{groups!r} must divide the input channels ({cin}) and output channels ({cout})")
     if kin * groups != cin:
-        raise OpError(op, "kernel", f"data has {cin} channels but the kernel expects I*groups = {kin}*{groups}")
+        raise ShapeError(op, "kernel", f"data has {cin} channels but the kernel expects I*groups = {kin}*{groups}")
     ksize = [static(kshape[s], op, f"kernel {s}") for s in spatial]
     out_sp = []
     for s, k, st, dl, lo, hi in zip(spatial, ksize, strides, dilation, before, after):

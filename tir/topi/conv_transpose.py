@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..buffer import Buffer
 from ..builder import Builder, sum_
 from ..expr import EQ, FloorDiv, FloorMod, Sub, if_then_else, logical_and
-from .common import OpError, add, cast_to, index, ints, mul, out_dtype, pad, padding, static, sub
+from .common import OpError, ShapeError, add, cast_to, index, ints, mul, out_dtype, pad, padding, static, sub
 
 
 def dilate(b: Builder, data: Buffer, strides, name: str) -> Buffer:
@@ -40,9 +40,9 @@ def conv_transpose(b: Builder, data: Buffer, kernel: Buffer, *, op: str, nd: int
     cin, kin = static(data.shape[1], op, "data channels"), static(kernel.shape[0], op, "kernel I")
     cout_g = static(kernel.shape[1], op, "kernel O")
     if not isinstance(groups, int) or groups < 1 or cin % groups:
-        raise OpError(op, "groups", f"{groups!r} must divide the {cin} input channels")
+        raise ShapeError(op, "groups", f"{groups!r} must divide the {cin} input channels")
     if kin != cin:
-        raise OpError(op, "kernel", f"data has {cin} channels but the kernel's I is {kin}")
+        raise ShapeError(op, "kernel", f"data has {cin} channels but the kernel's I is {kin}")
     if any(o >= max(s, d) for o, s, d in zip(opad, strides, dilation)):
         raise OpError(op, "output_padding", f"{opad} must be smaller than the strides or dilations")
     ks = [static(e, op, "kernel") for e in kernel.shape[2:]]

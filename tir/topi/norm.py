@@ -9,7 +9,7 @@ from ..stmt import BufferStore, LetStmt, seq
 from .. import dtype as dt
 from ..expr import BufferLoad
 from .broadcast import broadcast_index
-from .common import OpError, index
+from .common import OpError, ShapeError, index
 from .reduce import _count, reduce_axes
 from .transform import reshape
 
@@ -19,8 +19,10 @@ def _dims(shape):
 
 
 def _check_param(op, arg, buf, shape):
-    if _dims(buf.shape) != _dims(shape):
-        raise OpError(op, arg, f"expected shape {_dims(shape)}, got {_dims(buf.shape)}")
+    have, want = _dims(buf.shape), _dims(shape)
+    if have != want:
+        static = all(isinstance(e, int) for e in have + want)
+        raise (ShapeError if static else OpError)(op, arg, f"expected shape {want}, got {have}")
 
 
 def layer_norm(b: Builder, x: Buffer, gamma: Buffer, beta: Buffer, axes=-1, epsilon=1e-5, center=True,

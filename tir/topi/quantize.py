@@ -7,7 +7,7 @@ from .. import dtype as dt
 from ..buffer import Buffer
 from ..builder import Builder
 from ..expr import Call, Max, Min, cast, const
-from .common import OpError, normalize_axis, static
+from .common import OpError, ShapeError, normalize_axis, static
 
 
 def integer_range(dtype: dt.DataType) -> tuple:
@@ -27,7 +27,7 @@ def _param_reader(op: str, arg: str, p: Buffer, x: Buffer, axis: int):
     if n == 1:
         return lambda i: p[(0,)]
     if n != static(x.shape[axis], op, arg):
-        raise OpError(op, arg, f"has {n} values, axis {axis} has {x.shape[axis]}")
+        raise ShapeError(op, arg, f"has {n} values, axis {axis} has {x.shape[axis]}")
     return lambda i: p[(i[axis],)]
 
 
