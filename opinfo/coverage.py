@@ -22,7 +22,7 @@ import numpy as np
 
 from tir.expr import BufferLoad, Call, IntImm, Select, Var
 from tir.functor import post_order_stmts, pre_order_stmts, pre_order_visit, substitute
-from tir.stmt import Block, BlockRealize, BufferStore, For, SeqStmt
+from tir.stmt import Block, BlockRealize, BufferStore, For, LetStmt, SeqStmt
 
 from .affine import ONE, affine, const_of, equal_extents
 from .intermediate_check import guarded_loads
@@ -177,19 +177,24 @@ def _nested(stmt, loops, outer: dict, outer_short: frozenset):
         yield from _nested(stmt.body, (), outer, outer_short)
 
 
-def _inner_stores(stmt, loops: dict, out: list) -> None:
+def _inner_stores(stmt, loops: dict, out: list, lets: "list | None" = None) -> None:
     """(store, {loop var: (min, extent)} of the loops inside the block around it) for the
     stores of a block body, not below an ``if`` (a guard may keep an index in bounds) nor in
-    nested blocks (judged on their own)."""
+    nested blocks (judged on their own); through ``let`` bindings (a tuple reduction's
+    update), whose (value, loops) go to ``lets`` when given."""
     if isinstance(stmt, BufferStore):
         out.append((stmt, loops))
     elif isinstance(stmt, For):
         lo, ext = const_of(stmt.min), const_of(stmt.extent)
         if lo is not None and ext is not None:
-            _inner_stores(stmt.body, {**loops, stmt.loop_var: (lo, ext)}, out)
+            _inner_stores(stmt.body, {**loops, stmt.loop_var: (lo, ext)}, out, lets)
     elif isinstance(stmt, SeqStmt):
         for s in stmt.seq:
-            _inner_stores(s, loops, out)
+            _inner_stores(s, loops, out, lets)
+    elif isinstance(stmt, LetStmt):
+        if lets is not None:
+            lets.append((stmt.value, loops))
+        _inner_stores(stmt.body, loops, out, lets)
 
 
 def index_range(index, ranges: dict) -> "tuple | None":
@@ -341,7 +346,7 @@ def _affine_spans(realize: BlockRealize, known: list, chosen: list) -> "dict | N
     return spans
 
 
-def _block_stores(func, as_run: bool) -> list:
+def _block_stores(func, as_run: bool, lets: "list | None" = None) -> list:
     """(store, {variable: (min, extent)}) for the unguarded stores of every block
     (:func:`_inner_stores`), the ranges those of the block's variables and of the loops
     inside the block around the store. ``as_run``: the function as TVM wrote it, whose code
@@ -365,7 +370,7 @@ def _block_stores(func, as_run: bool) -> list:
             elif lo is not None and ext is not None:
                 a, b = spans.get(iv.var, (lo, lo + ext - 1))
                 ranges[iv.var] = (a, b - a + 1) if lo <= a <= b < lo + ext else (lo, ext)
-        _inner_stores(block.body, ranges, out)
+        _inner_stores(block.body, ranges, out, lets)
     return out
 
 
@@ -910,7 +915,8 @@ def out_of_bounds_reads(func) -> bool:
     :func:`.normalize.normalize` leaves it: TVM's cache copies (``cache_index``,
     ``reindex_cache_read``) copy a padded region unguarded, past the data they cache, into
     a buffer whose readers never look there; read through, the copy is gone."""
-    for store, where in _block_stores(func, as_run=False):
+    lets: list = []
+    for store, where in _block_stores(func, as_run=False, lets=lets):
         for load in _unguarded_loads(store.value):
             if len(load.indices) != len(load.buffer.shape):
                 continue
@@ -918,19 +924,26 @@ def out_of_bounds_reads(func) -> bool:
             if past and not (copy_order(store) is not None and load is store.value
                              and all(clippable(i, where) for i in past)):
                 return True
-    return False
+    # a tuple reduction's update (argmax) computes its values in ``let`` bindings
+    return any(_past_axis(i, where, axis) for value, where in lets for load in _unguarded_loads(value)
+               if len(load.indices) == len(load.buffer.shape) for i, axis in zip(load.indices, load.buffer.shape))
 
 
 def _unguarded_loads(expr) -> list:
     """The loads of ``expr`` evaluated whatever the data: not in a branch of an
-    ``if_then_else`` or a ``Select``, nor inside another load's index."""
+    ``if_then_else`` or a ``Select`` (their conditions are), nor inside another load's index."""
     found: list = []
 
     def visit(n):
         if isinstance(n, BufferLoad):
             found.append(n)
             return False
-        if isinstance(n, Select) or (isinstance(n, Call) and n.op == "if_then_else"):
+        if isinstance(n, Select):
+            pre_order_visit(n.condition, visit)
+            return False
+        if isinstance(n, Call) and n.op == "if_then_else":
+            if n.args:
+                pre_order_visit(n.args[0], visit)
             return False
         return True
     pre_order_visit(expr, visit)

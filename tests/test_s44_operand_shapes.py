@@ -109,3 +109,14 @@ def test_scales_for_other_channels_are_refused_over_a_symbolic_batch():
         return text.replace(old, 'y1: T.Buffer((T.int64(6),), "float32")')
     info = analyze(fixture_func(name, edit))
     assert info.ops == () and "cannot take the function's operands" in info.refused
+
+
+@pytest.mark.parametrize("op, inputs, attrs", [
+    ("argmax", [((8, 3), "float32")], {"axis": 0, "keepdims": True}),
+    ("argmin", [((8, 3), "float32")], {"axis": 0, "keepdims": False}),
+])
+def test_a_tuple_reduction_reading_past_its_operand_is_refused(op, inputs, attrs):
+    # its update computes in let bindings, whose loads the unguarded-read check now reads
+    # (and a Select's condition is always evaluated)
+    assert _names(tir.topi.lower(op, inputs, **attrs)) == [op]
+    assert _names(_enlarged(op, inputs, 0, by=-1, **attrs)) == []
