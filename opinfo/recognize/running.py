@@ -202,12 +202,20 @@ def run_all(func, arrays) -> "list | None":
     on these inputs (an index out of range, an unsupported call)."""
     args = [np.array(a, copy=True) for a in arrays]
     try:
-        # max/min keep a NaN: an accumulator left uninitialised shows in a max reduction too
+        # max/min keep a NaN: an accumulator left uninitialised shows in a max reduction too;
+        # the function's own storage starts as junk, so that an intermediate it reads before
+        # writing (a sum whose init runs at one batch row only) shows instead of passing for
+        # zeros. Finite junk: TVM's schedules multiply unwritten storage by a zero of a dilated
+        # kernel, junk times 0 being the 0 intended
         with np.errstate(all="ignore"), nan_propagating_minmax():
-            interpret(func, *args)
+            interpret(func, *args, scratch_fill=SCRATCH_JUNK)
     except Exception:  # anything the interpreter cannot run is not claimed
         return None
     return args
+
+
+SCRATCH_JUNK = 7.0
+"""What storage a function allocates holds before it writes it, when recognizers run it."""
 
 
 def run(func, arrays, out: int = -1) -> "np.ndarray | None":
