@@ -285,12 +285,10 @@ def operands_refute(func: PrimFunc, op: OpInfo, packed: "bool | None" = None) ->
 def _cannot_take(func: PrimFunc, op: OpInfo) -> "bool | None":
     import tir.topi
 
-    if op.output is None or op.output.param is None or any(o.param is None for o in op.operands):
+    found = _param_buffers(func, op)
+    if found is None:
         return None
-    params = [func.buffer_map.get(p) for p in func.params]  # None for a scalar parameter
-    operands = [params[o.param] for o in op.operands]
-    if params[op.output.param] is None or any(b is None for b in operands):
-        return None
+    params, operands = found
     try:
         inputs = [(tuple(b.shape), str(b.dtype)) for b in operands]
         inputs = _placed(op, inputs, lambda _: ((), inputs[0][1]))
@@ -308,18 +306,28 @@ def _shape_differs(func: PrimFunc, op: OpInfo) -> "bool | None":
     :func:`_verify_plain` takes them). None over symbolic extents."""
     from .recognize.running import symbols
 
-    if symbols(func.buffers):
+    found = None if symbols(func.buffers) else _param_buffers(func, op)
+    if found is None:
         return None
-    params = [func.buffer_map.get(p) for p in func.params]  # None for a scalar parameter
+    params, operands = found
 
     def outputs(count: int) -> "list | None":
         start = op.output.param if op.output.param + count <= len(params) else len(params) - count
         return params[start:start + count] if count >= 1 and start <= op.output.param < start + count else None
 
+    return _built_shapes_differ(op, operands, params[op.output.param].dtype, outputs)
+
+
+def _param_buffers(func: PrimFunc, op: OpInfo) -> "tuple | None":
+    """(every parameter's buffer, None for a scalar parameter; the op's operand buffers) when
+    the op reads and writes parameters that are buffers, else None."""
+    if op.output is None or op.output.param is None or any(o.param is None for o in op.operands):
+        return None
+    params = [func.buffer_map.get(p) for p in func.params]
     operands = [params[o.param] for o in op.operands]
     if params[op.output.param] is None or any(b is None for b in operands):
         return None  # a scalar parameter where a buffer is meant
-    return _built_shapes_differ(op, operands, params[op.output.param].dtype, outputs)
+    return params, operands
 
 
 def _built_shapes_differ(op: OpInfo, operands: list, out_dtype, outputs) -> "bool | None":
