@@ -14,7 +14,7 @@ from tir.stmt import AllocateBuffer, BufferStore, LaunchThread
 
 from .block_loops import clip_copies, move_block_loops
 from .blockize import unblockize
-from .coverage import out_of_bounds_reads, partial_writes, same_index_copy
+from .coverage import out_of_bounds_reads, partial_writes, reads_past_copies, same_index_copy
 from .intermediate_check import stale_reads, uninitialised_reads
 from .verify import (CHEAP_STEPS, cheap_binding, fused_shapes_refute, operands_refute, shapes_refute, verify_fused,
                      verify_op)
@@ -367,6 +367,7 @@ REFUSALS = {
     "threads": "thread launches (T.launch_thread, TIR after TVM's lowering passes): the analyses read blocks and loops",
     "partial": "an output is written only in part (or a block writes outside a buffer)",
     "misrealized": "a block's loops do not run the iteration domain it declares",
+    "read_outside": "a block reads past the end of a copy the function makes",
     "uninitialised": "storage is read before anything writes it (or while a reduction still accumulates into it, or before it adds any point)",
     "output_read": "an output is read before the function writes it",
     "refuted": "the reading, lowered again and run, computes something else",
@@ -396,6 +397,8 @@ def _refusal(func: PrimFunc, merged: PrimFunc, moved: PrimFunc) -> "str | None":
         return REFUSALS["partial"]
     if _misrealized(merged) or (moved is not merged and _misrealized(moved)):
         return REFUSALS["misrealized"]
+    if reads_past_copies(func):
+        return REFUSALS["read_outside"]
     if uninitialised_reads(func):
         return REFUSALS["uninitialised"]
     return None

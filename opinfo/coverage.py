@@ -929,6 +929,64 @@ def out_of_bounds_reads(func) -> bool:
                if len(load.indices) == len(load.buffer.shape) for i, axis in zip(load.indices, load.buffer.shape))
 
 
+def reads_past_copies(func) -> bool:
+    """True when a block of ``func`` as written (not a plain copy itself) provably loads past
+    the end of a buffer the function fills by plain copies (``S[...] = P[...]``): an axis whose
+    affine index, over what the bindings take, reaches outside ``S`` while no guard around the
+    load tests any of the index's variables (a pad's ``if_then_else`` over the width does not
+    keep a batch index in range), on an axis the copy fills from a longer axis of ``P``. What
+    lies there is no element of ``S``, but reading the copy through
+    (:func:`.normalize.drop_cache_copies`) would make it one of ``P``'s: a ``data_dilate[b] =
+    x[b]`` into a buffer of one batch row, read at two, became a read of ``x[1]``. Elsewhere a
+    read past the end stays one after reading through (TVM's own max-pool gradient reads one
+    row past its argmax buffer, and past that buffer's reindex copy); parameters are
+    :func:`out_of_bounds_reads`'s, judged after normalizing."""
+    stores = _block_stores(func, as_run=True)
+    copied: dict = {}  # buffer id -> the axes some copy into it fills from a longer axis
+    for store, _ in stores:
+        shrunk = _shrunk_axes(store)
+        key = id(store.buffer)
+        copied[key] = None if shrunk is None or (key in copied and copied[key] is None) \
+            else copied.get(key, set()) | shrunk
+    params = {id(b) for b in func.buffers}
+    for store, where in stores:
+        if isinstance(store.value, BufferLoad):
+            continue
+        loads: list = []
+        guarded_loads(store.value, (), loads)
+        for load, guard in loads:
+            shrunk = copied.get(id(load.buffer))
+            if id(load.buffer) in params or not shrunk or len(load.indices) != len(load.buffer.shape):
+                continue
+            tested: set = set()
+            for cond, _ in guard:
+                collect_vars(cond, tested)
+            for d in shrunk:
+                used: set = set()
+                collect_vars(load.indices[d], used)
+                if not used & tested and _past_axis(load.indices[d], where, load.buffer.shape[d]):
+                    return True
+    return False
+
+
+def _shrunk_axes(store) -> "set | None":
+    """For a plain copy ``S[...] = P[...]``, the axes of ``S`` shorter than the axis of ``P``
+    read at the same index (constant extents); None for any other store."""
+    load = store.value
+    if not isinstance(load, BufferLoad) or load.buffer is store.buffer \
+            or len(load.indices) != len(load.buffer.shape) or len(store.indices) != len(store.buffer.shape):
+        return None
+    out = set()
+    for d, index in enumerate(store.indices):
+        k = next((k for k, i in enumerate(load.indices) if i == index), None)
+        if k is None:
+            continue
+        a, b = const_of(store.buffer.shape[d]), const_of(load.buffer.shape[k])
+        if a is not None and b is not None and a < b:
+            out.add(d)
+    return out
+
+
 def _unguarded_loads(expr) -> list:
     """The loads of ``expr`` evaluated whatever the data: not in a branch of an
     ``if_then_else`` or a ``Select`` (their conditions are), nor inside another load's index."""
