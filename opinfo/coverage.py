@@ -930,8 +930,8 @@ def out_of_bounds_reads(func) -> bool:
 
 
 def reads_past_copies(func) -> bool:
-    """True when a block of ``func`` as written (not a plain copy itself) provably loads past
-    the end of a buffer the function fills by plain copies (``S[...] = P[...]``): an axis whose
+    """True when a block of ``func`` as written provably loads past the end of a buffer the
+    function fills by plain copies (``S[...] = P[...]``): an axis whose
     affine index, over what the bindings take, reaches outside ``S`` while no guard around the
     load tests any of the index's variables (a pad's ``if_then_else`` over the width does not
     keep a batch index in range), on an axis the copy fills from a longer axis of ``P``. What
@@ -950,8 +950,6 @@ def reads_past_copies(func) -> bool:
             else copied.get(key, set()) | shrunk
     params = {id(b) for b in func.buffers}
     for store, where in stores:
-        if isinstance(store.value, BufferLoad):
-            continue
         loads: list = []
         guarded_loads(store.value, (), loads)
         for load, guard in loads:
@@ -962,11 +960,41 @@ def reads_past_copies(func) -> bool:
             for cond, _ in guard:
                 collect_vars(cond, tested)
             for d in shrunk:
+                if load is store.value and _clipped_within(store, load, d):
+                    continue
                 used: set = set()
                 collect_vars(load.indices[d], used)
-                if not used & tested and _past_axis(load.indices[d], where, load.buffer.shape[d]):
+                if not used & tested and _past_axis_quasi(load.indices[d], where, load.buffer.shape[d]):
                     return True
     return False
+
+
+def _clipped_within(store, load, d: int) -> bool:
+    """For a copy ``S[...] = T[...]`` reading axis ``d`` of ``T`` at the index it stores an axis
+    of ``S`` at: ``S``'s axis is no longer than ``T``'s, so the copy clipped to the elements of
+    ``S`` (:func:`.block_loops.clip_copies`; write_at copies whole tiles past both ends) reads
+    inside ``T``."""
+    for k, index in enumerate(store.indices):
+        if index == load.indices[d]:
+            a, b = const_of(store.buffer.shape[k]), const_of(load.buffer.shape[d])
+            return a is not None and b is not None and a <= b
+    return False
+
+
+def _past_axis_quasi(index, ranges: dict, axis) -> bool:
+    """:func:`_past_axis` for quasi-affine indices too (a reshape's ``v % 5``), through
+    :func:`.bounded.bounded_form` over the same ranges."""
+    from .bounded import bounded_form, interval
+
+    if _past_axis(index, ranges, axis):
+        return True
+    size = const_of(axis)
+    if size is None:
+        return False
+    inclusive = {v: (lo, lo + ext - 1) for v, (lo, ext) in ranges.items() if ext > 0}
+    form = bounded_form(index, inclusive)
+    span = interval(form, inclusive) if form is not None else None
+    return span is not None and (span[0] < 0 or span[1] >= size)
 
 
 def _shrunk_axes(store) -> "set | None":
