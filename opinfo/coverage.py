@@ -930,24 +930,25 @@ def out_of_bounds_reads(func) -> bool:
 
 
 def reads_past_copies(func) -> bool:
-    """True when a block of ``func`` as written provably loads past the end of a buffer the
-    function fills by plain copies (``S[...] = P[...]``): an axis whose
-    affine index, over what the bindings take, reaches outside ``S`` while no guard around the
-    load tests any of the index's variables (a pad's ``if_then_else`` over the width does not
-    keep a batch index in range), on an axis the copy fills from a longer axis of ``P``. What
-    lies there is no element of ``S``, but reading the copy through
-    (:func:`.normalize.drop_cache_copies`) would make it one of ``P``'s: a ``data_dilate[b] =
-    x[b]`` into a buffer of one batch row, read at two, became a read of ``x[1]``. Elsewhere a
-    read past the end stays one after reading through (TVM's own max-pool gradient reads one
-    row past its argmax buffer, and past that buffer's reindex copy); parameters are
+    """True when a block of ``func`` as written provably loads past the end of an axis of a
+    buffer ``S`` that plain copies ``S[...] = P[...]`` alone fill, the copy filling that axis
+    from a longer axis of ``P``: the (quasi-)affine index, over what the bindings take, reaches
+    past the axis while no guard around the load tests any of the index's variables (a pad's
+    ``if_then_else`` over the width does not keep a batch index in range). What lies there is
+    no element of ``S``, but reading the copy through (:func:`.normalize.drop_cache_copies`)
+    would make it one of ``P``'s: a ``data_dilate[b] = x[b]`` into a buffer of one batch row,
+    read at two, became a read of ``x[1]``. Elsewhere a read past the end stays one after
+    reading through, and is not this check's (TVM's own max-pool gradient reads one row past
+    its argmax buffer, and past that buffer's reindex copy); parameters are
     :func:`out_of_bounds_reads`'s, judged after normalizing."""
     stores = _block_stores(func, as_run=True)
-    copied: dict = {}  # buffer id -> the axes some copy into it fills from a longer axis
+    copied: dict = {}  # buffer id -> the axes copies into it fill from longer axes; None: not copies alone
     for store, _ in stores:
-        shrunk = _shrunk_axes(store)
-        key = id(store.buffer)
-        copied[key] = None if shrunk is None or (key in copied and copied[key] is None) \
-            else copied.get(key, set()) | shrunk
+        key, shrunk = id(store.buffer), _shrunk_axes(store)
+        if shrunk is None or copied.get(key, set()) is None:
+            copied[key] = None
+        else:
+            copied[key] = copied.get(key, set()) | shrunk
     params = {id(b) for b in func.buffers}
     for store, where in stores:
         loads: list = []
@@ -983,7 +984,8 @@ def _clipped_within(store, load, d: int) -> bool:
 
 def _past_axis_quasi(index, ranges: dict, axis) -> bool:
     """:func:`_past_axis` for quasi-affine indices too (a reshape's ``v % 5``), through
-    :func:`.bounded.bounded_form` over the same ranges."""
+    :func:`.bounded.bounded_form` over the same ranges (the bounds of its atoms: where they
+    over-reach, a function is refused that could have been named, never the reverse)."""
     from .bounded import bounded_form, interval
 
     if _past_axis(index, ranges, axis):
