@@ -372,7 +372,7 @@ REFUSALS = {
     "output_read": "an output is read before the function writes it",
     "refuted": "the reading, lowered again and run, computes something else",
     "refuted_shape": "the reading, lowered again, makes outputs of other shapes than the function's",
-    "refuted_operands": "the op read cannot take the function's operands (their extents rule it out)",
+    "refuted_operands": "the op read cannot take the function's operands (their extents or types rule it out)",
     "time_limit": "the analysis took more than its time limit of {seconds:g} s of processor time (opinfo analyze --time-limit)",
 }
 """Why :func:`analyze` refuses a function outright (:attr:`.info.FuncInfo.refused`)."""

@@ -120,3 +120,15 @@ def test_a_tuple_reduction_reading_past_its_operand_is_refused(op, inputs, attrs
     # (and a Select's condition is always evaluated)
     assert _names(tir.topi.lower(op, inputs, **attrs)) == [op]
     assert _names(_enlarged(op, inputs, 0, by=-1, **attrs)) == []
+
+
+def test_a_float_tensor_read_as_indices_is_refused():
+    # a fuzz mutant of TVM 0.27's gather_elements read x[x[i]] (float data as its own indices):
+    # no gather takes a float index tensor
+    text = tir.to_script(tir.topi.lower("gather_elements", [((5,), "float32"), ((5,), "int64")], axis=0))
+    assert _names(tir.parse(text)) == ["gather_elements"]
+    old = "T_gather[v_ax0] = x[x1[v_ax0]]"
+    assert text.count(old) == 1
+    mutant = text.replace(old, "T_gather[v_ax0] = x[x[v_ax0]]")  # the store only, as the fuzzer did
+    info = analyze(tir.parse(mutant))
+    assert info.ops == () and "cannot take the function's operands" in info.refused

@@ -20,8 +20,8 @@ class OpError(ValueError):
 
 class ShapeError(OpError):
     """Operands the op cannot take: static extents that differ where the op needs them equal
-    (a matmul's reduction extents, broadcast dimensions, a convolution's channels), whatever
-    its other attributes. Raised only where the extents are known; an op not lowered for some
+    (a matmul's reduction extents, broadcast dimensions, a convolution's channels), or an index
+    tensor that is not integer (a gather's indices), whatever its other attributes. Raised only where the extents are known; an op not lowered for some
     attributes, or extents that cannot be told equal, stay plain :class:`OpError`."""
 
 

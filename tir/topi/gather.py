@@ -14,7 +14,7 @@ from ..builder import TRUE, Builder, index
 from ..expr import (EQ, LE, LT, Cast, Max, Min, Or, Select, Var, as_int, call, cast, const, if_then_else,
                     logical_and)
 from ..stmt import AllocateBuffer, AttrStmt, Block, BlockRealize, BufferStore, For, ForKind, IfThenElse, While, seq
-from .common import OpError, add, mul, normalize_axis, static, sub
+from .common import OpError, ShapeError, add, mul, normalize_axis, static, sub
 from .transform import _ax, permute_dims
 
 
@@ -38,7 +38,7 @@ def _unravel(flat, shape) -> tuple:
 
 def _int_indices(op: str, buf: Buffer, arg: str = "indices") -> None:
     if not buf.dtype.is_integer:
-        raise OpError(op, arg, f"must be an integer tensor, got {buf.dtype}")
+        raise ShapeError(op, arg, f"must be an integer tensor, got {buf.dtype}")
 
 
 # ---------------------------------------------------------------- opaque ir_builder externs

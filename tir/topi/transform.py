@@ -229,7 +229,7 @@ _PAD_INDEX = {
 def take(b: Builder, x: Buffer, indices: Buffer, axis=None, mode="fast") -> Buffer:
     """``T_take``: ``x[..., indices[j...], ...]`` (``clip`` clamps, ``wrap`` wraps the index)."""
     if not indices.dtype.is_integer:
-        raise OpError("take", "indices", f"must be an integer tensor, got {indices.dtype}")
+        raise ShapeError("take", "indices", f"must be an integer tensor, got {indices.dtype}")
     if axis is None:
         raise OpError("take", "axis", "axis=None (flattened take) is not supported")
     axis = normalize_axis(axis, x.ndim, "take")
