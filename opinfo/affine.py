@@ -156,6 +156,13 @@ def _div_atom(e, inner: dict, d: int) -> dict:
     return {e: 1}
 
 
+def extents_differ(a, b) -> bool:
+    """Two extents known to differ: both constant and unequal (a symbolic one may take the
+    other's value; :func:`equal_extents` asks the converse)."""
+    ca, cb = const_of(a), const_of(b)
+    return ca is not None and cb is not None and ca != cb
+
+
 def equal_extents(a, b) -> bool:
     """Two extents known equal: the same constant, or (neither constant) the same
     expression or the same affine form (``n * 18`` and ``n * 6 * 3``, as a flattening

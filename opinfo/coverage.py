@@ -918,15 +918,19 @@ def out_of_bounds_reads(func) -> bool:
     lets: list = []
     for store, where in _block_stores(func, as_run=False, lets=lets):
         for load in _unguarded_loads(store.value):
-            if len(load.indices) != len(load.buffer.shape):
-                continue
-            past = [i for i, axis in zip(load.indices, load.buffer.shape) if _past_axis(i, where, axis)]
+            past = _past_indices(load, where)
             if past and not (copy_order(store) is not None and load is store.value
                              and all(clippable(i, where) for i in past)):
                 return True
     # a tuple reduction's update (argmax) computes its values in ``let`` bindings
-    return any(_past_axis(i, where, axis) for value, where in lets for load in _unguarded_loads(value)
-               if len(load.indices) == len(load.buffer.shape) for i, axis in zip(load.indices, load.buffer.shape))
+    return any(_past_indices(load, where) for value, where in lets for load in _unguarded_loads(value))
+
+
+def _past_indices(load, ranges: dict) -> list:
+    """The indices of ``load`` that provably reach outside their axes (:func:`_past_axis`)."""
+    if len(load.indices) != len(load.buffer.shape):
+        return []
+    return [i for i, axis in zip(load.indices, load.buffer.shape) if _past_axis(i, ranges, axis)]
 
 
 def reads_past_copies(func) -> bool:

@@ -540,9 +540,8 @@ def _combined(store) -> "tuple | None":
     if not isinstance(value, (Add, Mul, Max, Min)):
         return None
     for own, other in ((value.a, value.b), (value.b, value.a)):
-        if isinstance(own, BufferLoad) and own.buffer is store.buffer and isinstance(other, BufferLoad) \
-                and other.buffer is not store.buffer \
-                and all(a is b or structural_equal(a, b) for a, b in zip(own.indices, store.indices)):
+        if isinstance(own, BufferLoad) and _stored_element(own, store) and isinstance(other, BufferLoad) \
+                and other.buffer is not store.buffer:
             return id(other.buffer), type(value)
     return None
 
@@ -789,9 +788,13 @@ def _pending(sites, params) -> bool:
 
 def _accumulates(store, loads) -> bool:
     """``store`` loads the very element it stores (``acc = acc + x``)."""
-    return any(load.buffer is store.buffer and len(load.indices) == len(store.indices)
-               and all(a is b or structural_equal(a, b) for a, b in zip(load.indices, store.indices))
-               for load, _ in loads)
+    return any(_stored_element(load, store) for load, _ in loads)
+
+
+def _stored_element(load, store) -> bool:
+    """``load`` reads the element ``store`` writes (the same buffer, the same indices)."""
+    return load.buffer is store.buffer and len(load.indices) == len(store.indices) \
+        and all(a is b or structural_equal(a, b) for a, b in zip(load.indices, store.indices))
 
 
 def _aliased(func) -> bool:

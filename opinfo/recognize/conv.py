@@ -14,7 +14,7 @@ from tir.expr import Add, BufferLoad, Cast, IntImm, Mul, Var
 from tir.functor import pre_order_visit, transform
 from tir.stmt import IterKind, IterVar
 
-from ..affine import affine, const_of, float_of
+from ..affine import affine, const_of, extents_differ, float_of
 from ..semantic import Reduce
 from .common import Match, Space, strip
 from .conv_views import conv_views
@@ -143,7 +143,7 @@ def _roles(c: _Conv) -> bool:
     bdim = dims[c.batch]
     o_pos = [k for k, i in enumerate(c.ov.indices) if i is bdim.out]
     if bdim.stride != 1 or bdim.offset != 0 or len(o_pos) != 1 \
-            or _differ(c.xv.shape[c.batch], c.ov.shape[o_pos[0]]):
+            or extents_differ(c.xv.shape[c.batch], c.ov.shape[o_pos[0]]):
         return False  # the batch is read whole, element for element
     cdim = dims[c.chan]
     w_idx = list(c.wv.indices)
@@ -152,11 +152,6 @@ def _roles(c: _Conv) -> bool:
     if len(w_idx) != len(c.sp) + 2:
         return False
     return all(any(i is dims[d].red for i in w_idx) for d in c.sp)
-
-
-def _differ(a, b) -> bool:
-    """Two extents known to differ (both constant); a symbolic one may take the other's value."""
-    return const_of(a) is not None and const_of(b) is not None and const_of(a) != const_of(b)
 
 
 def _layouts(c: _Conv) -> "tuple | None":

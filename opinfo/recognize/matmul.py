@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tir.expr import BufferLoad, Cast, Mul
 
-from ..affine import const_of, float_of
+from ..affine import const_of, extents_differ, float_of
 from ..semantic import Reduce
 from .common import Match, Space, strip
 
@@ -73,6 +73,6 @@ def _whole(load, space: Space, e: Reduce) -> bool:
     extents.update({id(iv.var): iv.dom.extent for iv in e.axes})
     for i, n in zip(load.indices, load.buffer.shape):
         x = extents.get(id(i))
-        if x is not None and const_of(x) is not None and const_of(n) is not None and const_of(x) != const_of(n):
+        if x is not None and extents_differ(x, n):
             return False
     return True

@@ -8,7 +8,7 @@ from ..builder import Builder, index, max_, sum_
 from ..dtype import dtype
 from ..expr import LE, Cast, Max, PrimExpr, Select, as_int
 from . import softmax as sm
-from .common import OpError, ShapeError, add, cast_to, mul, sub
+from .common import OpError, ShapeError, add, cast_to, differ, mul, sub
 from .nn_extra import _call, _f, _same_extent
 
 OPS: dict = {}
@@ -35,7 +35,7 @@ def _check_attention(op: str, q: Buffer, k: Buffer, v: Buffer, window_size):
         raise OpError(op, "query", "query, key and value must be 4-d (batch, seq, heads, dim)")
     for name, (a, bb) in (("key", (q.shape[3], k.shape[3])), ("key", (q.shape[2], k.shape[2])),
                           ("value", (k.shape[1], v.shape[1])), ("value", (q.shape[2], v.shape[2]))):
-        if as_int(a) is not None and as_int(bb) is not None and as_int(a) != as_int(bb):
+        if differ(a, bb):
             raise ShapeError(op, name, f"extents {a} and {bb} must agree")
 
 

@@ -20,9 +20,22 @@ class OpError(ValueError):
 
 class ShapeError(OpError):
     """Operands the op cannot take: static extents that differ where the op needs them equal
-    (a matmul's reduction extents, broadcast dimensions, a convolution's channels), or an index
-    tensor that is not integer (a gather's indices), whatever its other attributes. Raised only where the extents are known; an op not lowered for some
+    (a matmul's reduction extents, broadcast dimensions, a convolution's channels), or an
+    index tensor that is not integer (a gather's indices), whatever its other attributes.
+    Raised only where the extents are known (:func:`differ`); an op not lowered for some
     attributes, or extents that cannot be told equal, stay plain :class:`OpError`."""
+
+
+def differ(a, b) -> bool:
+    """Two extents known to differ: both constant and unequal (a symbolic one may take the
+    other's value)."""
+    ka, kb = as_int(a), as_int(b)
+    return ka is not None and kb is not None and ka != kb
+
+
+def dims(shape) -> list:
+    """A shape for a message: ints, and the names of symbolic extents."""
+    return [as_int(e) if as_int(e) is not None else str(e) for e in shape]
 
 
 def add(a, b) -> PrimExpr:

@@ -18,7 +18,7 @@ from ..builder import Builder, index, sum_
 from ..expr import (EQ, GT, LE, LT, And, Cast, Div, Max, Min, Or, Select, Var, as_int, cast, const,
                     if_then_else, logical_and, min_value)
 from ..stmt import BufferStore, LetStmt, seq
-from .common import OpError, add, ints, mul, pad, padding, static, sub, window
+from .common import OpError, add, differ, dims, ints, mul, pad, padding, static, sub, window
 from .gather import _extern, _flat_load, _loop, _prod, _unravel
 from .transform import _ax
 from .layouts import parse_layout
@@ -55,14 +55,9 @@ def _pool_window(op, output_grad: Buffer, data: Buffer, pool_size, strides, padd
         out_shape[a] = index(o)
     for d, (got, want) in enumerate(zip(output_grad.shape, out_shape)):
         g, w = static(got, op, "output_grad") if d in axes else got, want
-        if _known(g) is not None and _known(w) is not None and _known(g) != _known(w):
-            raise OpError(op, "output_grad", f"shape {_dims(output_grad.shape)} must be the pooled {_dims(out_shape)}")
+        if differ(g, w):
+            raise OpError(op, "output_grad", f"shape {dims(output_grad.shape)} must be the pooled {dims(out_shape)}")
     return dict(axes=axes, ks=ks, st=st, before=before, after=after, sizes=sizes, outs=outs, out_shape=out_shape)
-
-
-def _dims(shape) -> list:
-    """A shape for a message: ints, and the names of symbolic extents."""
-    return [_known(e) if _known(e) is not None else str(e) for e in shape]
 
 
 def _known(e) -> "int | None":
@@ -225,9 +220,8 @@ def take_backward(b: Builder, output_grad: Buffer, x: Buffer, indices: Buffer, *
             raise OpError(op, "axis", f"axis {axis!r} is out of range for a tensor of rank {x.ndim}")
         axis %= x.ndim
         want = [n if d == axis else e for d, e in enumerate(x.shape)]
-    if len(want) != output_grad.ndim or any(_known(g) is not None and _known(e) is not None and _known(g) != _known(e)
-                                            for g, e in zip(output_grad.shape, want)):
-        raise OpError(op, "output_grad", f"shape {_dims(output_grad.shape)} must be {_dims(want)}")
+    if len(want) != output_grad.ndim or any(differ(g, e) for g, e in zip(output_grad.shape, want)):
+        raise OpError(op, "output_grad", f"shape {dims(output_grad.shape)} must be {dims(want)}")
     out = b.alloc("out_buf", x.shape, x.dtype)
     zero = _loop("v", _prod(x.shape), lambda v: BufferStore(out, const(0.0, x.dtype), _unravel(v, out.shape)))
 
@@ -274,16 +268,14 @@ def _check_nll(op, output_grad, predictions, targets, weights, reduction) -> Non
     if predictions.ndim < 1 or targets.ndim != max(predictions.ndim - 1, 0):
         raise OpError(op, "targets", f"needs predictions of rank targets + 1, got {predictions.ndim}, {targets.ndim}")
     t_shape = list(predictions.shape[:1]) + list(predictions.shape[2:]) if predictions.ndim > 1 else []
-    if any(_known(a) is not None and _known(c) is not None and _known(a) != _known(c)
-           for a, c in zip(targets.shape, t_shape)):
-        raise OpError(op, "targets", f"shape {_dims(targets.shape)} must be {_dims(t_shape)}")
+    if any(differ(a, c) for a, c in zip(targets.shape, t_shape)):
+        raise OpError(op, "targets", f"shape {dims(targets.shape)} must be {dims(t_shape)}")
     g_shape = list(targets.shape) if reduction == "none" else []
-    if output_grad.ndim != len(g_shape) or any(_known(a) is not None and _known(c) is not None
-                                               and _known(a) != _known(c) for a, c in zip(output_grad.shape, g_shape)):
-        raise OpError(op, "output_grad", f"shape {_dims(output_grad.shape)} must be {_dims(g_shape)} for {reduction!r}")
+    if output_grad.ndim != len(g_shape) or any(differ(a, c) for a, c in zip(output_grad.shape, g_shape)):
+        raise OpError(op, "output_grad", f"shape {dims(output_grad.shape)} must be {dims(g_shape)} for {reduction!r}")
     classes = predictions.shape[1] if predictions.ndim > 1 else predictions.shape[0]
     if weights is not None and (weights.ndim != 1 or _known(weights.shape[0]) != _known(classes)):
-        raise OpError(op, "weights", f"must be a vector over the {_dims([classes])[0]} classes")
+        raise OpError(op, "weights", f"must be a vector over the {dims([classes])[0]} classes")
     for buf in (output_grad, weights):
         if buf is not None and buf.dtype != predictions.dtype:
             raise OpError(op, "output_grad", f"dtypes must be the predictions' {predictions.dtype}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..buffer import Buffer
 from ..builder import Builder, sum_
 from ..expr import IntImm, cast, const, ne, select
-from .common import OpError, ShapeError, as_int, index
+from .common import OpError, ShapeError, differ, dims, index
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -22,14 +22,9 @@ def _check_nll(predictions: Buffer, targets: Buffer, weights: Buffer, reduction:
     p = list(predictions.shape)
     want = [(p[0], targets.shape[0])] + list(zip(p[2:], targets.shape[1:])) if targets.ndim else []
     classes = p[1] if targets.ndim else p[0]
-    for a, c in want + [(classes, weights.shape[0])]:
-        if as_int(a) is not None and as_int(c) is not None and as_int(a) != as_int(c):
-            raise ShapeError("nn.nll_loss", "targets", f"predictions {_dims(p)}, targets {_dims(targets.shape)} and "
-                             f"weights {_dims(weights.shape)} do not fit")
-
-
-def _dims(shape) -> list:
-    return [as_int(e) if as_int(e) is not None else str(e) for e in shape]
+    if any(differ(a, c) for a, c in want + [(classes, weights.shape[0])]):
+        raise ShapeError("nn.nll_loss", "targets", f"predictions {dims(p)}, targets {dims(targets.shape)} and "
+                         f"weights {dims(weights.shape)} do not fit")
 
 
 def _sum_all(b: Builder, name: str, x: Buffer) -> Buffer:
@@ -68,8 +63,8 @@ def cross_entropy_with_logits(b: Builder, predictions: Buffer, labels: Buffer) -
     x, y = predictions, labels
     if x.ndim < 1 or x.ndim != y.ndim:
         raise OpError("nn.cross_entropy_with_logits", "labels", f"needs equal ranks >= 1, got {x.ndim}, {y.ndim}")
-    if any(as_int(a) is not None and as_int(c) is not None and as_int(a) != as_int(c) for a, c in zip(x.shape, y.shape)):
-        raise ShapeError("nn.cross_entropy_with_logits", "labels", f"shape {_dims(y.shape)} differs from {_dims(x.shape)}")
+    if any(differ(a, c) for a, c in zip(x.shape, y.shape)):
+        raise ShapeError("nn.cross_entropy_with_logits", "labels", f"shape {dims(y.shape)} differs from {dims(x.shape)}")
     names = [f"ax{d}" for d in range(x.ndim)]
     prod = b.compute("T_multiply", x.shape, lambda *i: x[i] * y[i], names=names)
     total = _sum_all(b, "T_multiply", prod)

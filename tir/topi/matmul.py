@@ -6,7 +6,7 @@ from ..buffer import Buffer
 from ..builder import Builder, sum_
 from ..expr import as_int
 from .broadcast import broadcast_shape
-from .common import OpError, ShapeError, cast_to, index, out_dtype
+from .common import OpError, ShapeError, cast_to, differ, index, out_dtype
 
 
 def matmul(b: Builder, x: Buffer, y: Buffer, out_dtype_=None) -> Buffer:
@@ -19,7 +19,7 @@ def matmul(b: Builder, x: Buffer, y: Buffer, out_dtype_=None) -> Buffer:
     ys = ys + [index(1)] if y_vec else ys
     kx, ky = as_int(xs[-1]), as_int(ys[-2])
     if not (xs[-1] is ys[-2] or (kx is not None and kx == ky)):
-        error = ShapeError if kx is not None and ky is not None else OpError
+        error = ShapeError if differ(xs[-1], ys[-2]) else OpError
         raise error("matmul", "x1", f"reduction extents differ: {xs[-1]} (x) vs {ys[-2]} (x1)")
     batch = broadcast_shape([xs[:-2], ys[:-2]], "matmul") if (len(xs) > 2 or len(ys) > 2) else []
     out_shape = batch + ([] if x_vec else [xs[-2]]) + ([] if y_vec else [ys[-1]])

@@ -10,7 +10,7 @@ from ..buffer import Buffer
 from ..builder import Builder, index
 from ..expr import LT, BufferLoad, Call, IntImm, PrimExpr, Select, StringImm, as_int, const
 from ..stmt import Block, BlockRealize, Evaluate
-from .common import TRUE, OpError, ShapeError, mul, normalize_axis
+from .common import TRUE, OpError, ShapeError, differ, mul, normalize_axis
 
 OPS: dict = {}
 """Op name -> lowering function (``fn(b, *inputs, **attrs)``), merged into ``ops.op_table``."""
@@ -35,8 +35,7 @@ def nn_prelu(b: Builder, data: Buffer, alpha: Buffer, *, axis=1) -> Buffer:
     ax = normalize_axis(axis, data.ndim, op)
     if alpha.ndim != 1:
         raise OpError(op, "alpha", f"must be 1-d, got rank {alpha.ndim}")
-    if as_int(alpha.shape[0]) is not None and as_int(data.shape[ax]) is not None \
-            and as_int(alpha.shape[0]) != as_int(data.shape[ax]):
+    if differ(alpha.shape[0], data.shape[ax]):
         raise ShapeError(op, "alpha", f"has {alpha.shape[0]} slopes for an axis of extent {data.shape[ax]}")
     zero = _f(0.0, data.dtype)
     return b.compute("compute", data.shape, lambda *i: Select(LT(zero, data[i]), data[i], data[i] * alpha[(i[ax],)]),

@@ -7,7 +7,7 @@ from ..builder import Builder
 from ..expr import EQ, LE, FloorDiv, FloorMod, IntImm, Max, Min, Select, as_int, cast, if_then_else
 from .. import dtype as dt
 from .broadcast import broadcast_index, broadcast_shape
-from .common import OpError, ShapeError, add, index, mul, normalize_axis, pad, static, sub
+from .common import OpError, ShapeError, add, differ, index, mul, normalize_axis, pad, static, sub
 
 
 def _ax(n):
@@ -114,9 +114,8 @@ def concat(b: Builder, *xs: Buffer, axis=0) -> Buffer:
         if t.ndim != xs[0].ndim or t.dtype != xs[0].dtype:
             raise OpError("concat", f"input {k}", f"rank/dtype {t.ndim}/{t.dtype} differs from input 0")
         for d in range(t.ndim):
-            mine, first = as_int(t.shape[d]), as_int(xs[0].shape[d])
-            if d != axis and mine != first:
-                error = ShapeError if mine is not None and first is not None else OpError
+            if d != axis and as_int(t.shape[d]) != as_int(xs[0].shape[d]):
+                error = ShapeError if differ(t.shape[d], xs[0].shape[d]) else OpError
                 raise error("concat", f"input {k}", f"extent {t.shape[d]} of dim {d} differs from {xs[0].shape[d]}")
     offsets, total = [], index(0)
     for t in xs:
@@ -144,9 +143,8 @@ def stack(b: Builder, *xs: Buffer, axis=0) -> Buffer:
     if not xs:
         raise OpError("stack", "inputs", "needs at least one tensor")
     for k, t in enumerate(xs[1:], 1):
-        mine, first = [as_int(e) for e in t.shape], [as_int(e) for e in xs[0].shape]
-        if mine != first or t.dtype != xs[0].dtype:
-            static = len(mine) != len(first) or any(a is not None and c is not None and a != c for a, c in zip(mine, first))
+        if [as_int(e) for e in t.shape] != [as_int(e) for e in xs[0].shape] or t.dtype != xs[0].dtype:
+            static = t.ndim != xs[0].ndim or any(differ(a, c) for a, c in zip(t.shape, xs[0].shape))
             raise (ShapeError if static else OpError)("stack", f"input {k}", "all inputs must have one shape and dtype")
     axis = normalize_axis(axis, xs[0].ndim + 1, "stack")
     shape = list(xs[0].shape)
