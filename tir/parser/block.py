@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import ast
 
+import attrs
+
 from .. import dtype as dt
+from ..access_region import infer_regions
 from ..buffer import Range
 from ..expr import IntImm, Var
 from ..stmt import Block, BlockRealize, IterKind, IterVar, MatchBufferRegion
@@ -49,6 +52,10 @@ def _realize(f: BlockFrame, inner) -> BlockRealize:
         f.name, f.iter_vars, f.reads or (), f.writes or (), inner, f.init, f.allocs,
         f.match_buffers, f.annotations,
     )
+    if f.reads is None or f.writes is None:  # left out: worked out from the body, as TVM does
+        reads, writes = infer_regions(blk)
+        blk = attrs.evolve(blk, reads=reads if f.reads is None else blk.reads,
+                           writes=writes if f.writes is None else blk.writes)
     return BlockRealize(f.bindings, f.predicate if f.predicate is not None else TRUE, blk)
 
 
