@@ -199,3 +199,64 @@ def test_tvm_printed_regions_are_what_inference_gives_on_the_sample():
                 differ += 1
                 assert kind == "reads" and any("[" in x.split("[", 1)[1] for x in a), (path.name, name, a, b)
     assert differ <= 2 and same > 800
+
+
+# ---------------------------------------------------------------------------- older spellings
+
+def test_subscript_buffer_annotations_of_older_tvm_read():
+    """TVM 0.9-0.11 printed parameters as ``T.Buffer[(128,), "float32"]``."""
+    func = tir.parse('''from tvm.script import tir as T
+
+@T.prim_func
+def vadd(A: T.Buffer[(128,), "float32"], B: T.Buffer[128, "float32"], C: T.Buffer[(128,), "float32"]):
+    for i in range(128):
+        with T.block("C"):
+            vi = T.axis.spatial(128, i)
+            C[vi] = A[vi] + B[vi]
+''')
+    assert [tuple(int(s.value) for s in b.shape) for b in func.buffers] == [(128,)] * 3
+    assert str(func.buffers[0].dtype) == "float32"
+    from opinfo import analyze
+
+    assert [op.name for op in analyze(func).ops] == ["add"]
+
+
+def test_an_anonymous_block_reads_and_prints():
+    """``with T.block():`` takes TVM's default, empty name; its regions are inferred."""
+    func = tir.parse('''from tvm.script import tir as T
+
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, [64], dtype="float32")
+    B = T.match_buffer(b, [64], dtype="float32")
+    for i in T.serial(0, 64):
+        with T.block():
+            B[i] = A[i] * T.float32(2)
+''')
+    blk = _blocks(func)[""]
+    assert blk.name == "" and [_text(r) for r in blk.reads] == ["A[i]"]
+    assert 'with T.block(""):' in to_script(func, "tir")
+    again = tir.parse(to_script(func, "tir"))
+    assert [_text(r) for r in _blocks(again)[""].writes] == ["B[i]"]
+
+
+def test_an_explicit_root_block_keeps_empty_regions():
+    """TVM infers nothing for the root block written out (it prints it as a comment)."""
+    func = tir.parse('''from tvm.script import tirx as T
+
+@T.prim_func(s_tir=True)
+def f(a: T.Buffer((4,), "float32"), c: T.Buffer((4,), "float32")):
+    with T.sblock("root"):
+        t = T.sblock_alloc_buffer((4,))
+        for i in range(4):
+            with T.sblock("t"):
+                vi = T.axis.spatial(4, i)
+                t[vi] = a[vi]
+        for i in range(4):
+            with T.sblock("c"):
+                vi = T.axis.spatial(4, i)
+                c[vi] = t[vi]
+''')
+    blocks = _blocks(func)
+    assert blocks["root"].reads == () and blocks["root"].writes == ()
+    assert [_text(r) for r in blocks["c"].reads] == ["t[vi]"]

@@ -32,10 +32,10 @@ def block(ctx, node: ast.With, call: ast.Call) -> BlockRealize:
     """Read ``with T.block("name"):`` and its body."""
     from .tir_stmt import body
 
-    (name_node,) = positional(call, 1)
-    name = expr(ctx, name_node)
+    args = positional(call, 0, 1)  # ``T.block()``: TVM's default name is empty
+    name = expr(ctx, args[0]) if args else ""
     if not isinstance(name, str):
-        raise error(name_node, "a block name must be a string")
+        raise error(args[0], "a block name must be a string")
     frame = BlockFrame(name)
     frame.node = node
     ctx.frames.append(frame)
@@ -44,15 +44,17 @@ def block(ctx, node: ast.With, call: ast.Call) -> BlockRealize:
             inner = body(ctx, node.body, node)
     finally:
         ctx.frames.pop()
-    return _realize(frame, inner)
+    # an explicit root block keeps empty regions, as in TVM
+    root = name == "root" and not frame.iter_vars and isinstance(ctx.frames[-1], FuncFrame)
+    return _realize(frame, inner, infer=not root)
 
 
-def _realize(f: BlockFrame, inner) -> BlockRealize:
+def _realize(f: BlockFrame, inner, infer: bool = True) -> BlockRealize:
     blk = Block(
         f.name, f.iter_vars, f.reads or (), f.writes or (), inner, f.init, f.allocs,
         f.match_buffers, f.annotations,
     )
-    if f.reads is None or f.writes is None:  # left out: worked out from the body, as TVM does
+    if infer and (f.reads is None or f.writes is None):  # left out: worked out from the body, as TVM does
         reads, writes = infer_regions(blk)
         blk = attrs.evolve(blk, reads=reads if f.reads is None else blk.reads,
                            writes=writes if f.writes is None else blk.writes)

@@ -32,13 +32,13 @@ def _extent(ctx, node) -> PrimExpr:
 
 def buffer_from_call(ctx, node, name: str, args: list, data=None) -> Buffer:
     """A Buffer from ``(shape, dtype="float32", strides=..., elem_offset=..., scope=...)``."""
-    what = describe(node.func)
+    what = describe(node.func if isinstance(node, ast.Call) else node.value)  # T.Buffer(...) or T.Buffer[...]
     if not args:
         raise error(node, f"{what} needs a shape")
     if len(args) > 2:
         raise error(args[2], f"{what}: too many positional arguments; expected (shape, dtype)")
     kw = {}
-    for k in node.keywords:
+    for k in getattr(node, "keywords", ()):
         if k.arg not in _KNOWN:
             raise error(k, f"{what}: unexpected keyword argument {k.arg!r} (allowed: {', '.join(_KNOWN)})")
         kw[k.arg] = k.value

@@ -78,8 +78,18 @@ def _predeclare(ctx, frame: FuncFrame, stmts: list) -> None:
 
 
 def _is_buffer(arg: ast.arg) -> bool:
-    ann = arg.annotation
-    return isinstance(ann, ast.Call) and dotted(ann.func) == "T.Buffer"
+    return _buffer_args(arg.annotation) is not None
+
+
+def _buffer_args(ann) -> "list | None":
+    """The arguments of a ``T.Buffer((128,), "float32")`` annotation, or of the subscript
+    form TVM 0.9-0.11 printed, ``T.Buffer[(128,), "float32"]``; None for other annotations."""
+    if isinstance(ann, ast.Call) and dotted(ann.func) == "T.Buffer":
+        return ann.args
+    if isinstance(ann, ast.Subscript) and dotted(ann.value) == "T.Buffer":
+        sl = ann.slice
+        return list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+    return None
 
 
 def _scalar_param(ctx, arg: ast.arg) -> Var:
@@ -96,7 +106,7 @@ def _param(ctx, frame: FuncFrame, arg: ast.arg, scalars: dict) -> None:
     if _is_buffer(arg):
         ann = arg.annotation
         var = Var(arg.arg, dt.handle)
-        buf = buffer_from_call(ctx, ann, arg.arg, ann.args)
+        buf = buffer_from_call(ctx, ann, arg.arg, _buffer_args(ann))
         frame.buffer_map[var] = buf
         ctx.define(arg.arg, buf)
     else:
