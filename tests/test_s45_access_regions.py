@@ -260,3 +260,21 @@ def f(a: T.Buffer((4,), "float32"), c: T.Buffer((4,), "float32")):
     blocks = _blocks(func)
     assert blocks["root"].reads == () and blocks["root"].writes == ()
     assert [_text(r) for r in blocks["c"].reads] == ["t[vi]"]
+
+
+def test_module_decorators_of_older_and_hand_written_scripts():
+    body = '''
+class MyModule:
+    @T.prim_func
+    def main(A: T.Buffer[128, "float32"], B: T.Buffer[128, "float32"]):
+        for i in T.serial(128):
+            with T.block("B"):
+                vi = T.axis.S(128, i)
+                B[vi] = T.exp(A[vi])
+'''
+    from opinfo import analyze_module
+
+    for deco in ("@tvm.script.ir_module", "@I.ir_module(check_well_formed=False)"):
+        mod = tir.parse("import tvm\nfrom tvm.script import ir as I\nfrom tvm.script import tir as T\n\n" + deco + body)
+        (info,) = analyze_module(mod).values()
+        assert [op.name for op in info.ops] == ["exp"]

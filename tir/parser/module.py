@@ -71,8 +71,13 @@ def _definition(ctx, node):
     raise error(node, f"unexpected {describe(node)!r} at the top level; expected @I.ir_module class or @T.prim_func")
 
 
+MODULE_DECORATORS = ("I.ir_module", "tvm.script.ir_module", "tvm.script.ir.ir_module", "ir_module")
+"""``@I.ir_module`` as TVM prints it, ``@tvm.script.ir_module`` as TVM 0.9-0.11 and hand-written
+scripts spell it (with or without arguments such as ``check_well_formed=False``)."""
+
+
 def _module(ctx, node: ast.ClassDef) -> IRModule:
-    if not any(dotted(d) == "I.ir_module" for d in node.decorator_list):
+    if not any(dotted(d.func if isinstance(d, ast.Call) else d) in MODULE_DECORATORS for d in node.decorator_list):
         raise error(node, f"class {node.name!r} needs the @I.ir_module decorator")
     ctx.module_name = node.name
     functions, attrs = {}, {}
