@@ -278,3 +278,19 @@ class MyModule:
         mod = tir.parse("import tvm\nfrom tvm.script import ir as I\nfrom tvm.script import tir as T\n\n" + deco + body)
         (info,) = analyze_module(mod).values()
         assert [op.name for op in info.ops] == ["exp"]
+
+
+def test_several_symbolic_sizes_declared_on_one_line():
+    """``m, n, k = T.int64(), T.int64(), T.int64()`` in a prim_func and ``n, m = ...`` in a
+    Relax function, as TVM's documentation writes them (fixture: a hand-written linear + relu
+    module without T.reads/T.writes)."""
+    from tests.fixture_util import FIXTURES
+
+    mod = tir.parse((FIXTURES / "s45_hand_written_linear_relu.py").read_text())
+    funcs = dict(mod.prim_funcs())
+    x, w, b, z = funcs["linear0"].buffers
+    assert [str(s) for s in w.shape] == ["n", "m"] and w.shape[1] is x.shape[1]
+    assert [_text(r) for r in _blocks(funcs["linear0"])["Z"].reads] == ["Y[vi, vj]", "B[vj]"]
+    from opinfo import analyze
+
+    assert [op.name for op in analyze(funcs["relu0"]).ops] == ["nn.relu"]

@@ -46,8 +46,29 @@ def _syntax(text: str) -> ast.Module:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SyntaxWarning)  # e.g. "1if": reported as errors later
-            return ast.parse(text)
+            return _SplitDeclarations().visit(ast.parse(text))
     except SyntaxError as err:
         raise ParseError(f"invalid Python syntax: {err.msg}", err.lineno or 1, err.offset or 1) from None
     except (ValueError, MemoryError, RecursionError) as err:
         raise ParseError(f"cannot read the text: {err}", 1, 1) from None
+
+
+class _SplitDeclarations(ast.NodeTransformer):
+    """``n, m = T.int64(), T.int64()`` (as hand-written TVMScript and TVM's docs declare
+    several symbolic sizes at once) read as one declaration per line."""
+
+    def visit_Assign(self, node: ast.Assign):
+        target = node.targets[0] if len(node.targets) == 1 else None
+        if (isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple)
+                and len(target.elts) == len(node.value.elts) > 1
+                and all(isinstance(t, ast.Name) for t in target.elts)
+                and all(_is_declaration(v) for v in node.value.elts)):
+            return [ast.copy_location(ast.Assign([t], v), node) for t, v in zip(target.elts, node.value.elts)]
+        return node
+
+
+def _is_declaration(node) -> bool:
+    from .context import dotted
+    from .tir_stmt import _SYMBOLIC
+
+    return isinstance(node, ast.Call) and not node.args and dotted(node.func) in _SYMBOLIC
