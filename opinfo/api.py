@@ -24,6 +24,7 @@ from .decompose import Decomposer
 from .info import FuncInfo, OpInfo
 from .kind import pattern_kind
 from .time_limit import TimeLimitExceeded, limited
+from .specialize import specialized_info
 from .normalize import as_lowered, cache_scope, forward_fills, merge_inits, normalize
 from .rfactor_guarded import merge_guarded_rfactor
 from .op_graph import folded_copies, folds_accounted, fusable, settle_copies, tags_agree
@@ -257,7 +258,12 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     name = name if name is not None else prim_func.name
     try:
         with limited(time_limit):  # no limit armed for None or 0
-            return _analyze(prim_func, name, context, conventions, kind)
+            info = _analyze(prim_func, name, context, conventions, kind)
+            if not info.ops and not info.undecided and info.refused is None:
+                # geometry over symbolic extents: read at concrete ones (:mod:`.specialize`)
+                info = specialized_info(info, prim_func,
+                                        lambda static: _analyze(static, name, context, conventions, kind))
+            return info
     except TimeLimitExceeded:
         return FuncInfo(name, kind, (), refused=REFUSALS["time_limit"].format(seconds=time_limit))
 

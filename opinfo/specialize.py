@@ -1,0 +1,230 @@
+"""Functions over symbolic extents read at concrete ones.
+
+The recognizers read a symbolic batch ``n`` symbolically, but some need integer geometry
+along an axis: a convolution's after-padding from an output length ``(n - 1) // 2 + 1``, a
+pool's windows over a height ``h``. Where the symbolic reading finds nothing, the function
+is read again with its symbolic extents bound to :data:`BINDINGS` consecutive values past
+every integer constant of its body (each symbol its own, so that two never coincide). Each
+binding is a static function that passes, or fails, every check :func:`opinfo.analyze`
+makes on its own. When half the bindings or more name the same windowed ops
+(:data:`WINDOWED`) with the same attributes, operands and warnings, none names anything
+else, leaves an attribute open or fails a check, and the answer lowered afresh computes what
+the function computes at every extent from 1 up to the bindings, it is the function's
+answer.
+
+Attributes that follow the extents (a reshape's target shape, a slice's end at ``n - 1``)
+differ between bindings, and so give no answer. Consecutive values meet every residue of a
+stride up to their count, which is where the readings of a pool or convolution that agree at
+one length part (``ceil_mode`` or more after-padding: output lengths equal at some lengths,
+not at all): a reading kept at every binding gives the function's output length at every
+residue, hence at every length.
+"""
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from tir.expr import Add, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Sub, Var
+from tir.function import PrimFunc
+from tir.functor import pre_order_visit, substitute, transform
+
+from .affine import const_of
+from .recognize.running import above_constants
+
+WINDOWED = ("nn.conv", "nn.max_pool", "nn.avg_pool", "nn.adaptive_avg_pool", "image.resize")
+"""Prefixes of the ops a specialized reading may name: those whose geometry (padding, windows,
+sizes) the recognizers need integer extents for. Other ops of the answer may only carry
+scalar attributes (an ``add`` or ``clip`` fused after a convolution): an answer of slices,
+reshapes or pads is the symbolic readers' (:mod:`.recognize.symbolic`), which see what a
+binding cannot -- clamps such as ``min(3, n)`` that bite only below every binding."""
+
+BINDINGS = 6
+"""How many consecutive values each symbolic extent takes."""
+
+FIRST = 17
+"""The first value of the first symbol (later symbols start :data:`SPREAD` further on):
+larger than the windows and tiles of usual kernels, small enough to run."""
+
+SPREAD = 7
+
+
+def symbolic_vars(func: PrimFunc) -> list:
+    """The variables in the extents of ``func``'s parameters, in order of appearance."""
+    found: list = []
+
+    def visit(n):
+        if isinstance(n, Var) and all(n is not v for v in found):
+            found.append(n)
+        return True
+
+    for buf in func.buffers:
+        for extent in buf.shape:
+            pre_order_visit(extent, visit)
+    return found
+
+
+LARGEST = 64
+"""No specialization when the body holds an integer constant this large or larger (the
+bindings must pass every constant, and would make the function too large to read)."""
+
+
+def bindings(variables: list, first: int = FIRST) -> list:
+    """:data:`BINDINGS` maps ``{var: IntImm}``, consecutive values per variable from ``first``."""
+    return [{v: IntImm(v.dtype, first + SPREAD * i + k) for i, v in enumerate(variables)}
+            for k in range(BINDINGS)]
+
+
+def bind(func: PrimFunc, binding: dict) -> PrimFunc:
+    """``func`` with the variables of ``binding`` replaced by its constants, and the
+    arithmetic on constants that leaves folded as TVM folds a static function's
+    (``T.Cast("float32", T.int64(17)) / T.float32(8.0)`` is ``T.float32(2.125)``)."""
+    return transform(substitute(func, binding), _folded)
+
+
+_INT = {Add: lambda a, b: a + b, Sub: lambda a, b: a - b, Mul: lambda a, b: a * b,
+        FloorDiv: lambda a, b: a // b if b else None, FloorMod: lambda a, b: a % b if b else None,
+        Min: min, Max: max}
+_FLOAT = {Add: np.add, Sub: np.subtract, Mul: np.multiply, Div: np.divide, Min: np.minimum, Max: np.maximum}
+
+
+def _folded(n):
+    """``n`` computed when its operands are constants (None: kept; also for types numpy
+    does not have, bfloat16)."""
+    try:
+        return _computed(n)
+    except TypeError:
+        return None
+
+
+def _computed(n):
+    if isinstance(n, Cast):
+        v = n.value
+        if isinstance(v, IntImm) and n.dtype.lanes == 1 and (n.dtype.is_integer or n.dtype.is_float):
+            return IntImm(n.dtype, v.value) if n.dtype.is_integer else FloatImm(n.dtype, _rounded(v.value, n.dtype))
+        if isinstance(v, FloatImm) and n.dtype.is_float and n.dtype.lanes == 1:
+            return FloatImm(n.dtype, _rounded(v.value, n.dtype))
+        return None
+    a, b = getattr(n, "a", None), getattr(n, "b", None)
+    if isinstance(a, IntImm) and isinstance(b, IntImm) and type(n) in _INT and not n.dtype.is_bool:
+        value = _INT[type(n)](a.value, b.value)
+        return None if value is None else IntImm(n.dtype, value)
+    if isinstance(a, FloatImm) and isinstance(b, FloatImm) and type(n) in _FLOAT:
+        kind = np.dtype(str(n.dtype))
+        with np.errstate(all="ignore"):
+            value = _FLOAT[type(n)](kind.type(a.value), kind.type(b.value))
+        return FloatImm(n.dtype, float(value)) if np.isfinite(value) else None
+    return None
+
+
+def _rounded(value, dtype) -> float:
+    return float(np.dtype(str(dtype)).type(value))
+
+
+def read_specialized(func: PrimFunc, analyze_one) -> "tuple | None":
+    """``(ops, warnings)`` that every binding of ``func``'s symbolic extents agrees on, or
+    None (no symbolic extents, a binding without ops, bindings that differ).
+    ``analyze_one(static_func)`` reads one binding (a :class:`.info.FuncInfo`)."""
+    variables = symbolic_vars(func)
+    if not _beyond_batch(func, variables) or any(p is v for p in func.params for v in variables) \
+            or _clamped(func):
+        return None  # a batch at most (read symbolically), a scalar parameter, or clamped
+    # past every constant of the body, so that no test (``v < 30``) or clamp holds at
+    # every binding and fails beyond them
+    first = max(FIRST, above_constants(func))
+    if first > LARGEST:
+        return None
+    agreed, named = None, 0
+    for k, binding in enumerate(bindings(variables, first)):
+        if 2 * (named + BINDINGS - k) < BINDINGS:
+            return None  # too few bindings left to name it at half of them
+        info = analyze_one(bind(func, binding))
+        if info.undecided or info.refused is not None:
+            return None  # attributes left open, or a check failed
+        if not info.ops:
+            continue  # nothing read at this binding (an adaptive pool whose windows divide
+            # evenly reads as a plain pool as well): no answer, and nothing against one
+        if not _geometric(info.ops):
+            return None
+        key = ([op.to_json() for op in info.ops], info.warnings)
+        if agreed is None:
+            agreed, reading = key, info
+        elif key != agreed:
+            return None
+        named += 1
+    if 2 * named < BINDINGS or not _holds_below(func, variables, first, reading.ops):
+        return None
+    return reading.ops, reading.warnings
+
+
+def _holds_below(func: PrimFunc, variables: list, first: int, ops) -> bool:
+    """Whether the answer, lowered afresh, computes what ``func`` computes at every extent
+    from 1 up to the bindings (each symbol alone and all together), where the function is
+    not empty: a form that changes below every constant (a resize's clamp that bites only
+    when it enlarges) shows there. An extent where the answer cannot be built or run is
+    left out; one where it computes something else refutes it."""
+    from .verify import CHEAP_STEPS, verify_fused, verify_op
+
+    for binding in _sweep(variables, first):
+        bound = bind(func, binding)
+        if any(const_of(e) is None or const_of(e) <= 0 for b in bound.buffers for e in b.shape):
+            continue  # no elements (or an extent the binding does not fix): nothing to compare
+        if len(ops) == 1:
+            refuted = verify_op(bound, ops[0], max_steps=CHEAP_STEPS) is False
+        else:
+            refuted = False in verify_fused(bound, ops, max_steps=CHEAP_STEPS)
+        if refuted:
+            return False
+    return True
+
+
+def _sweep(variables: list, first: int) -> list:
+    """Bindings from 1 to past the bindings read: every symbol at each value, and each one
+    at each value with the others at their first binding."""
+    out = []
+    for value in range(1, first + BINDINGS + 1):
+        out.append({v: IntImm(v.dtype, value) for v in variables})
+        if len(variables) > 1:
+            for v in variables:
+                out.append({w: IntImm(w.dtype, value if w is v else first + SPREAD * i)
+                            for i, w in enumerate(variables)})
+    return out
+
+
+def _beyond_batch(func: PrimFunc, variables: list) -> bool:
+    """Whether a symbolic extent sizes some parameter's axis other than its first: a
+    symbolic batch alone is what the symbolic readers handle (nothing to specialize)."""
+    ids = {id(v) for v in variables}
+    for buf in func.buffers:
+        for extent in buf.shape[1:]:
+            found = []
+            pre_order_visit(extent, lambda n: not found and (found.append(n) if id(n) in ids else True))
+            if found:
+                return True
+    return False
+
+
+def _clamped(func: PrimFunc) -> bool:
+    """Whether an extent of a parameter takes a minimum or maximum (``min(4, n) - min(3,
+    n)``): the function then changes form at some extent, maybe below every binding."""
+    found = []
+    for buf in func.buffers:
+        for extent in buf.shape:
+            pre_order_visit(extent, lambda n: not found and (found.append(n) if isinstance(n, (Min, Max)) else True))
+    return bool(found)
+
+
+def _geometric(ops) -> bool:
+    """Whether ``ops`` hold a windowed op and nothing with list attributes besides."""
+    windowed = [op.name.startswith(WINDOWED) for op in ops]
+    return any(windowed) and all(w or not any(isinstance(v, (tuple, list)) for v in dict(op.attrs).values())
+                                 for w, op in zip(windowed, ops))
+
+
+def specialized_info(info, func: PrimFunc, analyze_one):
+    """``info`` (the symbolic reading of ``func``, which found nothing) completed by
+    :func:`read_specialized` when the bindings agree; else ``info`` unchanged."""
+    found = read_specialized(func, analyze_one)
+    if found is None:
+        return info
+    ops, warnings = found
+    return attrs.evolve(info, ops=ops, warnings=warnings)

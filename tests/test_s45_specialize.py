@@ -1,0 +1,96 @@
+"""Windowed ops over symbolic spatial extents (:mod:`opinfo.specialize`).
+
+TVM 0.27 legalized these Relax calls with a symbolic length, height or width (fixtures
+``s45_sym_*``, printed by TVM). The recognizers need integer geometry there (a convolution's
+after-padding from ``(n - 1) // 2 + 1``); the function is read again at six consecutive
+bindings of its symbolic extents and named when every binding names the same op with the
+same attributes."""
+from __future__ import annotations
+
+import pytest
+
+import tir
+from opinfo import analyze_module
+from opinfo.specialize import BINDINGS, bind, bindings, read_specialized, symbolic_vars
+
+from tests.fixture_util import FIXTURES
+
+EXPECTED = {
+    "conv1d_len": ("nn.conv1d", {"strides": [2], "padding": [1, 1], "dilation": [1], "groups": 1,
+                                 "data_layout": "NCW", "kernel_layout": "OIW"}),
+    "conv2d_hw": ("nn.conv2d", {"strides": [2, 1], "padding": [1, 0, 2, 1], "dilation": [1, 2], "groups": 1,
+                                "data_layout": "NCHW", "kernel_layout": "OIHW"}),
+    "max_pool2d_hw": ("nn.max_pool2d", {"pool_size": [2, 2], "strides": [2, 2], "padding": [0, 0, 0, 0],
+                                        "ceil_mode": False, "layout": "NCHW"}),
+    "adaptive_hw": ("nn.adaptive_avg_pool2d", {"output_size": [4, 4], "layout": "NCHW"}),
+    "resize_hw": ("image.resize2d", {"size": [8, 8], "method": "linear",
+                                     "coordinate_transformation_mode": "half_pixel"}),
+    "conv1d_transpose_len": ("nn.conv1d_transpose", {"strides": [2], "padding": [1, 1], "output_padding": [0]}),
+}
+
+
+def _ops(name: str) -> list:
+    mod = tir.parse((FIXTURES / f"s45_sym_{name}.py").read_text())
+    infos = analyze_module(mod)
+    return [op for info in infos.values() for op in info.ops]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_windowed_ops_over_symbolic_extents_are_named(name):
+    (op,) = _ops(name)
+    want_name, want = EXPECTED[name]
+    assert op.name == want_name
+    got = op.to_json()["attrs"]
+    assert {k: got[k] for k in want} == want
+    assert op.operands[0].param == 0
+
+
+def test_ceil_mode_over_a_symbolic_length_stays_open():
+    """``max_pool1d(ceil_mode=True)`` lowers as ``ceil_mode=False`` with one more element of
+    after-padding at every length: the bindings each abstain, and so does the function."""
+    assert _ops("max_pool1d_ceil") == []
+
+
+def test_attributes_that_follow_the_extent_give_no_answer():
+    """The last three elements of ``x[n]``: a strided slice from ``n - 3`` -- a begin of
+    14, 15, 16, ... at the bindings, no one value (Relax would write ``begin=[-3]``)."""
+    func = tir.parse((FIXTURES / "s45_sym_tail3.py").read_text())
+    from opinfo import analyze
+
+    begins = {tuple(analyze(bind(func, b)).ops[0].attrs["begin"]) for b in bindings(symbolic_vars(func))}
+    assert len(begins) == BINDINGS
+    assert analyze(func).ops == ()
+
+
+def test_bindings_give_each_symbol_its_own_consecutive_values():
+    n, m = tir.SizeVar("n", tir.dtype.int64), tir.SizeVar("m", tir.dtype.int64)
+    seen = [(b[n].value, b[m].value) for b in bindings([n, m])]
+    assert [a for a, _ in seen] == list(range(seen[0][0], seen[0][0] + BINDINGS))
+    assert all(a != b for a, b in seen) and len({b for _, b in seen}) == BINDINGS
+
+
+def test_binding_folds_constant_arithmetic():
+    """What substitution leaves as arithmetic on constants is folded, as TVM folds a static
+    function's (the resize's scale ``17 / 8.0`` becomes one float)."""
+    from tir.expr import Cast, Div, FloatImm, IntImm
+    from tir.functor import children, pre_order_visit
+
+    (_, f), = tir.parse((FIXTURES / "s45_sym_resize_hw.py").read_text()).prim_funcs()
+    bound = bind(f, bindings(symbolic_vars(f))[0])
+    unfolded, scales = [], []
+
+    def visit(n):
+        if isinstance(n, (Div, Cast)) and all(isinstance(c, (IntImm, FloatImm)) for c in children(n)):
+            unfolded.append(n)
+        if isinstance(n, FloatImm) and n.value == 17 / 8:
+            scales.append(n)
+        return True
+
+    pre_order_visit(bound.body, visit)
+    assert not unfolded and scales
+
+
+def test_no_symbols_no_specialization():
+    (_, f), = tir.parse((FIXTURES / "s45_sym_conv1d_len.py").read_text()).prim_funcs()
+    static = bind(f, bindings(symbolic_vars(f))[0])
+    assert symbolic_vars(static) == [] and read_specialized(static, lambda g: None) is None
