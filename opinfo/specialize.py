@@ -8,7 +8,8 @@ every integer constant of its body (each symbol its own, so that two never coinc
 binding is a static function that passes, or fails, every check :func:`opinfo.analyze`
 makes on its own. When half the bindings or more name the same windowed ops
 (:data:`WINDOWED`) with the same attributes, operands and warnings, none names anything
-else, leaves an attribute open or fails a check, and the answer lowered afresh computes what
+else or fails a check (a binding may leave attributes open: a pool's ``ceil_mode`` changes
+no output length at some lengths), and the answer lowered afresh computes what
 the function computes at every extent from 1 up to the bindings, it is the function's
 answer.
 
@@ -138,11 +139,13 @@ def read_specialized(func: PrimFunc, analyze_one) -> "tuple | None":
         if 2 * (named + BINDINGS - k) < BINDINGS:
             return None  # too few bindings left to name it at half of them
         info = analyze_one(bind(func, binding))
-        if info.undecided or info.refused is not None:
-            return None  # attributes left open, or a check failed
+        if info.refused is not None:
+            return None  # a check failed
         if not info.ops:
-            continue  # nothing read at this binding (an adaptive pool whose windows divide
-            # evenly reads as a plain pool as well): no answer, and nothing against one
+            # nothing read at this binding, or attributes left open there (an adaptive pool
+            # whose windows divide evenly reads as a plain pool as well; a pool's ceil_mode
+            # that changes no output length at this one): no answer, nothing against one
+            continue
         if not _geometric(info.ops):
             return None
         key = ([op.to_json() for op in info.ops], info.warnings)

@@ -1,6 +1,7 @@
 """Windowed ops over symbolic spatial extents: a corpus like gen_ops.py's, whose first input
 has every spatial axis (D, H, W of its layout) symbolic -- variable-size images, audio or
-video -- instead of a symbolic batch. Development only (TVM is no dependency of opinfo).
+video -- instead of a symbolic batch; every other case split and reordered as gen_ops.py's
+``scheduled`` variant. Development only (TVM is no dependency of opinfo).
 
     ../../../tvmenv/bin/python gen_symspatial.py OUT SEED CASES_PER_OP [OPS...]
 """
@@ -12,7 +13,7 @@ import sys
 import tvm
 from tvm import relax, tirx
 
-from gen_ops import ARG_NAMES, SPECS, attrs_of, jsonable, kinds_of, tensor_type, to_old_dialect
+from gen_ops import ARG_NAMES, SPECS, attrs_of, jsonable, kinds_of, schedule, tensor_type, to_old_dialect
 
 WINDOWED = [n for n in SPECS if n.startswith(("nn.conv", "nn.max_pool", "nn.avg_pool", "nn.adaptive_avg_pool",
                                                "image.resize"))]
@@ -64,6 +65,9 @@ def main(out_dir, seed, per_op, only=None):
                 if len(kinds) != 1:
                     print("SKIP", cid, f"{len(kinds)} PrimFuncs", file=sys.stderr)
                     continue
+                variant = "plain"
+                if j % 2 == 1 and schedule(lmod, rng):  # split + reorder, pads inlined, as gen_ops
+                    variant, kinds = "scheduled", kinds_of(lmod)
                 text = lmod.script()
             except Exception as e:
                 print("SKIP", cid, type(e).__name__, str(e).splitlines()[0][:150] if str(e) else "", file=sys.stderr)
@@ -75,7 +79,7 @@ def main(out_dir, seed, per_op, only=None):
                 fh.write(text)
             cases.append({"id": cid, "op": name, "attrs": attrs,
                           "inputs": [{"shape": [str(x) for x in s], "dtype": d} for s, d in inputs],
-                          "tvm_kind": kinds, "n_primfuncs": 1, "variant": "plain", "dynamic": True,
+                          "tvm_kind": kinds, "n_primfuncs": 1, "variant": variant, "dynamic": True,
                           "dialect": dialect, "numeric": False})
     with open(os.path.join(out_dir, "index.json"), "w") as fh:
         json.dump({"generator": f"apache-tvm {tvm.__version__} (symbolic spatial)", "seed": seed, "cases": cases},
