@@ -24,7 +24,7 @@ from .decompose import Decomposer
 from .info import FuncInfo, OpInfo
 from .kind import pattern_kind
 from .time_limit import TimeLimitExceeded, limited
-from .specialize import specialized_info
+from .specialize import holds_at_every_extent, specialized_info
 from .normalize import as_lowered, cache_scope, forward_fills, merge_inits, normalize
 from .rfactor_guarded import merge_guarded_rfactor
 from .op_graph import folded_copies, folds_accounted, fusable, settle_copies, tags_agree
@@ -340,6 +340,9 @@ def _analyze(prim_func: PrimFunc, name: str, context: "FuncContext | None", conv
         refused = REFUSALS["refuted_shape"]
     elif len(reading) > 1 and _fused_refuted(prim_func, reading):
         ops = undecided = ()  # a fused answer run op by op: one computes something else
+        refused = REFUSALS["refuted"]
+    if ops and not holds_at_every_extent(prim_func, ops):
+        ops = undecided = ()  # over symbolic lengths: lowered afresh at some length, it computes something else
         refused = REFUSALS["refuted"]
     stale = stale_reads(prim_func) if ops or undecided else ()
     warnings = tuple(WARNINGS["stale"].format(buffer=buf, loops=", ".join(loops)) for buf, loops in stale)

@@ -159,6 +159,17 @@ def read_specialized(func: PrimFunc, analyze_one) -> "tuple | None":
     return reading.ops, reading.warnings
 
 
+def holds_at_every_extent(func: PrimFunc, ops) -> bool:
+    """For an answer read over symbolic extents beyond a batch and holding a windowed op (a
+    convolution whose after-padding came from its symbolic output length): whether the
+    answer, lowered afresh, computes what ``func`` computes at every extent from 1 up past
+    the body's constants (:func:`_holds_below`). True for any other answer."""
+    variables = symbolic_vars(func)
+    if not ops or not any(op.name.startswith(WINDOWED) for op in ops) or not _beyond_batch(func, variables):
+        return True
+    return _holds_below(func, variables, min(max(FIRST, above_constants(func)), LARGEST), ops)
+
+
 def _holds_below(func: PrimFunc, variables: list, first: int, ops) -> bool:
     """Whether the answer, lowered afresh, computes what ``func`` computes at every extent
     from 1 up to the bindings (each symbol alone and all together), where the function is

@@ -94,3 +94,32 @@ def test_no_symbols_no_specialization():
     (_, f), = tir.parse((FIXTURES / "s45_sym_conv1d_len.py").read_text()).prim_funcs()
     static = bind(f, bindings(symbolic_vars(f))[0])
     assert symbolic_vars(static) == [] and read_specialized(static, lambda g: None) is None
+
+
+# ---------------------------------------------------------------- a scheduled strided convolution
+SCHEDULED = "s45_sym_conv1d_scheduled"  # conv1d(strides=2, padding=[1, 1], dilation=2), pad inlined
+GUARD = "v_yy * T.int64(2) + v_ry * T.int64(2) <= w, x["
+
+
+def test_after_padding_from_a_symbolic_output_length():
+    """At w = 17 the output length 7 fits an after-padding of 1 or 2, at w = 18 (8 outputs)
+    0 or 1: the lengths together leave 1."""
+    from opinfo.recognize.window import symbolic_after
+
+    (_, f), = tir.parse((FIXTURES / f"{SCHEDULED}.py").read_text()).prim_funcs()
+    x, _, out = f.buffers
+    assert symbolic_after(x.shape[2], out.shape[2], 1, 2, 2, 3) == 1
+
+
+def test_a_scheduled_strided_convolution_over_a_symbolic_length_is_named():
+    (op,) = _ops("conv1d_scheduled")
+    got = op.to_json()["attrs"]
+    assert (op.name, got["strides"], got["padding"], got["dilation"]) == ("nn.conv1d", [2], [1, 1], [2])
+
+
+def test_a_guard_that_drops_the_last_column_is_refused():
+    """The same function reading only ``x[..., :w - 1]``: a convolution of other data."""
+    text = (FIXTURES / f"{SCHEDULED}.py").read_text()
+    assert text.count(GUARD) == 1
+    mod = tir.parse(text.replace(GUARD, GUARD.replace("<= w", "< w")))
+    assert [op for info in analyze_module(mod).values() for op in info.ops] == []

@@ -11,7 +11,7 @@ import attrs
 
 from tir.buffer import Range
 from tir.expr import Add, BufferLoad, Cast, IntImm, Mul, Var
-from tir.functor import pre_order_visit, transform
+from tir.functor import pre_order_visit, substitute, transform
 from tir.stmt import IterKind, IterVar
 
 from ..affine import affine, const_of, extents_differ, float_of
@@ -19,7 +19,7 @@ from ..semantic import Reduce
 from .common import Match, Space, strip
 from .conv_views import conv_views
 from .guard import guard_sides
-from .window import dim_of, pad_after, padded_extent, unpad
+from .window import GUARD_SAMPLES, dim_of, pad_after, padded_extent, symbolic_after, symbolic_in, unpad
 
 SPATIAL = "DHW"
 
@@ -217,12 +217,15 @@ def _geometry(c: _Conv, padded, sides) -> "tuple | None":
         in_ext = const_of(c.xv.shape[d])
         o_pos = next(k for k, i in enumerate(c.ov.indices) if i is dm.out)
         out_ext, kk = const_of(c.ov.shape[o_pos]), c.rext[id(dm.red)]
-        if dm.stride <= 0 or dm.dilation <= 0 or dm.offset > 0 or None in (in_ext, out_ext, kk):
+        if dm.stride <= 0 or dm.dilation <= 0 or dm.offset > 0 or kk is None:
             return None
         if padded.pad_value is None and dm.offset != 0:
             return None
         pa = 0
-        if padded.pad_value is not None:
+        if None in (in_ext, out_ext):  # a symbolic length: the after-padding its output length gives
+            pa = symbolic_after(c.xv.shape[d], c.ov.shape[o_pos], -dm.offset, dm.stride, dm.dilation, kk,
+                                _after_guarded(c, sides, d, -dm.offset) if padded.pad_value is not None else False)
+        elif padded.pad_value is not None:
             pa = pad_after(in_ext, out_ext, -dm.offset, dm.stride, dm.dilation, kk,
                            padded_extent(padded, dm.out, dm.red), _after_guarded(c, sides, d, -dm.offset))
         if pa is None or pa < 0:
@@ -255,4 +258,16 @@ def _conv(e, space, padded, w, views):
 def _guard_sides(e, space, padded) -> "tuple | None":
     dom = dict(space.dom)
     dom.update({iv.var: iv.dom.extent for iv in e.axes})
-    return guard_sides(padded.conds, padded.load.indices, padded.load.buffer.shape, dom)
+    shape = padded.load.buffer.shape
+    sides = guard_sides(padded.conds, padded.load.indices, shape, dom)
+    symbols = symbolic_in(shape)
+    if sides is not None or not symbols:
+        return sides
+    # a symbolic length: the sides the guard tests at lengths past the window, the same at each
+    found = set()
+    for n in GUARD_SAMPLES:
+        b = {v: IntImm(v.dtype, n) for v in symbols}
+        found.add(guard_sides(tuple(substitute(c, b) for c in padded.conds), padded.load.indices,
+                              tuple(substitute(x, b) for x in shape),
+                              {k: substitute(v, b) for k, v in dom.items()}))
+    return found.pop() if len(found) == 1 else None

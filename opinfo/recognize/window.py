@@ -93,6 +93,53 @@ def dim_of(index, out_ids: set, red_ids: set) -> "Dim | None":
     return Dim(out, stride, red, dil, f.get(ONE, 0), group)
 
 
+GUARD_SAMPLES = range(17, 23)
+"""Lengths past the windows of usual kernels at which a pad guard over a symbolic length is
+read (:func:`conv._guard_sides`): the sides it tests must be the same at each."""
+
+SYMBOLIC_SAMPLES = range(1, 41)
+"""The lengths a symbolic extent takes in :func:`symbolic_after`: every residue of every
+stride a window recognizer meets, from lengths below the window up."""
+
+
+def symbolic_in(exprs) -> list:
+    """The distinct variables of ``exprs`` (extents: the symbolic sizes), in order."""
+    from tir.expr import Var
+    from tir.functor import pre_order_visit
+
+    found = []
+    for e in exprs:
+        pre_order_visit(e, lambda n: (found.append(n) if isinstance(n, Var) and all(n is not v for v in found)
+                                      else None) or True)
+    return found
+
+
+def symbolic_after(in_ext, out_ext, before, stride, dil, k, guarded=None) -> "int | None":
+    """The after-padding of a window over a symbolic input length ``in_ext`` (an expression)
+    producing ``out_ext``: the one value whose output length equals ``out_ext`` at every
+    sampled length where that is positive (at one length two paddings may fit -- at w = 17
+    a stride-2 window of 5 after one before gives 7 outputs after 1 or 2, at w = 18 after 0
+    or 1 -- the lengths together leave one). ``guarded``: as for :func:`pad_after`."""
+    from tir.expr import IntImm
+    from tir.functor import substitute
+
+    found = symbolic_in((in_ext, out_ext))
+    if not found:
+        return None
+    fits, seen = set(range(0, stride + k * dil + 1)), 0
+    for n in SYMBOLIC_SAMPLES:
+        binding = {v: IntImm(v.dtype, n) for v in found}
+        i, o = const_of(substitute(in_ext, binding)), const_of(substitute(out_ext, binding))
+        if i is None or o is None:
+            return None
+        if o < 1:
+            continue
+        seen += 1
+        fits = {pa for pa in fits if (i + before + pa - dil * (k - 1) - 1) // stride + 1 == o}
+    fits = {pa for pa in fits if guarded is None or (pa > 0) == guarded}
+    return fits.pop() if seen >= 2 * stride and len(fits) == 1 else None
+
+
 def pad_after(in_ext, out_ext, before, stride, dil, k, padded_ext, guarded=None) -> "int | None":
     """The after-padding: from the padded buffer when known, else only when unique among
     those giving ``out_ext`` (``guarded``: whether the pad guard shows after-padding)."""
