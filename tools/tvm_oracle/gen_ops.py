@@ -1360,6 +1360,20 @@ def to_old_dialect(text):
             .replace("T.sblock(", "T.block(").replace(", s_tir=True", "").replace("tirx.noalias", "tir.noalias"))
 
 
+def write_case(out_dir, rng, cid, text, plain_text=None) -> str:
+    """Write ``CID.py`` (40% of the cases rewritten to the old dialect, as the sample) and,
+    when given, the unscheduled function as ``CID.plain``; the dialect written."""
+    dialect = "tirx"
+    if rng.random() < 0.4:
+        text, dialect = to_old_dialect(text), "tir"
+    with open(os.path.join(out_dir, cid + ".py"), "w") as fh:
+        fh.write(text)
+    if plain_text is not None:
+        with open(os.path.join(out_dir, cid + ".plain"), "w") as fh:
+            fh.write(plain_text)
+    return dialect
+
+
 def main(out_dir, seed, per_op, only=None):
     os.makedirs(out_dir, exist_ok=True)
     rng = random.Random(seed)
@@ -1398,14 +1412,7 @@ def main(out_dir, seed, per_op, only=None):
             except Exception as e:
                 print("SKIP", cid, type(e).__name__, str(e).splitlines()[0][:150] if str(e) else "", file=sys.stderr)
                 continue
-            dialect = "tirx"
-            if rng.random() < 0.4:
-                text, dialect = to_old_dialect(text), "tir"
-            with open(os.path.join(out_dir, cid + ".py"), "w") as fh:
-                fh.write(text)
-            if plain_text is not None and variant == "scheduled":
-                with open(os.path.join(out_dir, cid + ".plain"), "w") as fh:
-                    fh.write(plain_text)
+            dialect = write_case(out_dir, rng, cid, text, plain_text if variant == "scheduled" else None)
             cases.append({"id": cid, "op": name, "attrs": attrs,
                           "inputs": [{"shape": [str(x) for x in s], "dtype": d} for s, d in inputs],
                           "tvm_kind": kinds, "n_primfuncs": len(kinds), "variant": variant, "dynamic": dynamic,

@@ -13,7 +13,7 @@ import sys
 import tvm
 from tvm import relax, tirx
 
-from gen_ops import ARG_NAMES, SPECS, attrs_of, jsonable, kinds_of, schedule, tensor_type, to_old_dialect
+from gen_ops import ARG_NAMES, SPECS, attrs_of, jsonable, kinds_of, schedule, tensor_type, write_case
 
 WINDOWED = [n for n in SPECS if n.startswith(("nn.conv", "nn.max_pool", "nn.avg_pool", "nn.adaptive_avg_pool",
                                                "image.resize"))]
@@ -72,11 +72,7 @@ def main(out_dir, seed, per_op, only=None):
             except Exception as e:
                 print("SKIP", cid, type(e).__name__, str(e).splitlines()[0][:150] if str(e) else "", file=sys.stderr)
                 continue
-            dialect = "tirx"
-            if rng.random() < 0.4:
-                text, dialect = to_old_dialect(text), "tir"
-            with open(os.path.join(out_dir, cid + ".py"), "w") as fh:
-                fh.write(text)
+            dialect = write_case(out_dir, rng, cid, text)
             cases.append({"id": cid, "op": name, "attrs": attrs,
                           "inputs": [{"shape": [str(x) for x in s], "dtype": d} for s, d in inputs],
                           "tvm_kind": kinds, "n_primfuncs": 1, "variant": variant, "dynamic": True,
