@@ -25,16 +25,18 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from tir.expr import Add, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Sub, Var
+from tir.expr import Add, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Sub
 from tir.function import PrimFunc
 from tir.functor import pre_order_visit, substitute, transform
 
 from .affine import const_of
 from .recognize.running import above_constants
+from .recognize.window import symbolic_in
 
 WINDOWED = ("nn.conv", "nn.max_pool", "nn.avg_pool", "nn.adaptive_avg_pool", "image.resize")
-"""Prefixes of the ops a specialized reading may name: those whose geometry (padding, windows,
-sizes) the recognizers need integer extents for. Other ops of the answer may only carry
+"""Prefixes of the ops a specialized reading may name, and whose answers over symbolic
+extents are checked at every extent (:func:`holds_at_every_extent`): those whose geometry
+(padding, windows, sizes) the recognizers need integer extents for. Other ops of the answer may only carry
 scalar attributes (an ``add`` or ``clip`` fused after a convolution): an answer of slices,
 reshapes or pads is the symbolic readers' (:mod:`.recognize.symbolic`), which see what a
 binding cannot -- clamps such as ``min(3, n)`` that bite only below every binding."""
@@ -51,21 +53,11 @@ SPREAD = 7
 
 def symbolic_vars(func: PrimFunc) -> list:
     """The variables in the extents of ``func``'s parameters, in order of appearance."""
-    found: list = []
-
-    def visit(n):
-        if isinstance(n, Var) and all(n is not v for v in found):
-            found.append(n)
-        return True
-
-    for buf in func.buffers:
-        for extent in buf.shape:
-            pre_order_visit(extent, visit)
-    return found
+    return symbolic_in([e for buf in func.buffers for e in buf.shape])
 
 
 LARGEST = 64
-"""No specialization when the body holds an integer constant this large or larger (the
+"""No specialization when the body holds an integer constant of :data:`LARGEST` or more (the
 bindings must pass every constant, and would make the function too large to read)."""
 
 
