@@ -123,3 +123,19 @@ def test_a_guard_that_drops_the_last_column_is_refused():
     assert text.count(GUARD) == 1
     mod = tir.parse(text.replace(GUARD, GUARD.replace("<= w", "< w")))
     assert [op for info in analyze_module(mod).values() for op in info.ops] == []
+
+
+def test_a_scheduled_max_pool_over_symbolic_extents_reads_as_the_static_one():
+    """TVM's max_pool2d(pool 3x3, strides [1, 2], padding 1, NHWC) over a symbolic height and
+    width, pad inlined: the readings that hold at every length are those of a static pool --
+    ceil_mode=False with this padding, or ceil_mode=True with less after-padding, the same
+    loops at every length. So it abstains, showing the convention's reading."""
+    from opinfo import analyze
+
+    (_, f), = tir.parse((FIXTURES / "s45_sym_max_pool2d_scheduled.py").read_text()).prim_funcs()
+    info = analyze(f)
+    assert info.ops == ()
+    (op,) = info.undecided
+    got = op.to_json()["attrs"]
+    assert (got["pool_size"], got["strides"], got["padding"], got["ceil_mode"]) == ([3, 3], [1, 2], [1, 1, 1, 1], False)
+    assert set(op.assumed) == {"ceil_mode", "padding"}

@@ -11,7 +11,7 @@ import attrs
 
 from tir.buffer import Range
 from tir.expr import Add, BufferLoad, Cast, IntImm, Mul, Var
-from tir.functor import pre_order_visit, substitute, transform
+from tir.functor import pre_order_visit, transform
 from tir.stmt import IterKind, IterVar
 
 from ..affine import affine, const_of, extents_differ, float_of
@@ -19,7 +19,7 @@ from ..semantic import Reduce
 from .common import Match, Space, strip
 from .conv_views import conv_views
 from .guard import guard_sides
-from .window import GUARD_SAMPLES, dim_of, pad_after, padded_extent, symbolic_after, symbolic_in, unpad
+from .window import dim_of, pad_after, padded_extent, sampled_guard_sides, symbolic_after, unpad
 
 SPATIAL = "DHW"
 
@@ -260,14 +260,5 @@ def _guard_sides(e, space, padded) -> "tuple | None":
     dom.update({iv.var: iv.dom.extent for iv in e.axes})
     shape = padded.load.buffer.shape
     sides = guard_sides(padded.conds, padded.load.indices, shape, dom)
-    symbols = symbolic_in(shape)
-    if sides is not None or not symbols:
-        return sides
     # a symbolic length: the sides the guard tests at lengths past the window, the same at each
-    found = set()
-    for n in GUARD_SAMPLES:
-        b = {v: IntImm(v.dtype, n) for v in symbols}
-        found.add(guard_sides(tuple(substitute(c, b) for c in padded.conds), padded.load.indices,
-                              tuple(substitute(x, b) for x in shape),
-                              {k: substitute(v, b) for k, v in dom.items()}))
-    return found.pop() if len(found) == 1 else None
+    return sides if sides is not None else sampled_guard_sides(padded.conds, padded.load.indices, shape, dom)

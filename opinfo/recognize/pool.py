@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tir.expr import Div, min_value
+from tir.expr import Div, IntImm, min_value
+from tir.functor import substitute
 
 from ..affine import const_of, float_of
 from ..probe import NotEvaluable, evaluate
@@ -43,6 +44,7 @@ from .common import Match, Space, strip
 from .pool_divisor import settle
 from .pool_readings import Axis, choose, readings
 from .pool_window import Window, layout_of, padded_extent_of, window
+from .window import SYMBOLIC_SAMPLES, symbolic_in
 
 MAX_TAGS = frozenset({"pool_max"})
 AVG_TAGS = frozenset({"pool_sum", "pool_avg"})
@@ -59,17 +61,24 @@ def _trusted(w: "Window | None", ctx, kind: frozenset, strides: bool = True) -> 
     return not w.folded or bool(kind & _tags(ctx))
 
 
-def _axes(w: Window, space: Space) -> "list | None":
+def _axes(w: Window, space: Space, binding: "dict | None" = None) -> "list | None":
+    """The pooled dimensions as :class:`Axis`; ``binding``: values for the symbolic extents
+    (a symbolic pool is read at several, :func:`_symbolic_readings`)."""
     p, out = w.padded, []
     style_both = w.sides is not None and any(
         w.sides[d].lower and dm.offset == 0 for d, dm in zip(w.spatial, w.dims))
     for d, dm in zip(w.spatial, w.dims):
-        size, o, k = const_of(p.load.buffer.shape[d]), const_of(space.extents[d]), w.rext[id(dm.red)]
+        size, o = p.load.buffer.shape[d], space.extents[d]
+        if binding:
+            size, o = substitute(size, binding), substitute(o, binding)
+        size, o, k = const_of(size), const_of(o), w.rext[id(dm.red)]
         if None in (size, o, k) or dm.stride <= 0 or dm.dilation <= 0 or dm.offset > 0:
             return None
         before = -dm.offset
         padded = guarded = None
-        extent = padded_extent_of(w, dm)
+        extent = padded_extent_of(w, dm) if not binding else None
+        if binding and p.padded_shape is not None and p.pad_value is not None:
+            return None  # a pad buffer of symbolic extents: not read here
         if extent is not None:
             padded = extent - size - before
         elif p.padded_shape is not None and p.pad_value is not None:
@@ -80,6 +89,30 @@ def _axes(w: Window, space: Space) -> "list | None":
             guarded = w.sides[d].upper
         out.append(Axis(size, o, k, dm.stride, dm.dilation, before, padded, guarded))
     return out
+
+
+def _symbolic_readings(w: Window, space: Space) -> tuple:
+    """``(axes, readings)`` of a pool over symbolic extents: the readings that explain it at
+    every length of :data:`.window.SYMBOLIC_SAMPLES` where it has outputs (at one length
+    ceil_mode or a larger after-padding may explain it as well; at another not), and the
+    axes at the first such length (their window, stride, dilation and before-padding are
+    the same at all); ``(None, None)`` when that leaves nothing."""
+    symbols = symbolic_in(list(w.padded.load.buffer.shape) + list(space.extents))
+    first, common, seen = None, None, 0
+    for n in SYMBOLIC_SAMPLES if symbols else ():
+        binding = {v: IntImm(v.dtype, n) for v in symbols}
+        if any((const_of(substitute(e, binding)) or 0) < 1 for e in space.extents):
+            continue  # no outputs at this length
+        axes = _axes(w, space, binding)
+        if axes is None:
+            return None, None
+        got = readings(axes)
+        first = first or (axes, got)
+        common = set(got) if common is None else common & set(got)
+        seen += 1
+    if first is None or seen < 2 * max(a.stride for a in first[0]):
+        return None, None
+    return first[0], [r for r in first[1] if r in common]
 
 
 def _attrs(axes, reading, layout, include=False) -> dict:
@@ -103,9 +136,12 @@ def match_max_pool(expr, space: Space, ctx) -> "Match | None":
     if not _trusted(w, ctx, MAX_TAGS):
         return None
     layout, axes = layout_of(w.spatial, space, not scheduled(ctx.sem.func)), _axes(w, space)
+    cands = readings(axes) if axes is not None else None
+    if axes is None:  # over a symbolic extent: the readings that hold at every length
+        axes, cands = _symbolic_readings(w, space)
     if layout is None or axes is None:
         return None
-    reading, assumed = choose(axes, readings(axes))
+    reading, assumed = choose(axes, cands)
     if reading is None:
         return None
     assumed += ("dilation",) if w.blind else ()

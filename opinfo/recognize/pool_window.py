@@ -40,7 +40,7 @@ from ..semantic import Reduce
 from ..unpack import split_dims
 from .common import Space
 from .guard import guard_sides, same_on_domain
-from .window import Dim, dim_of, padded_extent, unpad
+from .window import Dim, dim_of, padded_extent, sampled_guard_sides, unpad
 
 SPATIAL = "DHW"
 
@@ -145,7 +145,8 @@ def window(red: Reduce, space: Space, ctx, pad_value_ok) -> "Window | None":
     spatial, pooled, strideless = placed
     sides = None
     if p.conds:
-        sides = guard_sides(p.conds, p.load.indices, p.load.buffer.shape, dom)
+        sides = guard_sides(p.conds, p.load.indices, p.load.buffer.shape, dom) \
+            or sampled_guard_sides(p.conds, p.load.indices, p.load.buffer.shape, dom)
         if sides is None:
             return None
     rext = {id(iv.var): const_of(iv.dom.extent) for iv in red.axes}

@@ -97,6 +97,26 @@ GUARD_SAMPLES = range(17, 23)
 """Lengths past the windows of usual kernels at which a pad guard over a symbolic length is
 read (:func:`conv._guard_sides`): the sides it tests must be the same at each."""
 
+def sampled_guard_sides(conds, indices, shape, dom) -> "tuple | None":
+    """:func:`.guard.guard_sides` for a read of a buffer with symbolic extents: the sides the
+    guard tests at the lengths of :data:`GUARD_SAMPLES`, when the same at each (None else,
+    and for a buffer without symbolic extents)."""
+    from tir.expr import IntImm
+    from tir.functor import substitute
+
+    from .guard import guard_sides
+
+    symbols = symbolic_in(shape)
+    if not symbols:
+        return None
+    found = set()
+    for n in GUARD_SAMPLES:
+        b = {v: IntImm(v.dtype, n) for v in symbols}
+        found.add(guard_sides(tuple(substitute(c, b) for c in conds), indices,
+                              tuple(substitute(x, b) for x in shape), {k: substitute(v, b) for k, v in dom.items()}))
+    return found.pop() if len(found) == 1 else None
+
+
 SYMBOLIC_SAMPLES = range(1, 41)
 """The lengths a symbolic extent takes in :func:`symbolic_after`: every residue of every
 stride a window recognizer meets, from lengths below the window up."""
