@@ -118,12 +118,9 @@ def read_specialized(func: PrimFunc, analyze_one) -> "tuple | None":
     None (no symbolic extents, a binding without ops, bindings that differ).
     ``analyze_one(static_func)`` reads one binding (a :class:`.info.FuncInfo`)."""
     variables = symbolic_vars(func)
-    if not _beyond_batch(func, variables) or any(p is v for p in func.params for v in variables) \
-            or _clamped(func):
+    if not _beyond_batch(func) or any(p is v for p in func.params for v in variables) or _clamped(func):
         return None  # a batch at most (read symbolically), a scalar parameter, or clamped
-    # past every constant of the body, so that no test (``v < 30``) or clamp holds at
-    # every binding and fails beyond them
-    first = max(FIRST, above_constants(func))
+    first = _first(func)
     if first > LARGEST:
         return None
     agreed, named = None, 0
@@ -156,10 +153,15 @@ def holds_at_every_extent(func: PrimFunc, ops) -> bool:
     convolution whose after-padding came from its symbolic output length): whether the
     answer, lowered afresh, computes what ``func`` computes at every extent from 1 up past
     the body's constants (:func:`_holds_below`). True for any other answer."""
-    variables = symbolic_vars(func)
-    if not ops or not any(op.name.startswith(WINDOWED) for op in ops) or not _beyond_batch(func, variables):
+    if not ops or not any(op.name.startswith(WINDOWED) for op in ops) or not _beyond_batch(func):
         return True
-    return _holds_below(func, variables, min(max(FIRST, above_constants(func)), LARGEST), ops)
+    return _holds_below(func, symbolic_vars(func), min(_first(func), LARGEST), ops)
+
+
+def _first(func: PrimFunc) -> int:
+    """The first binding: past every constant of the body, so that no test (``v < 30``) or
+    clamp holds at every binding and fails beyond them."""
+    return max(FIRST, above_constants(func))
 
 
 def _holds_below(func: PrimFunc, variables: list, first: int, ops) -> bool:
@@ -196,17 +198,10 @@ def _sweep(variables: list, first: int) -> list:
     return out
 
 
-def _beyond_batch(func: PrimFunc, variables: list) -> bool:
+def _beyond_batch(func: PrimFunc) -> bool:
     """Whether a symbolic extent sizes some parameter's axis other than its first: a
     symbolic batch alone is what the symbolic readers handle (nothing to specialize)."""
-    ids = {id(v) for v in variables}
-    for buf in func.buffers:
-        for extent in buf.shape[1:]:
-            found = []
-            pre_order_visit(extent, lambda n: not found and (found.append(n) if id(n) in ids else True))
-            if found:
-                return True
-    return False
+    return bool(symbolic_in([e for buf in func.buffers for e in buf.shape[1:]]))
 
 
 def _clamped(func: PrimFunc) -> bool:

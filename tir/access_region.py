@@ -23,6 +23,7 @@ leaves out an element the block accesses.
 """
 from __future__ import annotations
 
+from . import dtype as dt
 from .buffer import BufferRegion, Range
 from .expr import (
     Add, And, Broadcast, BufferLoad, Call, Cast, FloorDiv, FloorMod, GE, GT, LE, LT, Let, Max,
@@ -71,7 +72,8 @@ class _Lin:
     def floordiv(self, c: int) -> "_Lin":
         if all(v % c == 0 for v in self.terms.values()):
             return _Lin({k: v // c for k, v in self.terms.items()}, self.const // c)
-        return _Lin({FloorDiv(self.expr(_dtype_of(self)), convert(c, _dtype_of(self))): 1})
+        d = _dtype(self)
+        return _Lin({FloorDiv(self.expr(d), convert(c, d)): 1})
 
     def same_terms(self, other: "_Lin") -> bool:
         return self.terms == other.terms
@@ -89,14 +91,6 @@ class _Lin:
         if self.const < 0:
             return Sub(out, convert(-self.const, dtype))
         return out
-
-
-def _dtype_of(lin: _Lin):
-    from . import dtype as dt
-
-    for atom in lin.terms:
-        return atom.dtype
-    return dt.int64
 
 
 _Bounds = tuple  # (lo: _Lin, hi: _Lin), both inclusive
@@ -242,18 +236,12 @@ class _Collector:
     def __init__(self):
         self.reads: dict = {}  # buffer -> list of per-dimension bounds (or None)
         self.writes: dict = {}
-        self.local: set = set()  # ids of buffers allocated inside the block
 
     def access(self, table: dict, buffer, indices, env: dict) -> None:
         table.setdefault(buffer, []).append(tuple(_index(i, env) for i in indices))
 
     def region(self, table: dict, region: BufferRegion, env: dict) -> None:
-        dims = []
-        for r in region.region:
-            lo = _bounds(r.min, env)
-            hi = _bounds(Sub(Add(r.min, r.extent), convert(1, r.extent.dtype)), env)
-            dims.append(None if lo is None or hi is None else (lo[0], hi[1]))
-        table.setdefault(region.buffer, []).append(tuple(dims))
+        table.setdefault(region.buffer, []).append(tuple(_span(r.min, r.extent, env) for r in region.region))
 
     def expr(self, e: PrimExpr, env: dict) -> None:
         if isinstance(e, BufferLoad):
@@ -287,14 +275,7 @@ class _Collector:
         elif isinstance(s, For):
             self.expr(s.min, env)
             self.expr(s.extent, env)
-            lo = _bounds(s.min, env)
-            hi = _bounds(Sub(Add(s.min, s.extent), convert(1, s.extent.dtype)), env)
-            inner = dict(env)
-            if lo is None or hi is None:
-                inner[s.loop_var] = None
-            else:
-                inner[s.loop_var] = (lo[0], hi[1])
-            self.stmt(s.body, inner)
+            self.stmt(s.body, {**env, s.loop_var: _span(s.min, s.extent, env)})
         elif isinstance(s, IfThenElse):
             self.expr(s.condition, env)
             self.stmt(s.then_case, _narrowed(s.condition, env))
@@ -311,18 +292,20 @@ class _Collector:
                 self.region(self.reads, substitute(r, binding), env)
             for w in blk.writes:
                 self.region(self.writes, substitute(w, binding), env)
-        elif isinstance(s, AllocateBuffer):
-            self.local.add(id(s.buffer))
-            self.stmt(s.body, env)
-        elif isinstance(s, Block):  # not expected outside a realize
-            self.stmt(s.body, env)
-        else:
+        else:  # AllocateBuffer (its buffer is block-local: left out by infer_regions), AttrStmt, ...
             for name in ("value", "condition"):
                 if isinstance(getattr(s, name, None), PrimExpr):
                     self.expr(getattr(s, name), env)
             body = getattr(s, "body", None)
             if body is not None:
                 self.stmt(body, env)
+
+
+def _span(start: PrimExpr, extent: PrimExpr, env: dict) -> "_Bounds | None":
+    """Inclusive bounds of ``[start, start + extent)`` over ``env``, or None."""
+    lo = _bounds(start, env)
+    hi = _bounds(Sub(Add(start, extent), convert(1, extent.dtype)), env)
+    return None if lo is None or hi is None else (lo[0], hi[1])
 
 
 def _expr_children(e) -> list:
@@ -359,7 +342,8 @@ def _join(buffer, accesses: list) -> BufferRegion:
     return BufferRegion(buffer, tuple(ranges))
 
 
-def _dtype(lin: _Lin, default):
+def _dtype(lin: _Lin, default=dt.int64):
+    """The type of ``lin``'s index expressions (``default`` for a constant)."""
     for atom in lin.terms:
         return atom.dtype
     return default
@@ -382,7 +366,6 @@ def infer_regions(block: Block) -> tuple:
     matched = {id(m.buffer): m.source for m in block.match_buffers}
     col.stmt(block.init, {})
     col.stmt(block.body, {})
-    local |= col.local
 
     def regions(table: dict, skip=()) -> tuple:
         out = []

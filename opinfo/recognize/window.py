@@ -95,7 +95,8 @@ def dim_of(index, out_ids: set, red_ids: set) -> "Dim | None":
 
 GUARD_SAMPLES = range(17, 23)
 """Lengths past the windows of usual kernels at which a pad guard over a symbolic length is
-read (:func:`conv._guard_sides`): the sides it tests must be the same at each."""
+read (:func:`sampled_guard_sides`): the sides it tests must be the same at each."""
+
 
 def sampled_guard_sides(conds, indices, shape, dom) -> "tuple | None":
     """:func:`.guard.guard_sides` for a read of a buffer with symbolic extents: the sides the
