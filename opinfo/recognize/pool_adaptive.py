@@ -43,6 +43,10 @@ MAX_ELEMENTS = 1 << 16
 """Larger inputs are not run."""
 SYMBOLIC_VALUE = 2
 """Value bound to symbolic extents for the run (and one past the body's constants after)."""
+SYMBOLIC_VALUES = (SYMBOLIC_VALUE, SYMBOLIC_VALUE + 1)
+"""Values tried in turn for the first run over symbolic extents, until some pooled axis is
+uneven there: an axis pooled to 2 divides an extent of 2 evenly (then every reading is a
+plain pool's too) but not one of 3; any other size of 2 or more leaves 2 uneven."""
 LAYOUTS = {3: ("NCW", "NWC"), 4: ("NCHW", "NHWC"), 5: ("NCDHW", "NDHWC")}
 
 
@@ -87,11 +91,14 @@ def recognize_adaptive_pool(func) -> tuple:
     x, y = bufs
     if not x.dtype.is_float or y.dtype != x.dtype or len(x.shape) != len(y.shape):
         return ()
-    shapes = concrete_shapes(bufs, SYMBOLIC_VALUE)
-    if shapes is None or int(np.prod(shapes[0])) > MAX_ELEMENTS:
-        return ()
-    candidates = _layouts(*shapes)
-    if not candidates:
+    for value in SYMBOLIC_VALUES:  # static shapes: the same at each
+        shapes = concrete_shapes(bufs, value)
+        if shapes is None or int(np.prod(shapes[0])) > MAX_ELEMENTS:
+            return ()
+        candidates = _layouts(*shapes)
+        if candidates:
+            break
+    else:
         return ()
     rng = np.random.default_rng(31)
     data = rng.standard_normal(shapes[0]).astype(np_dtype(x.dtype))
@@ -109,14 +116,14 @@ def recognize_adaptive_pool(func) -> tuple:
         return ()
     layout, axes = agree[0]
     sizes = [shapes[1][d] for d in axes]
-    if not _holds_beyond(func, bufs, layout, axes, sizes):
+    if not _holds_beyond(func, bufs, layout, axes, sizes, value):
         return ()
     attrs = {"output_size": sizes, "layout": layout, "out_layout": layout}
     return (OpInfo(f"nn.adaptive_avg_pool{len(axes)}d", attrs, (Operand("data", x.name, 0),),
                    Operand("output", y.name, 1)),)
 
 
-def _holds_beyond(func, bufs, layout: str, axes: list, sizes: list) -> bool:
+def _holds_beyond(func, bufs, layout: str, axes: list, sizes: list, small: int) -> bool:
     """The reading holds with symbolic extents bound past every integer constant of the body
     (a test ``n < 12`` never bites at 2; see :func:`.running.shapes_beyond`): the same
     output size, and the numbers."""
@@ -125,7 +132,7 @@ def _holds_beyond(func, bufs, layout: str, axes: list, sizes: list) -> bool:
     def fits(shapes):
         return (layout, axes) in _layouts(*shapes) and [shapes[1][d] for d in axes] == sizes
     rng = np.random.default_rng(32)
-    for shapes in shapes_beyond(func, bufs, SYMBOLIC_VALUE, fits):
+    for shapes in shapes_beyond(func, bufs, small, fits):
         if int(np.prod(shapes[0])) > MAX_ELEMENTS:
             return False
         data = rng.standard_normal(shapes[0]).astype(np_dtype(x.dtype))
