@@ -23,7 +23,8 @@ an output of another shape over symbolic extents) is listed as ``UNCHECKED-NEW``
 reader to judge: a reindex copy of a parameter named ``multiply`` for its block's tag was
 found so, before scalar constant operands were built.
 
-Usage (from the project root; a symbolic extent is run at 5):
+Usage (from the project root; a symbolic extent is run at 5, and past every constant of the
+function's body when that input is small enough):
     .venv/bin/python tools/fuzz_soundness.py [--per-file 12] [--seed 0] [--depth 1] FILE_OR_DIR...
 """
 from __future__ import annotations
@@ -40,7 +41,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import tir  # noqa: E402
 from opinfo.api import analyze_module  # noqa: E402
-from opinfo.verify import differ as _differ, random_inputs, run_copies as run, verify_fused, verify_op  # noqa: E402
+from opinfo.recognize.running import above_constants, concrete_shapes, symbols  # noqa: E402
+from opinfo.verify import SYMBOLIC, differ as _differ, random_inputs, run_copies as run, verify_fused, verify_op  # noqa: E402
 
 TIMEOUT = 30
 INT = re.compile(r"T\.int64\((\d+)\)")
@@ -257,14 +259,35 @@ def fuzz_file(path: str, per_file: int, rng, stats: dict, depth: int = 1) -> Non
                 stats["valueless"] += 1
                 continue
             f0, f1 = dict(mod.prim_funcs())[name], dict(mmod.prim_funcs())[name]
-            try:
-                arrays = _guarded(random_inputs, f0, rng)
-                r0, r1 = _guarded(run, f0, arrays), _guarded(run, f1, arrays)
-            except Exception:  # odd extents, an interpreter error, too slow: skipped
-                continue
-            if any(_differ(a, b) for a, b in zip(r0, r1)):
-                stats["wrong"] += 1
-                print("WRONG", path, name, ops, "|", old, "=>", new, flush=True)
+            for value in _symbol_values(f0):
+                try:
+                    arrays = _guarded(random_inputs, f0, rng, 0, value)
+                    r0, r1 = _guarded(run, f0, arrays), _guarded(run, f1, arrays)
+                except Exception:  # odd extents, an interpreter error, too slow: skipped
+                    continue
+                if any(_differ(a, b) for a, b in zip(r0, r1)):
+                    stats["wrong"] += 1
+                    print("WRONG", path, name, ops, "|", old, "=>", new, f"(symbols at {value})", flush=True)
+                    break
+
+
+def _symbol_values(func) -> list:
+    """The values symbolic extents are run at: :data:`opinfo.verify.SYMBOLIC`, and for a
+    function with symbolic extents also one past every constant of its body (a mutated
+    clamp ``min(i, 12)`` or test ``i < 12`` bites only beyond 12), when that input is small
+    enough to run."""
+    first = [SYMBOLIC]
+    if not symbols(func.buffers):
+        return first
+    beyond = max(SYMBOLIC + 2, above_constants(func) + 1)
+    shapes = concrete_shapes(list(func.buffers), beyond)
+    if shapes is None or sum(int(np.prod(s)) for s in shapes) > BEYOND_ELEMENTS:
+        return first
+    return first + [beyond]
+
+
+BEYOND_ELEMENTS = 1 << 18
+"""Largest total of elements the run past the constants may take."""
 
 
 def main(argv=None) -> int:
