@@ -60,7 +60,7 @@ import numpy as np
 from tir.expr import BufferLoad, FloatImm, IntImm, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_stmts, pre_order_visit, remembered, substitute, transform
-from tir.stmt import Block, BlockRealize, BufferStore, IterKind, SeqStmt
+from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, SeqStmt
 from tir.buffer import BufferRegion
 
 from .affine import affine, const_of
@@ -75,14 +75,14 @@ from .padding import merge_padding
 from .partial_copy import read_through_copies
 from .pad_einsum import holds_blocks, named_pad, undup, unpad_einsum
 from .loop_partition import merge_partitions
-from .predicates import drop_predicates
+from .predicates import drop_predicates, is_true, loop_domain, restates_domain
 from .radix_store import radix_stores
 from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, inside_points, scalar_int,
                     shape_envs, shape_vars)
 from .realize_check import SHAPE_VALUES, covers_domain
 from .reduce_fuse import fuse_split_reductions, split_fused_reductions
 from .unit_axes import restore_unit_vars
-from .rewrite import EMPTY, drop_idle_loops, loaded, prune, stored, stores_in, without_allocs
+from .rewrite import EMPTY, drop_idle_loops, loaded, nest_of, own_nest, prune, stored, stores_in, without_allocs
 from .rfactor import merge_rfactor
 from .rfactor_guarded import merge_guarded_rfactor
 
@@ -608,6 +608,45 @@ def as_lowered(func: PrimFunc) -> PrimFunc:
                                                                             index_only=True))))
 
 
+def _unpad_late(func: PrimFunc) -> PrimFunc:
+    """:func:`.pad_einsum.unpad_einsum` again. A restored block keeps the padded loops, with
+    a predicate restating its (unpadded) domain: its nest is rebuilt over that domain
+    (:func:`.rewrite.own_nest`), which runs exactly the iterations the predicate let through.
+    Unchanged when some restored block's nest is not that simple."""
+    unpadded = unpad_einsum(func)
+    if unpadded is func:
+        return func
+    dom = loop_domain(unpadded)
+    left = []
+
+    def pre(n):
+        nest = nest_of(n) if isinstance(n, For) else None
+        if nest is None or is_true(nest[1].predicate):
+            return None
+        loops, realize = nest
+        if _padded_nest(loops, realize) and restates_domain(realize, dom):
+            return own_nest(realize)
+        left.append(realize)
+        return None
+
+    out = transform(unpadded, lambda n: None, pre)
+    return func if left else out
+
+
+def _padded_nest(loops: list, realize: BlockRealize) -> bool:
+    """Each block variable bound to its own loop, from 0, running at least its domain."""
+    if len(loops) != len(realize.iter_values):
+        return False
+    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+        loop = next((lp for lp in loops if lp.loop_var is value), None)
+        if loop is None or const_of(loop.min) != 0 or const_of(iv.dom.min) != 0:
+            return False
+        ext, dom = const_of(loop.extent), const_of(iv.dom.extent)
+        if ext is None or dom is None or ext < dom:
+            return False
+    return len({id(v) for v in realize.iter_values}) == len(loops)
+
+
 @remembered(16)  # the decomposition, then whole-function recognizers (tags.under_tag), ask again
 def normalize(func: PrimFunc) -> "PrimFunc | None":
     """The function the recognizers should read (see the module docstring), or None."""
@@ -630,8 +669,9 @@ def _normalize(func: PrimFunc) -> "PrimFunc | None":
     # loops) is merged once they are gone
     func = merge_rfactor(merge_inits(forward_fills(merge_padding(func))))
     # a reduction's init merged only now (dlight's decompose_reduction under thread loops):
-    # the nest its two halves shared may be split now
-    func = distribute(func)
+    # the nest its two halves shared may be split now, and a padded reduction whose init
+    # was apart (dlight's Matmul rule) read back through its pads
+    func = _unpad_late(distribute(func))
     # A chain of cache copies (cache_read then reindex of the cache: parameter -> reindex ->
     # shared) loses one copy per pass: the second becomes a copy of the parameter itself.
     changed = False

@@ -43,6 +43,7 @@ from .bounded import bounded_form, interval
 from .probe import NotEvaluable, collect_vars, evaluate
 from .recognize.guard import conjuncts
 from .rewrite import EMPTY, loaded, prune, stored, update_term, without_allocs
+from .reindex_pad import REINDEX_PAD, unreindex
 from .rfactor import combiner_identity
 
 
@@ -128,8 +129,11 @@ def named_pad(block: Block, padded, buffer) -> bool:
     """TVM's names for what ``pad_einsum`` adds: the padded copy of ``B`` is ``B_pad``, and
     the producer or consumer block moving data between them is named after it. A fused
     kernel's own slice or pad (``T_strided_slice``, ``T_pad``) is an op, not this."""
-    pad = undup(padded.name)
-    return pad == undup(buffer.name) + "_pad" and undup(block.name) == pad
+    pad, source = undup(padded.name), undup(buffer.name)
+    if undup(block.name) != pad:
+        return False
+    # dlight's Matmul rule: reindex, then pad_einsum, then a cache (:mod:`.reindex_pad`)
+    return pad == source + "_pad" or re.fullmatch(re.escape(source) + REINDEX_PAD.pattern, pad) is not None
 
 
 def undup(name: str) -> str:
@@ -590,7 +594,14 @@ def pad_einsum_left(func: PrimFunc) -> bool:
 
 def unpad_einsum(func: PrimFunc) -> PrimFunc:
     """``func`` with its ``pad_einsum`` producer/op/consumer triples put back to the op block
-    (see the module docstring); unchanged when none is found."""
+    (see the module docstring), dlight's reindexed ones too (:mod:`.reindex_pad`); unchanged
+    when none is found."""
+    unreindexed = unreindex(func)
+    out = _unpad_einsum(unreindexed)
+    return func if out is unreindexed else out
+
+
+def _unpad_einsum(func: PrimFunc) -> PrimFunc:
     from .coverage import block_realizes
 
     # blocks holding blocks (the root, partitions) are judged by the blocks they hold
