@@ -259,8 +259,10 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     try:
         with limited(time_limit):  # no limit armed for None or 0
             info = _analyze(prim_func, name, context, conventions, kind)
-            if not info.ops and not info.undecided and info.refused is None:
-                # geometry over symbolic extents: read at concrete ones (:mod:`.specialize`)
+            if not info.ops and not info.undecided and (info.refused is None or info.refused in SYMBOLIC_GATES):
+                # geometry over symbolic extents: read at concrete ones (:mod:`.specialize`);
+                # a gate that could not follow symbolic extents (dlight's tiles pad them to
+                # a multiple of the tile) is passed, or not, at each of them
                 info = specialized_info(info, prim_func,
                                         lambda static: _analyze(static, name, context, conventions, kind))
             return info
@@ -385,6 +387,12 @@ REFUSALS = {
     "time_limit": "the analysis took more than its time limit of {seconds:g} s of processor time (opinfo analyze --time-limit)",
 }
 """Why :func:`analyze` refuses a function outright (:attr:`.info.FuncInfo.refused`)."""
+
+SYMBOLIC_GATES = frozenset({REFUSALS["partial"], REFUSALS["misrealized"]})
+"""Refusals after which a function over symbolic extents is still read at concrete ones
+(:func:`.specialize.read_specialized`): every binding passes each gate on its own, and the
+answer is checked afresh at every extent from 1 up (an output written only in part at some
+extent differs there from the op lowered afresh, which writes all of it)."""
 
 WARNINGS = {
     "stale": "TVM's build reads undefined storage here: {buffer} is read at a later iteration of a loop than "

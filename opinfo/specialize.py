@@ -13,6 +13,12 @@ no output length at some lengths), and the answer lowered afresh computes what
 the function computes at every extent from 1 up to the bindings, it is the function's
 answer.
 
+A function a TVM scheduler marked scheduled (dlight: ``tirx.is_scheduled``) is specialized
+over a symbolic batch alone too: its tiles pad the batch to a multiple of the tile
+(``(n + 31) // 32 * 32`` rows of a matmul's shared copy), which the symbolic readers do not
+read. Its answer may then hold ops without list attributes only (a matmul, elementwise ops):
+anything shaped by the batch is left to the symbolic readers.
+
 Attributes that follow the extents (a reshape's target shape, a slice's end at ``n - 1``)
 differ between bindings, and so give no answer. Consecutive values meet every residue of a
 stride up to their count, which is where the readings of a pool or convolution that agree at
@@ -31,6 +37,7 @@ from tir.functor import pre_order_visit, substitute, transform
 
 from .affine import const_of
 from .recognize.running import above_constants
+from .unit_axes import scheduled
 from .recognize.window import symbolic_in
 
 WINDOWED = ("nn.conv", "nn.max_pool", "nn.avg_pool", "nn.adaptive_avg_pool", "image.resize")
@@ -59,6 +66,11 @@ def symbolic_vars(func: PrimFunc) -> list:
 LARGEST = 64
 """No specialization when the body holds an integer constant of :data:`LARGEST` or more (the
 bindings must pass every constant, and would make the function too large to read)."""
+
+
+LARGEST_TILED = 128
+""":data:`LARGEST` for a scheduled function over a symbolic batch: its constants are tile
+sizes (32 rows, 64 columns), the bindings past them rows of a matmul."""
 
 
 def bindings(variables: list, first: int = FIRST) -> list:
@@ -118,10 +130,11 @@ def read_specialized(func: PrimFunc, analyze_one) -> "tuple | None":
     None (no symbolic extents, a binding without ops, bindings that differ).
     ``analyze_one(static_func)`` reads one binding (a :class:`.info.FuncInfo`)."""
     variables = symbolic_vars(func)
-    if not _beyond_batch(func) or any(p is v for p in func.params for v in variables) or _clamped(func):
+    tiled = not _beyond_batch(func) and scheduled(func)
+    if not (_beyond_batch(func) or tiled) or any(p is v for p in func.params for v in variables) or _clamped(func):
         return None  # a batch at most (read symbolically), a scalar parameter, or clamped
     first = _first(func)
-    if first > LARGEST:
+    if first > (LARGEST_TILED if tiled else LARGEST):
         return None
     agreed, named = None, 0
     for k, binding in enumerate(bindings(variables, first)):
@@ -135,7 +148,7 @@ def read_specialized(func: PrimFunc, analyze_one) -> "tuple | None":
             # whose windows divide evenly reads as a plain pool as well; a pool's ceil_mode
             # that changes no output length at this one): no answer, nothing against one
             continue
-        if not _geometric(info.ops):
+        if not (_scalar_only(info.ops) if tiled else _geometric(info.ops)):
             return None
         key = ([op.to_json() for op in info.ops], info.warnings)
         if agreed is None:
@@ -219,6 +232,11 @@ def _geometric(ops) -> bool:
     windowed = [op.name.startswith(WINDOWED) for op in ops]
     return any(windowed) and all(w or not any(isinstance(v, (tuple, list)) for v in dict(op.attrs).values())
                                  for w, op in zip(windowed, ops))
+
+
+def _scalar_only(ops) -> bool:
+    """Whether no op of ``ops`` carries a list attribute (a shape, axes, a window)."""
+    return all(not any(isinstance(v, (tuple, list)) for v in dict(op.attrs).values()) for op in ops)
 
 
 def specialized_info(info, func: PrimFunc, analyze_one):
