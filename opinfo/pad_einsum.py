@@ -84,6 +84,35 @@ def _crop(block: Block) -> "tuple | None":
     return store.buffer, load.buffer
 
 
+def _epilogue_crop(block: Block, params: set) -> "tuple | None":
+    """(output, padded source) of dlight's write-back with an elementwise epilogue inlined,
+    ``C[w] = f(C_reindex_pad[w], ...)`` over C's whole extent: the block named after the
+    padded buffer (:data:`.reindex_pad.REINDEX_PAD`), which it reads at the stored indices
+    only, and no other buffer of the function's own."""
+    store = block.body
+    if block.init is not None or not isinstance(store, BufferStore) or id(store.buffer) not in params:
+        return None
+    ivs = _identity(store, block)
+    if ivs is None:
+        return None
+    loads = []
+    post_order_visit(store.value, lambda n: loads.append(n) if isinstance(n, BufferLoad) else None)
+    own = {id(ld.buffer): ld.buffer for ld in loads if id(ld.buffer) not in params}
+    if len(own) != 1:
+        return None
+    (padded,) = own.values()
+    if padded is store.buffer or len(padded.shape) != len(store.buffer.shape):
+        return None
+    if not REINDEX_PAD.search(undup(padded.name)) or undup(block.name) != undup(padded.name):
+        return None
+    if any(ld.buffer is padded and tuple(ld.indices) != tuple(store.indices) for ld in loads):
+        return None
+    for iv, out_ext, src_ext in zip(ivs, store.buffer.shape, padded.shape):
+        if not _same(iv.dom.extent, out_ext) or not (_same(src_ext, out_ext) or _at_least(src_ext, out_ext)):
+            return None
+    return store.buffer, padded
+
+
 def pad_source(block: Block) -> "tuple | None":
     """(padded buffer, source) of a pad producer ``P[w] = if_then_else(w_d < X.shape[d] and
     ..., X[w], c)`` over P's whole extent, with one conjunct for each dimension where X is
@@ -620,8 +649,14 @@ def _unpad_einsum(func: PrimFunc) -> PrimFunc:
             readers.setdefault(key, []).append(r)
     params = {id(b) for b in func.buffers}
     replace, drop, dropped_bufs = {}, set(), set()
+    swapped = {}  # id(padded) -> the buffer an epilogue crop's op now writes
+    names = {b.name for b in func.buffers} | {b.name for r in realizes for b in r.block.alloc_buffers} | \
+        {b.name for b in root.alloc_buffers}
     for crop in realizes:
         found = _crop(crop.block)
+        epilogue = found is None
+        if epilogue:
+            found = _epilogue_crop(crop.block, params)
         if found is None or id(crop) in drop:
             continue
         out, padded = found
@@ -656,12 +691,27 @@ def _unpad_einsum(func: PrimFunc) -> PrimFunc:
         stops = {**zeros, **stops}
         if any(k in shrink and not _same(shrink[k], x) for k, x in stops.items()):
             continue
-        new = _restored(op, out, {**stops, **shrink}, pads)
+        target = out
+        if epilogue:
+            # the op's result over the output's extent: named as before dlight padded it
+            # (``matmul_intermediate``), a name the function does not hold
+            name = REINDEX_PAD.sub("", undup(padded.name))
+            if not name or name in names:
+                continue
+            target = attrs.evolve(padded, shape=tuple(out.shape), name=name)
+        new = _restored(op, target, {**stops, **shrink}, pads)
         if new is None:
             continue
         replace[id(op)] = new
-        drop.add(id(crop))
-        dropped_bufs.add(id(padded))
+        if epilogue:
+            # the crop computes an elementwise epilogue (dlight inlined it into the write-back):
+            # it stays, reading the op's result over the output's extent
+            replace[id(crop)] = transform(crop, lambda n: attrs.evolve(n, buffer=target)
+                                          if isinstance(n, BufferLoad) and n.buffer is padded else None)
+            swapped[id(padded)] = target
+        else:
+            drop.add(id(crop))
+            dropped_bufs.add(id(padded))
         for producer, buf in producers:
             drop.add(id(producer))
             dropped_bufs.add(id(buf))
@@ -702,6 +752,10 @@ def _unpad_einsum(func: PrimFunc) -> PrimFunc:
         return None
 
     def post(n):
-        return without_allocs(n, dropped_bufs) if isinstance(n, Block) else None
+        if not isinstance(n, Block):
+            return None
+        if any(id(b) in swapped for b in n.alloc_buffers):
+            n = attrs.evolve(n, alloc_buffers=tuple(swapped.get(id(b), b) for b in n.alloc_buffers))
+        return without_allocs(n, dropped_bufs)
 
     return prune(transform(func, post, pre))

@@ -45,3 +45,18 @@ def test_named_matmul():
     assert op.name == "matmul"
     assert [(o.role, o.buffer, o.param) for o in op.operands] == [("lhs", "x", 0), ("rhs", "y", 1)]
     assert (op.output.buffer, op.output.param) == ("matmul", 2)
+
+
+def test_an_epilogue_inlined_into_the_write_back():
+    """FuseOps' matmul + add scheduled by dlight: the add is inlined into the write-back
+    (``T_add[i, j] = C_reindex_pad_local[0, i, j] + bias[0, j]``); the padded accumulator is
+    restored over the output's extent under the name it had before dlight padded it."""
+    mod = tir.parse((FIXTURES / "s46_dlight_matmul_add_epilogue.py").read_text())
+    (func,) = [f for _, f in mod.prim_funcs()]
+    ops = analyze(func).ops
+    assert [op.name for op in ops] == ["matmul", "add"]
+    matmul, add = ops
+    assert [o.param for o in matmul.operands] == [0, 1]
+    assert matmul.output.buffer == "matmul_intermediate" and matmul.output.param is None
+    assert {o.buffer for o in add.operands} == {"x2", "matmul_intermediate"}
+    assert add.output.param == 3
