@@ -74,14 +74,15 @@ def _crop(block: Block) -> "tuple | None":
         return None
     if tuple(load.indices) != tuple(store.indices):
         return None
-    if not named_pad(block, load.buffer, store.buffer):
+    if not named_pad(block, load.buffer, store.buffer) or not _whole_output(ivs, store.buffer, load.buffer):
         return None
-    for iv, out_ext, src_ext in zip(ivs, store.buffer.shape, load.buffer.shape):
-        if not _same(iv.dom.extent, out_ext):
-            return None
-        if not _same(src_ext, out_ext) and not _at_least(src_ext, out_ext):
-            return None
     return store.buffer, load.buffer
+
+
+def _whole_output(ivs: list, out, padded) -> bool:
+    """A crop's variables run over ``out``'s whole extent, inside ``padded``'s."""
+    return all(_same(iv.dom.extent, out_ext) and (_same(src_ext, out_ext) or _at_least(src_ext, out_ext))
+               for iv, out_ext, src_ext in zip(ivs, out.shape, padded.shape))
 
 
 def _epilogue_crop(block: Block, params: set) -> "tuple | None":
@@ -107,10 +108,7 @@ def _epilogue_crop(block: Block, params: set) -> "tuple | None":
         return None
     if any(ld.buffer is padded and tuple(ld.indices) != tuple(store.indices) for ld in loads):
         return None
-    for iv, out_ext, src_ext in zip(ivs, store.buffer.shape, padded.shape):
-        if not _same(iv.dom.extent, out_ext) or not (_same(src_ext, out_ext) or _at_least(src_ext, out_ext)):
-            return None
-    return store.buffer, padded
+    return (store.buffer, padded) if _whole_output(ivs, store.buffer, padded) else None
 
 
 def pad_source(block: Block) -> "tuple | None":
@@ -613,6 +611,12 @@ def _tuple_restored(op: BlockRealize, writers: dict, readers: dict, params: set,
     return new, crops, producers, [s.buffer for s, _ in updates] if crops else []
 
 
+def _buffer_names(func: PrimFunc, realizes: list) -> set:
+    """The names of ``func``'s parameters and of the buffers its blocks allocate."""
+    blocks = [func.root_block] + [r.block for r in realizes]
+    return {b.name for b in func.buffers} | {b.name for blk in blocks if blk is not None for b in blk.alloc_buffers}
+
+
 def pad_einsum_left(func: PrimFunc) -> bool:
     """Whether a pad producer that only ``pad_einsum`` makes (``X_pad`` named after its
     source, :func:`named_pad`) is still in ``func`` (not undone: it pads a reduction's
@@ -650,8 +654,6 @@ def _unpad_einsum(func: PrimFunc) -> PrimFunc:
     params = {id(b) for b in func.buffers}
     replace, drop, dropped_bufs = {}, set(), set()
     swapped = {}  # id(padded) -> the buffer an epilogue crop's op now writes
-    names = {b.name for b in func.buffers} | {b.name for r in realizes for b in r.block.alloc_buffers} | \
-        {b.name for b in root.alloc_buffers}
     for crop in realizes:
         found = _crop(crop.block)
         epilogue = found is None
@@ -696,7 +698,7 @@ def _unpad_einsum(func: PrimFunc) -> PrimFunc:
             # the op's result over the output's extent: named as before dlight padded it
             # (``matmul_intermediate``), a name the function does not hold
             name = REINDEX_PAD.sub("", undup(padded.name))
-            if not name or name in names:
+            if not name or name in _buffer_names(func, realizes):
                 continue
             target = attrs.evolve(padded, shape=tuple(out.shape), name=name)
         new = _restored(op, target, {**stops, **shrink}, pads)

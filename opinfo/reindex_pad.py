@@ -28,7 +28,7 @@ import attrs
 from tir.buffer import BufferRegion
 from tir.expr import BufferLoad, Var
 from tir.function import PrimFunc
-from tir.functor import post_order_visit, transform, transform_stmts
+from tir.functor import post_order_visit, pre_order_stmts, transform, transform_stmts
 from tir.stmt import Block, BlockRealize, BufferStore, IterKind
 
 from .affine import const_of
@@ -37,12 +37,9 @@ REINDEX_PAD = re.compile(r"_reindex_pad(_(shared|local|shared_dyn|warp))?$")
 """The names dlight's reindex + pad_einsum (+ cache read/write) give the buffers they add."""
 
 
-def _name(buffer) -> str:
-    return re.sub(r"(_\d+)+$", "", buffer.name)
-
-
 def _accesses(func: PrimFunc) -> list:
-    """(block, indices) of every load, store and declared region of every block."""
+    """(block, buffer, indices, whether a store) of every load, store and declared region of
+    every block."""
     found = []
 
     def visit_block(realize: BlockRealize):
@@ -50,17 +47,32 @@ def _accesses(func: PrimFunc) -> list:
 
         def own(n):
             if isinstance(n, (BufferLoad, BufferStore)):
-                found.append((block, n.buffer, tuple(n.indices)))
+                found.append((block, n.buffer, tuple(n.indices), isinstance(n, BufferStore)))
             return n if isinstance(n, BlockRealize) else None
 
         for part in (block.body, block.init):
             if part is not None:
                 transform(part, lambda n: None, own)
         for region in tuple(block.reads) + tuple(block.writes):
-            found.append((block, region.buffer, tuple(r.min for r in region.region)))
+            found.append((block, region.buffer, tuple(r.min for r in region.region), False))
 
     post_order_visit(func.body, lambda n: visit_block(n) if isinstance(n, BlockRealize) else None)
     return found
+
+
+def _reindexed(func: PrimFunc) -> bool:
+    """Whether some block allocates a buffer named as dlight's reindex + pad names them."""
+    from .pad_einsum import undup  # (pad_einsum reads through this module)
+
+    found = []
+
+    def visit(n):
+        if isinstance(n, Block):
+            found.extend(b for b in n.alloc_buffers if REINDEX_PAD.search(undup(b.name)))
+        return not found
+
+    pre_order_stmts(func.body, visit)
+    return bool(found)
 
 
 def _unit_positions(buffer, accesses: list) -> tuple:
@@ -117,18 +129,25 @@ def _source_order(buffer, kept: tuple, writers: list) -> "tuple | None":
 def unreindex(func: PrimFunc) -> PrimFunc:
     """``func`` with the unit axes and the axis order dlight's reindex gives its padded copies
     removed (module docstring); unchanged when there are none."""
+    from .pad_einsum import undup  # (pad_einsum reads through this module)
+
+    if not _reindexed(func):
+        return func  # nothing of dlight's: spare the walk of every access
     accesses = _accesses(func)
     plans = {}
-    for block, buffer, indices in accesses:
-        if id(buffer) in plans or not REINDEX_PAD.search(_name(buffer)):
+    for _, buffer, _, _ in accesses:
+        if id(buffer) in plans or not REINDEX_PAD.search(undup(buffer.name)):
             continue
         if any(buffer is b for b in func.buffers):
             continue
-        mine = [(blk, idx) for blk, buf, idx in accesses if buf is buffer]
+        mine = [(blk, idx) for blk, buf, idx, _ in accesses if buf is buffer]
         units = _unit_positions(buffer, mine)
         kept = tuple(d for d in range(len(buffer.shape)) if d not in units)
-        writers = _writers(func, buffer)
-        order = _source_order(buffer, kept, [(w, _store_indices(w, buffer)) for w in writers])
+        writers = {}  # id(block) -> (block, the indices of its first store to the buffer)
+        for blk, buf, idx, is_store in accesses:
+            if is_store and buf is buffer:
+                writers.setdefault(id(blk), (blk, idx))
+        order = _source_order(buffer, kept, list(writers.values()))
         if not units and order is None:
             continue
         order = order if order is not None else tuple(range(len(kept)))
@@ -156,24 +175,6 @@ def unreindex(func: PrimFunc) -> PrimFunc:
 
     out = transform(func, post)
     return transform_stmts(out, lambda n: _without_idle_units(n) if isinstance(n, BlockRealize) else None)
-
-
-def _writers(func: PrimFunc, buffer) -> list:
-    found = []
-
-    def visit(n):
-        if isinstance(n, BlockRealize) and any(w.buffer is buffer for w in n.block.writes):
-            found.append(n.block)
-
-    post_order_visit(func.body, visit)
-    return found
-
-
-def _store_indices(block: Block, buffer) -> tuple:
-    found = []
-    post_order_visit(block.body, lambda n: found.append(tuple(n.indices))
-                     if isinstance(n, BufferStore) and n.buffer is buffer else None)
-    return found[0] if found else ()
 
 
 def _without_idle_units(realize: BlockRealize) -> "BlockRealize | None":

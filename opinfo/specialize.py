@@ -37,8 +37,8 @@ from tir.functor import pre_order_visit, substitute, transform
 
 from .affine import const_of
 from .recognize.running import above_constants
-from .unit_axes import scheduled
 from .recognize.window import symbolic_in
+from .unit_axes import scheduled
 
 WINDOWED = ("nn.conv", "nn.max_pool", "nn.avg_pool", "nn.adaptive_avg_pool", "image.resize")
 """Prefixes of the ops a specialized reading may name, and whose answers over symbolic
@@ -130,8 +130,9 @@ def read_specialized(func: PrimFunc, analyze_one) -> "tuple | None":
     None (no symbolic extents, a binding without ops, bindings that differ).
     ``analyze_one(static_func)`` reads one binding (a :class:`.info.FuncInfo`)."""
     variables = symbolic_vars(func)
-    tiled = not _beyond_batch(func) and scheduled(func)
-    if not (_beyond_batch(func) or tiled) or any(p is v for p in func.params for v in variables) or _clamped(func):
+    beyond = _beyond_batch(func)
+    tiled = not beyond and scheduled(func)
+    if not (beyond or tiled) or any(p is v for p in func.params for v in variables) or _clamped(func):
         return None  # a batch at most (read symbolically), a scalar parameter, or clamped
     first = _first(func)
     if first > (LARGEST_TILED if tiled else LARGEST):
@@ -230,8 +231,7 @@ def _clamped(func: PrimFunc) -> bool:
 def _geometric(ops) -> bool:
     """Whether ``ops`` hold a windowed op and nothing with list attributes besides."""
     windowed = [op.name.startswith(WINDOWED) for op in ops]
-    return any(windowed) and all(w or not any(isinstance(v, (tuple, list)) for v in dict(op.attrs).values())
-                                 for w, op in zip(windowed, ops))
+    return any(windowed) and _scalar_only([op for w, op in zip(windowed, ops) if not w])
 
 
 def _scalar_only(ops) -> bool:
