@@ -634,17 +634,20 @@ def _unpad_late(func: PrimFunc) -> PrimFunc:
 
 
 def _padded_nest(loops: list, realize: BlockRealize) -> bool:
-    """Each block variable bound to its own loop, from 0, running at least its domain."""
-    if len(loops) != len(realize.iter_values):
+    """Each block variable bound to its own loop, from 0, running at least its domain (a
+    variable of extent 1 may be bound to 0 instead: the unit axis of a batch of one)."""
+    bound = [(iv, value) for iv, value in zip(realize.block.iter_vars, realize.iter_values)
+             if not (const_of(value) == 0 and const_of(iv.dom.min) == 0 and const_of(iv.dom.extent) == 1)]
+    if len(loops) != len(bound):
         return False
-    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+    for iv, value in bound:
         loop = next((lp for lp in loops if lp.loop_var is value), None)
         if loop is None or const_of(loop.min) != 0 or const_of(iv.dom.min) != 0:
             return False
         ext, dom = const_of(loop.extent), const_of(iv.dom.extent)
         if ext is None or dom is None or ext < dom:
             return False
-    return len({id(v) for v in realize.iter_values}) == len(loops)
+    return len({id(v) for _, v in bound}) == len(loops)
 
 
 @remembered(16)  # the decomposition, then whole-function recognizers (tags.under_tag), ask again

@@ -497,6 +497,29 @@ def _fresh(func: PrimFunc, op: OpInfo, args: list, rng, symbolic: int) -> "tuple
     return None
 
 
+def defined_at(func: PrimFunc, op: OpInfo, symbolic: int) -> "bool | None":
+    """Whether ``op`` as named takes ``func``'s operands with every symbolic extent at
+    ``symbolic`` (a reshape of an ``(n,)`` vector to 3 elements is defined at n = 3 only);
+    None when that cannot be told (an operand not a parameter, an op the lowering library
+    does not build)."""
+    import tir.topi
+
+    if op.output is None or op.output.param is None or any(o.param is None for o in op.operands):
+        return None
+    params = list(func.params)
+    try:
+        args = _call_args(func, op)
+        arrays = random_inputs(func, np.random.default_rng(0), symbolic=symbolic)
+        inputs = [(tuple(arrays[a.param].shape), str(func.buffer_map[params[a.param]].dtype))
+                  if isinstance(a, Operand) else ((), str(a.dtype)) for a in args]
+        tir.topi.lower(op.name, inputs, **_given(op, func.buffer_map[params[op.output.param]].dtype))
+    except ValueError:  # ShapeError, or an attribute the shapes at this binding refuse
+        return False
+    except Exception:
+        return None
+    return True
+
+
 def _given(op: OpInfo, out_dtype) -> dict:
     """The answer's attributes as ``tir.topi.lower`` takes them, ``out_dtype`` (the output's
     type) filled in where the op accepts one and the answer does not say."""

@@ -24,7 +24,8 @@ reader to judge: a reindex copy of a parameter named ``multiply`` for its block'
 found so, before scalar constant operands were built.
 
 Usage (from the project root; a symbolic extent is run at 5, and past every constant of the
-function's body when that input is small enough):
+function's body when that input is small enough -- for a one-op answer, only at values where
+the op is defined, :func:`opinfo.verify.defined_at`, else at the first such value below 5):
     .venv/bin/python tools/fuzz_soundness.py [--per-file 12] [--seed 0] [--depth 1] FILE_OR_DIR...
 """
 from __future__ import annotations
@@ -42,7 +43,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import tir  # noqa: E402
 from opinfo.api import analyze_module  # noqa: E402
 from opinfo.recognize.running import above_constants, concrete_shapes, symbols  # noqa: E402
-from opinfo.verify import SYMBOLIC, differ as _differ, random_inputs, run_copies as run, verify_fused, verify_op  # noqa: E402
+from opinfo.verify import SYMBOLIC, defined_at, differ as _differ, random_inputs, run_copies as run, verify_fused, verify_op  # noqa: E402
 
 TIMEOUT = 30
 INT = re.compile(r"T\.int64\((\d+)\)")
@@ -259,7 +260,13 @@ def fuzz_file(path: str, per_file: int, rng, stats: dict, depth: int = 1) -> Non
                 stats["valueless"] += 1
                 continue
             f0, f1 = dict(mod.prim_funcs())[name], dict(mmod.prim_funcs())[name]
-            for value in _symbol_values(f0):
+            values = _symbol_values(f0)
+            if len(infos[name].ops) == 1 and symbols(f0.buffers):
+                # only where the op is defined (a reshape of an (n,) vector to 3 elements: n = 3)
+                one = infos[name].ops[0]
+                values = [v for v in values if defined_at(f0, one, v) is not False] or \
+                    [v for v in range(1, SYMBOLIC) if defined_at(f0, one, v)][:1]
+            for value in values:
                 try:
                     arrays = _guarded(random_inputs, f0, rng, 0, value)
                     r0, r1 = _guarded(run, f0, arrays), _guarded(run, f1, arrays)

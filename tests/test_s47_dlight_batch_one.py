@@ -1,0 +1,58 @@
+"""dlight's Matmul rule over a batch of one: ``x`` of shape (1, m, k) (or (1, 1, m, k)) is
+copied whole into its padded tile, ``x_reindex_pad_shared[v0, i, k] = x[v0, i, k]``, and the
+output is written back at a constant, ``C[0, i, j] = C_reindex_pad_local[v0, i, j]``. The
+padded buffers are laid out as the parameter each stands for (its unit axes kept, the one
+reindex added dropped), after which the padded matmul reads back as the matmul.
+
+Fixtures: TVM 0.27 Relax graphs legalized, fused (FuseOps + FuseTIR) and scheduled by
+``dlight.ApplyDefaultSchedule`` with the CUDA pipeline's rules for target ``cuda``:
+``matmul`` of (1, 5, 7) x (7, 6), of (1, 1, 5, 7) x (7, 6), of (1, 5, 7) x (1, 7, 6), and
+``add(matmul((1, 3, 9), (9, 10)), bias (10,))``."""
+from __future__ import annotations
+
+import pytest
+
+import tir
+from opinfo import analyze, verify_op
+from opinfo.normalize import as_lowered
+from opinfo.reindex_pad import unreindex
+
+from tests.fixture_util import FIXTURES
+
+
+def _func(fixture):
+    mod = tir.parse((FIXTURES / fixture).read_text())
+    (func,) = [f for _, f in mod.prim_funcs()]
+    return func
+
+
+@pytest.mark.parametrize("fixture, lhs, rhs", [
+    ("s47_dlight_matmul_batch1.py", (1, 5, 7), (7, 6)),
+    ("s47_dlight_matmul_batch11.py", (1, 1, 5, 7), (7, 6)),
+    ("s47_dlight_bmm_batch1.py", (1, 5, 7), (1, 7, 6)),
+])
+def test_batch_of_one_named_and_confirmed(fixture, lhs, rhs):
+    func = _func(fixture)
+    (op,) = analyze(func).ops
+    assert op.name == "matmul"
+    assert [o.param for o in op.operands] == [0, 1] and op.output.param == 2
+    shapes = [tuple(int(e.value) for e in func.buffer_map[p].shape) for p in func.params[:2]]
+    assert shapes == [lhs, rhs]
+    assert verify_op(func, op) is True  # lowered afresh, run on the same inputs
+
+
+def test_copies_take_their_sources_layout():
+    func = unreindex(as_lowered(_func("s47_dlight_matmul_batch11.py")))
+    shapes = {b.name: tuple(int(e.value) for e in b.shape) for b in func.root_block.alloc_buffers}
+    # x0 is (1, 1, 5, 7): its tile keeps both unit axes; x1 (7, 6) is stored transposed
+    # (j, k) by dlight and laid out (k, j) as x1 is; the accumulator as the output (1, 1, 5, 6)
+    assert shapes == {"x0_reindex_pad_shared": (1, 1, 32, 16), "x1_reindex_pad_shared": (16, 64),
+                      "matmul_reindex_pad_local": (1, 1, 32, 64)}
+
+
+def test_batch_of_one_with_an_epilogue():
+    ops = analyze(_func("s47_dlight_matmul_batch1_bias.py")).ops
+    assert [op.name for op in ops] == ["matmul", "add"]
+    matmul, add = ops
+    assert [o.param for o in matmul.operands] == [0, 1] and matmul.output.param is None
+    assert add.output.param == 3
