@@ -70,10 +70,12 @@ def reads_within(func: PrimFunc, realize: BlockRealize, loops: tuple, symbols) -
     """Every element of the buffer ``realize`` stores to that any block of ``func`` loads
     (wherever and whenever, guards ignored: a superset) is one the block stores under its
     loops and predicate, the shape variables ``symbols`` at each of a few values; False when
-    that cannot be enumerated."""
+    that cannot be enumerated, and for a parameter (an output is read whole by the caller:
+    a block given loops of its own that wrote more of it, or past its end -- dlight's
+    write-back of a padded tile, over the tile under a ``T.where`` -- would change it)."""
     store = realize.block.body
-    if not isinstance(store, BufferStore):
-        return False
+    if not isinstance(store, BufferStore) or any(store.buffer is b for b in func.buffers):
+        return False  # a parameter: the caller reads every element of an output
     return all(_reads_within_at(func, realize, loops, store, env) for env in shape_envs(symbols, SHAPE_VALUES))
 
 

@@ -7,7 +7,9 @@ reindex added dropped), after which the padded matmul reads back as the matmul.
 Fixtures: TVM 0.27 Relax graphs legalized, fused (FuseOps + FuseTIR) and scheduled by
 ``dlight.ApplyDefaultSchedule`` with the CUDA pipeline's rules for target ``cuda``:
 ``matmul`` of (1, 5, 7) x (7, 6), of (1, 1, 5, 7) x (7, 6), of (1, 5, 7) x (1, 7, 6), and
-``add(matmul((1, 3, 9), (9, 10)), bias (10,))``."""
+``add(matmul((1, 3, 9), (9, 10)), bias (10,))``, and a batched matmul (3, 5, 7) x (3, 7, 6)
+(dlight keeps its batch axis: no unit axis to drop; its write-back shares the tile's thread
+loops under a ``T.where`` that keeps it inside the output)."""
 from __future__ import annotations
 
 import pytest
@@ -30,6 +32,7 @@ def _func(fixture):
     ("s47_dlight_matmul_batch1.py", (1, 5, 7), (7, 6)),
     ("s47_dlight_matmul_batch11.py", (1, 1, 5, 7), (7, 6)),
     ("s47_dlight_bmm_batch1.py", (1, 5, 7), (1, 7, 6)),
+    ("s47_dlight_bmm_batch3.py", (3, 5, 7), (3, 7, 6)),
 ])
 def test_batch_of_one_named_and_confirmed(fixture, lhs, rhs):
     func = _func(fixture)
@@ -56,3 +59,19 @@ def test_batch_of_one_with_an_epilogue():
     matmul, add = ops
     assert [o.param for o in matmul.operands] == [0, 1] and matmul.output.param is None
     assert add.output.param == 3
+
+
+def test_write_back_not_moved_past_the_output():
+    """The write-back of a padded tile runs over the tile (3 x 32 x 64) under a ``T.where``
+    keeping it inside the (3, 5, 6) output. Given loops of its own over its whole domain it
+    would write past the output's end: :func:`opinfo.distribute.reads_within` counts an
+    output as read whole by the caller, so the block is not moved."""
+    from opinfo.normalize import normalize
+
+    func = _func("s47_dlight_bmm_batch3.py")
+    out = func.buffer_map[func.params[-1]]
+    for block in normalize(func).blocks():
+        store = block.body
+        if getattr(store, "buffer", None) is not None and store.buffer.name == out.name and block.iter_vars:
+            extents = [int(iv.dom.extent.value) for iv in block.iter_vars if iv.kind.name == "SPATIAL"]
+            assert all(e <= int(s.value) for e, s in zip(extents, store.buffer.shape))
