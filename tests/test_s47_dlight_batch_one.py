@@ -75,3 +75,19 @@ def test_write_back_not_moved_past_the_output():
         if getattr(store, "buffer", None) is not None and store.buffer.name == out.name and block.iter_vars:
             extents = [int(iv.dom.extent.value) for iv in block.iter_vars if iv.kind.name == "SPATIAL"]
             assert all(e <= int(s.value) for e, s in zip(extents, store.buffer.shape))
+
+
+def test_epilogue_answer_confirmed_op_by_op():
+    """The epilogue's restored intermediate (``matmul_intermediate``) is no buffer of the
+    function as printed: ``verify_fused`` runs the ops on the normalized function, where it
+    is, and both ops are confirmed -- and a wrong reading of the epilogue is refuted."""
+    import attrs
+
+    from opinfo.verify import verify_fused
+
+    for fixture in ("s47_dlight_matmul_batch1_bias.py", "s46_dlight_matmul_add_epilogue.py"):
+        func = _func(fixture)
+        ops = analyze(func).ops
+        assert verify_fused(func, ops) == [True, True]
+        wrong = attrs.evolve(ops[1], name="subtract")
+        assert verify_fused(func, [ops[0], wrong]) == [True, False]
