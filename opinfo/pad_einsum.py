@@ -43,6 +43,7 @@ from .bounded import bounded_form, interval
 from .probe import NotEvaluable, collect_vars, evaluate
 from .recognize.guard import conjuncts
 from .rewrite import EMPTY, loaded, prune, stored, update_term, without_allocs
+from .pad_views import apply_view, view_crop, view_pad_source
 from .reindex_pad import REINDEX_PAD, unreindex
 from .rfactor import combiner_identity
 
@@ -255,10 +256,11 @@ def _nodes(expr) -> list:
     return found
 
 
-def _restored(realize: BlockRealize, out, shrink: dict, pads: dict) -> "BlockRealize | None":
+def _restored(realize: BlockRealize, out, shrink: dict, pads: dict, view=None) -> "BlockRealize | None":
     """The op block over the crop's domain (``shrink``: id(var) -> new extent), storing to
-    ``out`` and loading the unpadded sources (``pads``: id(padded) -> (source, its extents)).
-    ``out`` is a buffer (what the block's one store becomes) or, for a tuple reduction, a
+    ``out`` and loading the unpadded sources (``pads``: id(padded) -> (source, its extents
+    [, the view it is read through, :mod:`.pad_views`])). ``out`` is a buffer (what the
+    block's one store becomes, through ``view`` when given) or, for a tuple reduction, a
     dict id(accumulator) -> the buffer its stores and loads become."""
     block = realize.block
     outs = out if isinstance(out, dict) else {id(block.body.buffer): out}
@@ -294,10 +296,14 @@ def _restored(realize: BlockRealize, out, shrink: dict, pads: dict) -> "BlockRea
 
     def post(n):
         if isinstance(n, BufferLoad) and id(n.buffer) in pads:
-            return attrs.evolve(n, buffer=pads[id(n.buffer)][0])
-        if isinstance(n, BufferLoad) and id(n.buffer) in outs:
-            return attrs.evolve(n, buffer=outs[id(n.buffer)])  # a reduction's accumulator
-        if isinstance(n, BufferStore) and id(n.buffer) in outs:
+            entry = pads[id(n.buffer)]
+            if len(entry) > 2:
+                return attrs.evolve(n, buffer=entry[0], indices=apply_view(n.indices, entry[2]))
+            return attrs.evolve(n, buffer=entry[0])
+        if isinstance(n, (BufferLoad, BufferStore)) and id(n.buffer) in outs:
+            # the op's store, and a reduction's accumulator it loads
+            if view is not None:
+                return attrs.evolve(n, buffer=outs[id(n.buffer)], indices=apply_view(n.indices, view))
             return attrs.evolve(n, buffer=outs[id(n.buffer)])
         return None
 
@@ -403,11 +409,17 @@ def _padded_reads(op: BlockRealize, writers: dict, readers: dict, params: set) -
         if key in params or len(ws) != 1:
             continue
         src = pad_source(ws[0].block)
-        if src is None:
+        viewed = view_pad_source(ws[0].block) if src is None else None
+        if src is None and viewed is None:
             continue
         if readers.get(key) != [op]:
             return None
-        pads[key] = (src[1], list(src[1].shape))
+        if src is not None:
+            pads[key] = (src[1], list(src[1].shape))
+        else:  # a padded copy of a flattened view of the source (:mod:`.pad_views`)
+            padded, source, logical, view = viewed
+            pads[key] = (source, [IntImm(e.dtype, x) for e, x in zip(padded.shape, logical)], view)
+            src = (padded, source)
         producers.append((ws[0], src[0]))
     return pads, producers
 
@@ -659,9 +671,16 @@ def _unpad_einsum(func: PrimFunc) -> PrimFunc:
         epilogue = found is None
         if epilogue:
             found = _epilogue_crop(crop.block, params)
+        view = None
+        if found is None:  # a write-back through the digits of its rows (:mod:`.pad_views`)
+            viewed = view_crop(crop.block)
+            if viewed is not None:
+                out, padded, logical, view = viewed
+                found, epilogue = (out, padded), False
         if found is None or id(crop) in drop:
             continue
         out, padded = found
+        out_shape = tuple(out.shape) if view is None else tuple(IntImm(e.dtype, x) for e, x in zip(padded.shape, logical))
         if id(padded) in params or len(writers.get(id(padded), [])) != 1:
             continue
         op = writers[id(padded)][0]
@@ -679,9 +698,10 @@ def _unpad_einsum(func: PrimFunc) -> PrimFunc:
             continue
         if block.init is not None and len(ivs) == len(block.iter_vars):
             continue
-        if any(not _same(iv.dom.extent, o) and not _at_least(iv.dom.extent, o) for iv, o in zip(ivs, out.shape)):
+        if len(ivs) != len(out_shape) or \
+                any(not _same(iv.dom.extent, o) and not _at_least(iv.dom.extent, o) for iv, o in zip(ivs, out_shape)):
             continue
-        shrink = {id(iv.var): o for iv, o in zip(ivs, out.shape) if not _same(iv.dom.extent, o)}
+        shrink = {id(iv.var): o for iv, o in zip(ivs, out_shape) if not _same(iv.dom.extent, o)}
         found = _padded_reads(op, writers, readers, params)
         if found is None or (not shrink and not found[0]):
             continue
@@ -701,7 +721,7 @@ def _unpad_einsum(func: PrimFunc) -> PrimFunc:
             if not name or name in _buffer_names(func, realizes):
                 continue
             target = attrs.evolve(padded, shape=tuple(out.shape), name=name)
-        new = _restored(op, target, {**stops, **shrink}, pads)
+        new = _restored(op, target, {**stops, **shrink}, pads, view)
         if new is None:
             continue
         replace[id(op)] = new

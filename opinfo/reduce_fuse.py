@@ -267,12 +267,16 @@ def _split_once(realize: BlockRealize, apart: bool = False) -> "BlockRealize | N
     parts = _parts(block) + list(block.reads) + list(block.writes)
     for pos, iv in enumerate(block.iter_vars):
         extent = const_of(iv.dom.extent)
-        if iv.kind != IterKind.REDUCE or const_of(iv.dom.min) != 0:
+        if iv.kind not in (IterKind.REDUCE, IterKind.SPATIAL) or const_of(iv.dom.min) != 0:
             continue
         digits = _digits_of(parts, iv.var)
         if not digits:
             continue
         tiles = _tiling(digits, extent) if extent is not None else _symbolic_tiling(digits, iv.dom.extent)
+        # a spatial variable too: a reduction restored over dlight's rows that fuse a batch
+        # stores ``C[c // 5, c % 5, j]`` (:mod:`.pad_views`); as for a reduction variable,
+        # digits on axes apart only where no buffer reads as packed (a packed channel keeps
+        # TVM's form)
         if tiles is None or not _flattened(_parts(block), iv.var, tiles, apart):
             continue
         c, value, dtype = iv.var, realize.iter_values[pos], iv.dom.extent.dtype
@@ -280,7 +284,7 @@ def _split_once(realize: BlockRealize, apart: bool = False) -> "BlockRealize | N
         for d, m, ext in reversed(tiles):  # outermost first
             var = Var(f"{c.name}_{len(fresh)}", c.dtype)
             fresh.append(IterVar(var, Range(IntImm(dtype, 0), ext if not isinstance(ext, int) else IntImm(dtype, ext)),
-                                 IterKind.REDUCE))
+                                 iv.kind))
             bound = value if d == 1 else FloorDiv(value, IntImm(value.dtype, d))
             if m is not None and (extent is None or d * m != extent):
                 bound = FloorMod(bound, IntImm(value.dtype, m))
