@@ -64,20 +64,29 @@ def _identity(store: BufferStore, block: Block) -> "list | None":
     return out
 
 
-def _crop(block: Block) -> "tuple | None":
-    """(output, padded source) of a crop ``C[w] = C_pad[w]`` over C's whole extent."""
+def _copy_back(block: Block) -> "tuple | None":
+    """(store, load) of a block ``C[...] = C_pad[...]`` copying a padded buffer of C's type
+    into another buffer, named as ``pad_einsum`` names its crops (:func:`named_pad`): what
+    :func:`_crop` and :func:`.pad_views.view_crop` read further."""
     store = block.body
     if block.init is not None or not isinstance(store, BufferStore) or not isinstance(store.value, BufferLoad):
         return None
     load = store.value
+    if load.buffer is store.buffer or load.buffer.dtype != store.buffer.dtype:
+        return None
+    return (store, load) if named_pad(block, load.buffer, store.buffer) else None
+
+
+def _crop(block: Block) -> "tuple | None":
+    """(output, padded source) of a crop ``C[w] = C_pad[w]`` over C's whole extent."""
+    found = _copy_back(block)
+    if found is None:
+        return None
+    store, load = found
     ivs = _identity(store, block)
-    if ivs is None or load.buffer is store.buffer or load.buffer.dtype != store.buffer.dtype:
+    if ivs is None or tuple(load.indices) != tuple(store.indices):
         return None
-    if tuple(load.indices) != tuple(store.indices):
-        return None
-    if not named_pad(block, load.buffer, store.buffer) or not _whole_output(ivs, store.buffer, load.buffer):
-        return None
-    return store.buffer, load.buffer
+    return (store.buffer, load.buffer) if _whole_output(ivs, store.buffer, load.buffer) else None
 
 
 def _whole_output(ivs: list, out, padded) -> bool:
@@ -112,10 +121,12 @@ def _epilogue_crop(block: Block, params: set) -> "tuple | None":
     return (store.buffer, padded) if _whole_output(ivs, store.buffer, padded) else None
 
 
-def pad_source(block: Block) -> "tuple | None":
-    """(padded buffer, source) of a pad producer ``P[w] = if_then_else(w_d < X.shape[d] and
-    ..., X[w], c)`` over P's whole extent, with one conjunct for each dimension where X is
-    shorter and none other."""
+def _pad_store(block: Block) -> "tuple | None":
+    """(store, condition, source load, the store's variables) of a block ``P[w] =
+    if_then_else(cond, X[...], c)`` storing at its spatial variables (:func:`_identity`) in
+    X's type, named as ``pad_einsum`` names its producers (:func:`named_pad`), the pad value
+    loading nothing: what :func:`pad_source` and :func:`.pad_views.view_pad_source` read
+    further."""
     store = block.body
     if block.init is not None or not isinstance(store, BufferStore):
         return None
@@ -124,11 +135,22 @@ def pad_source(block: Block) -> "tuple | None":
         return None
     cond, load = value.args[0], value.args[1]
     ivs = _identity(store, block)
-    if ivs is None or tuple(load.indices) != tuple(store.indices) or load.buffer.dtype != store.buffer.dtype:
-        return None
-    if not named_pad(block, store.buffer, load.buffer):
+    if ivs is None or load.buffer.dtype != store.buffer.dtype or not named_pad(block, store.buffer, load.buffer):
         return None
     if any(isinstance(n, BufferLoad) for n in _nodes(value.args[2])):
+        return None
+    return store, cond, load, ivs
+
+
+def pad_source(block: Block) -> "tuple | None":
+    """(padded buffer, source) of a pad producer ``P[w] = if_then_else(w_d < X.shape[d] and
+    ..., X[w], c)`` over P's whole extent, with one conjunct for each dimension where X is
+    shorter and none other."""
+    found = _pad_store(block)
+    if found is None:
+        return None
+    store, cond, load, ivs = found
+    if tuple(load.indices) != tuple(store.indices):
         return None
     short, within = {}, {}
     for iv, p_ext, x_ext in zip(ivs, store.buffer.shape, load.buffer.shape):
@@ -258,8 +280,8 @@ def _nodes(expr) -> list:
 
 def _restored(realize: BlockRealize, out, shrink: dict, pads: dict, view=None) -> "BlockRealize | None":
     """The op block over the crop's domain (``shrink``: id(var) -> new extent), storing to
-    ``out`` and loading the unpadded sources (``pads``: id(padded) -> (source, its extents
-    [, the view it is read through, :mod:`.pad_views`])). ``out`` is a buffer (what the
+    ``out`` and loading the unpadded sources (``pads``: id(padded) -> (source, its extents,
+    the view it is read through or None, :mod:`.pad_views`)). ``out`` is a buffer (what the
     block's one store becomes, through ``view`` when given) or, for a tuple reduction, a
     dict id(accumulator) -> the buffer its stores and loads become."""
     block = realize.block
@@ -296,10 +318,9 @@ def _restored(realize: BlockRealize, out, shrink: dict, pads: dict, view=None) -
 
     def post(n):
         if isinstance(n, BufferLoad) and id(n.buffer) in pads:
-            entry = pads[id(n.buffer)]
-            if len(entry) > 2:
-                return attrs.evolve(n, buffer=entry[0], indices=apply_view(n.indices, entry[2]))
-            return attrs.evolve(n, buffer=entry[0])
+            source, _, through = pads[id(n.buffer)]
+            return attrs.evolve(n, buffer=source,
+                                indices=apply_view(n.indices, through) if through is not None else n.indices)
         if isinstance(n, (BufferLoad, BufferStore)) and id(n.buffer) in outs:
             # the op's store, and a reduction's accumulator it loads
             if view is not None:
@@ -357,7 +378,7 @@ def _neutral_pad(op: BlockRealize, writers: dict, readers: dict, params: set, lo
         return None
     neutral = combiner_identity(type(value), producer.block.body.value.args[2], load.buffer.dtype)
     padded, source = src
-    pads = {key: (source, list(source.shape))}
+    pads = {key: (source, list(source.shape), None)}
     stops = {} if neutral else _split_stops(op, pads, loops)
     ivs = {id(iv.var): iv for iv in block.iter_vars}
     uses: dict = {}
@@ -415,10 +436,10 @@ def _padded_reads(op: BlockRealize, writers: dict, readers: dict, params: set) -
         if readers.get(key) != [op]:
             return None
         if src is not None:
-            pads[key] = (src[1], list(src[1].shape))
+            pads[key] = (src[1], list(src[1].shape), None)
         else:  # a padded copy of a flattened view of the source (:mod:`.pad_views`)
             padded, source, logical, view = viewed
-            pads[key] = (source, [IntImm(e.dtype, x) for e, x in zip(padded.shape, logical)], view)
+            pads[key] = (source, logical, view)
             src = (padded, source)
         producers.append((ws[0], src[0]))
     return pads, producers
@@ -680,7 +701,7 @@ def _unpad_einsum(func: PrimFunc) -> PrimFunc:
         if found is None or id(crop) in drop:
             continue
         out, padded = found
-        out_shape = tuple(out.shape) if view is None else tuple(IntImm(e.dtype, x) for e, x in zip(padded.shape, logical))
+        out_shape = tuple(out.shape) if view is None else tuple(logical)
         if id(padded) in params or len(writers.get(id(padded), [])) != 1:
             continue
         op = writers[id(padded)][0]

@@ -21,28 +21,11 @@ from __future__ import annotations
 
 import math
 
-from tir.expr import LT, BufferLoad, Call, FloorDiv, FloorMod, IntImm, Var
-from tir.stmt import Block, BufferStore
+from tir.expr import LT, FloorDiv, FloorMod, IntImm, Var
 
 from .affine import const_of
 from .recognize.guard import conjuncts
-
-
-def _digit(e) -> "tuple | None":
-    """``(var, s, m)`` when ``e`` is ``var``, ``var // s``, ``var % m`` or ``var // s % m``
-    (positive constants; ``m`` None without a remainder)."""
-    m = None
-    if isinstance(e, FloorMod):
-        m = const_of(e.b)
-        if m is None or m < 1:
-            return None
-        e = e.a
-    if isinstance(e, Var):
-        return e, 1, m
-    if isinstance(e, FloorDiv) and isinstance(e.a, Var):
-        s = const_of(e.b)
-        return (e.a, s, m) if s is not None and s >= 1 else None
-    return None
+from .reduce_fuse import digit_of
 
 
 def digit_view(indices, padded_vars: list, shape) -> "tuple | None":
@@ -55,7 +38,7 @@ def digit_view(indices, padded_vars: list, shape) -> "tuple | None":
     where = {id(v): d for d, v in enumerate(padded_vars)}
     view, per_axis = [], {}
     for j, index in enumerate(indices):
-        got = _digit(index)
+        got = digit_of(index)
         extent = const_of(shape[j])
         if got is None and const_of(index) == 0 and extent == 1:
             view.append((None, 0, None))  # a unit axis of the parameter, read at 0
@@ -100,28 +83,21 @@ def apply_view(indices, view) -> tuple:
     return tuple(out)
 
 
-def view_pad_source(block: Block) -> "tuple | None":
+def view_pad_source(block) -> "tuple | None":
     """(padded buffer, source, logical extents, view) of a pad producer ``P[w] =
     if_then_else(cond, X[digits of w], c)`` over P's whole extent, the condition testing
-    exactly the axes where P is longer than the logical extent (``w_d < logical_d``)."""
-    from .pad_einsum import _identity, _nodes, _same, named_pad
+    exactly the axes where P is longer than the logical extent (``w_d < logical_d``); the
+    logical extents typed as P's."""
+    from .pad_einsum import _pad_store, _same
 
-    store = block.body
-    if block.init is not None or not isinstance(store, BufferStore):
-        return None
-    value = store.value
-    if not (isinstance(value, Call) and value.op == "if_then_else" and isinstance(value.args[1], BufferLoad)):
-        return None
-    cond, load = value.args[0], value.args[1]
-    ivs = _identity(store, block)
-    if ivs is None or load.buffer.dtype != store.buffer.dtype or not named_pad(block, store.buffer, load.buffer):
-        return None
-    if any(isinstance(n, BufferLoad) for n in _nodes(value.args[2])):
-        return None
-    found = digit_view(load.indices, [iv.var for iv in ivs], load.buffer.shape)
+    found = _pad_store(block)
     if found is None:
         return None
-    view, logical = found
+    store, cond, load, ivs = found
+    viewed = digit_view(load.indices, [iv.var for iv in ivs], load.buffer.shape)
+    if viewed is None:
+        return None
+    view, logical = viewed
     short = {}
     for iv, p_ext, x_ext in zip(ivs, store.buffer.shape, logical):
         p = const_of(p_ext)
@@ -136,31 +112,30 @@ def view_pad_source(block: Block) -> "tuple | None":
         if const_of(term.b) != short[id(term.a)] or id(term.a) in seen:
             return None
         seen.add(id(term.a))
-    return (store.buffer, load.buffer, logical, view) if len(seen) == len(short) else None
+    if len(seen) != len(short):
+        return None
+    return store.buffer, load.buffer, _typed(logical, store.buffer), view
 
 
-def view_crop(block: Block) -> "tuple | None":
+def view_crop(block) -> "tuple | None":
     """(output, padded source, logical extents, view) of a write-back ``C[digits of w] =
-    C_pad[w]`` over the logical extents (C's whole extent through the view)."""
-    from .pad_einsum import _same, named_pad
+    C_pad[w]`` over the logical extents (C's whole extent through the view); the logical
+    extents typed as C_pad's."""
+    from .pad_einsum import _copy_back, _same
 
-    store = block.body
-    if block.init is not None or not isinstance(store, BufferStore) or not isinstance(store.value, BufferLoad):
+    found = _copy_back(block)
+    if found is None:
         return None
-    load = store.value
-    if load.buffer is store.buffer or load.buffer.dtype != store.buffer.dtype:
-        return None
-    if not named_pad(block, load.buffer, store.buffer):
-        return None
+    store, load = found
     ivs = {id(iv.var): iv for iv in block.iter_vars}
     own = list(load.indices)
     if len(own) != len(block.iter_vars) or len({id(i) for i in own}) != len(own) or \
             not all(isinstance(i, Var) and id(i) in ivs for i in own):
         return None
-    found = digit_view(store.indices, own, store.buffer.shape)
-    if found is None:
+    viewed = digit_view(store.indices, own, store.buffer.shape)
+    if viewed is None:
         return None
-    view, logical = found
+    view, logical = viewed
     for i, extent, padded in zip(own, logical, load.buffer.shape):
         iv = ivs[id(i)]
         p = const_of(padded)
@@ -169,4 +144,9 @@ def view_crop(block: Block) -> "tuple | None":
             return None
     if math.prod(logical) != math.prod(const_of(e) for e in store.buffer.shape):
         return None
-    return store.buffer, load.buffer, logical, view
+    return store.buffer, load.buffer, _typed(logical, load.buffer), view
+
+
+def _typed(extents: list, padded) -> list:
+    """``extents`` (ints, one per axis of ``padded``) as constants of its extents' type."""
+    return [IntImm(e.dtype, x) for e, x in zip(padded.shape, extents)]

@@ -138,21 +138,31 @@ def fuse_split_reductions(func: PrimFunc) -> PrimFunc:
     return transform_stmts(func, post)
 
 
-def _digit(e, c: Var) -> "tuple | None":
-    """``(d, m)`` when ``e`` is ``c // d % m``, ``c % m`` (``d`` 1) or ``c // d`` (``m`` None)
-    with positive constants; None otherwise."""
+def digit_of(e) -> "tuple | None":
+    """``(v, d, m)`` when ``e`` is ``v``, ``v // d``, ``v % m`` or ``v // d % m`` for a
+    variable ``v`` and positive constants (``d`` 1 without a division, ``m`` None without a
+    remainder); None otherwise."""
     m = None
     if isinstance(e, FloorMod):
         m = const_of(e.b)
         if m is None or m < 1:
             return None
         e = e.a
-    if e is c:
-        return (1, m) if m is not None else None
-    if isinstance(e, FloorDiv) and e.a is c:
+    if isinstance(e, Var):
+        return e, 1, m
+    if isinstance(e, FloorDiv) and isinstance(e.a, Var):
         d = const_of(e.b)
-        return (d, m) if d is not None and d >= 1 else None
-    if m is None and isinstance(e, FloorDiv) and isinstance(e.a, FloorMod) and e.a.a is c:
+        return (e.a, d, m) if d is not None and d >= 1 else None
+    return None
+
+
+def _digit(e, c: Var) -> "tuple | None":
+    """``(d, m)`` when ``e`` is ``c // d % m``, ``c % m`` (``d`` 1) or ``c // d`` (``m`` None)
+    with positive constants; None otherwise."""
+    got = digit_of(e)
+    if got is not None and got[0] is c:
+        return None if e is c else got[1:]  # ``c`` itself is no digit
+    if isinstance(e, FloorDiv) and isinstance(e.a, FloorMod) and e.a.a is c:
         # c % M // d is the digit c // d % (M // d) when d divides M (dlight writes it so)
         big, d = const_of(e.a.b), const_of(e.b)
         if big is not None and d is not None and d >= 1 and big >= d and big % d == 0:

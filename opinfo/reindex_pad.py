@@ -80,25 +80,23 @@ def reindexed(func: PrimFunc) -> bool:
     return bool(found)
 
 
+def _unit_vars(block) -> set:
+    """Ids of ``block``'s variables of extent 1."""
+    return {id(iv.var) for iv in block.iter_vars if const_of(iv.dom.extent) == 1}
+
+
+def _at_unit(index, unit_vars: set) -> bool:
+    """Whether ``index`` is 0 or one of ``unit_vars`` (:func:`_unit_vars`): the one element
+    of an axis of extent 1."""
+    return const_of(index) == 0 or (isinstance(index, Var) and id(index) in unit_vars)
+
+
 def _unit_positions(buffer, accesses: list) -> tuple:
     """Axes of ``buffer`` of extent 1 that every access indexes at 0 or at a block variable of
     extent 1."""
-    out = []
-    for d, extent in enumerate(buffer.shape):
-        if const_of(extent) != 1:
-            continue
-        ok = True
-        for block, indices in accesses:
-            index = indices[d]
-            if const_of(index) == 0:
-                continue
-            units = {id(iv.var) for iv in block.iter_vars if const_of(iv.dom.extent) == 1}
-            if not (isinstance(index, Var) and id(index) in units):
-                ok = False
-                break
-        if ok:
-            out.append(d)
-    return tuple(out)
+    units = {id(block): _unit_vars(block) for block, _ in accesses}
+    return tuple(d for d, extent in enumerate(buffer.shape)
+                 if const_of(extent) == 1 and all(_at_unit(indices[d], units[id(block)]) for block, indices in accesses))
 
 
 def _partner_layout(func: PrimFunc, buffer, accesses: list, units: tuple) -> "tuple | None":
@@ -141,10 +139,7 @@ def _layout_in(block_id, partner_stored, buffer, accesses, params, units) -> "tu
     (sidx,) = own.values()
     ((pbuf, pidx),) = seen.values()
     block = next(blk for blk, _, _, _ in accesses if id(blk) == block_id)
-    unit_vars = {id(iv.var) for iv in block.iter_vars if const_of(iv.dom.extent) == 1}
-
-    def unit(index, extent) -> bool:
-        return const_of(extent) == 1 and (const_of(index) == 0 or (isinstance(index, Var) and id(index) in unit_vars))
+    unit_vars = _unit_vars(block)
 
     where = {}
     for e, index in enumerate(sidx):
@@ -157,7 +152,7 @@ def _layout_in(block_id, partner_stored, buffer, accesses, params, units) -> "tu
     for index, extent in zip(pidx, pbuf.shape):
         if isinstance(index, Var) and id(index) in where:
             layout.append(where.pop(id(index)))
-        elif unit(index, extent):
+        elif const_of(extent) == 1 and _at_unit(index, unit_vars):
             layout.append(None)
         else:
             return None

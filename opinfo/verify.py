@@ -482,8 +482,7 @@ def _fresh(func: PrimFunc, op: OpInfo, args: list, rng, symbolic: int) -> "tuple
         arrays = random_inputs(func, rng, symbolic=value)
         if sum(a.size for a in arrays) > MAX_ELEMENTS:
             return None
-        inputs = [(tuple(arrays[a.param].shape), str(func.buffer_map[params[a.param]].dtype))
-                  if isinstance(a, Operand) else ((), str(a.dtype)) for a in args]
+        inputs = _lowering_inputs(func, args, arrays)
         try:
             fresh = tir.topi.lower(op.name, inputs, **given)
         except ValueError as err:
@@ -497,6 +496,14 @@ def _fresh(func: PrimFunc, op: OpInfo, args: list, rng, symbolic: int) -> "tuple
     return None
 
 
+def _lowering_inputs(func: PrimFunc, args: list, arrays: list) -> list:
+    """(shape, dtype) of each argument of the op as ``tir.topi.lower`` takes them: a
+    parameter's at ``arrays`` (the function's inputs drawn at one binding), a scalar's ``()``."""
+    params = list(func.params)
+    return [(tuple(arrays[a.param].shape), str(func.buffer_map[params[a.param]].dtype))
+            if isinstance(a, Operand) else ((), str(a.dtype)) for a in args]
+
+
 def defined_at(func: PrimFunc, op: OpInfo, symbolic: int) -> "bool | None":
     """Whether ``op`` as named takes ``func``'s operands with every symbolic extent at
     ``symbolic`` (a reshape of an ``(n,)`` vector to 3 elements is defined at n = 3 only);
@@ -506,13 +513,10 @@ def defined_at(func: PrimFunc, op: OpInfo, symbolic: int) -> "bool | None":
 
     if op.output is None or op.output.param is None or any(o.param is None for o in op.operands):
         return None
-    params = list(func.params)
     try:
-        args = _call_args(func, op)
         arrays = random_inputs(func, np.random.default_rng(0), symbolic=symbolic)
-        inputs = [(tuple(arrays[a.param].shape), str(func.buffer_map[params[a.param]].dtype))
-                  if isinstance(a, Operand) else ((), str(a.dtype)) for a in args]
-        tir.topi.lower(op.name, inputs, **_given(op, func.buffer_map[params[op.output.param]].dtype))
+        inputs = _lowering_inputs(func, _call_args(func, op), arrays)
+        tir.topi.lower(op.name, inputs, **_given(op, func.buffer_map[func.params[op.output.param]].dtype))
     except ValueError:  # ShapeError, or an attribute the shapes at this binding refuse
         return False
     except Exception:
