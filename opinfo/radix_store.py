@@ -14,18 +14,24 @@ constant in extent, used by no other index of the store, with coefficients that 
 mixed radix of their extents (the smallest 1, each the next one's times that variable's
 extent) and covering the dimension exactly (the largest coefficient times its extent is the
 dimension's extent).
+
+A block storing at a reflection of a variable (``T_reverse_sequence[n - v0 - 1] = x[v0]``:
+``reindex`` of a flip moves the reversal to the store) is given one variable ``w`` the same
+way, bound to ``n - 1 - (v0's binding)``, its body reading ``v0`` as ``n - 1 - w``: only when
+``v0`` is spatial, from 0, used by no other index of the store, and runs exactly the
+dimension's extent (``n - 1 - v0`` maps it onto the dimension one to one).
 """
 from __future__ import annotations
 
 import attrs
 
 from tir.buffer import BufferRegion, Range
-from tir.expr import Add, FloorDiv, FloorMod, IntImm, Mul, Var
+from tir.expr import Add, FloorDiv, FloorMod, IntImm, Mul, Sub, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_stmts, substitute, transform
 from tir.stmt import BlockRealize, BufferStore, IterKind, IterVar
 
-from .affine import ONE, affine, const_of
+from .affine import ONE, add_forms, affine, const_of
 from .probe import collect_vars
 
 
@@ -54,7 +60,75 @@ def _digits(index, ivs: dict, others: list) -> "list | None":
     return found
 
 
+def _reflected(index, ivs: dict, others: list, size) -> "IterVar | None":
+    """The iter var ``v`` when ``index`` is ``size - 1 - v`` for a spatial block variable
+    ``v`` from 0 of extent ``size`` no other index mentions, else None."""
+    form = affine(index)
+    if form is None:
+        return None
+    found = [(atom, c) for atom, c in form.items() if isinstance(atom, Var) and id(atom) in ivs]
+    if len(found) != 1 or found[0][1] != -1:
+        return None
+    atom = found[0][0]
+    iv = ivs[id(atom)]
+    if iv.kind != IterKind.SPATIAL or const_of(iv.dom.min) != 0 or any(atom in o for o in others):
+        return None
+    ext, dim = affine(iv.dom.extent), affine(size)
+    if ext is None or dim is None or ext != dim:
+        return None
+    rest = add_forms(form, {atom: 1}, 1)
+    want = add_forms(dim, {ONE: 1}, -1)
+    return iv if {k: c for k, c in rest.items() if c} == {k: c for k, c in want.items() if c} else None
+
+
+def _rewrite_reflected(realize: BlockRealize) -> "BlockRealize | None":
+    block = realize.block
+    store = block.body
+    if not isinstance(store, BufferStore) or block.init is not None or len(store.indices) != len(store.buffer.shape):
+        return None
+    ivs = {id(iv.var): iv for iv in block.iter_vars}
+    atoms = []
+    for i in store.indices:
+        atoms.append(set())
+        collect_vars(i, atoms[-1])
+    mapping, new_vars, dims = {}, {}, {}
+    for d, index in enumerate(store.indices):
+        others = [atoms[j] for j in range(len(store.indices)) if j != d]
+        iv = _reflected(index, ivs, others, store.buffer.shape[d])
+        if iv is None or iv.var in mapping:
+            continue
+        dtype = iv.var.dtype
+        w = Var(f"{iv.var.name}_r", dtype)
+        last = Sub(iv.dom.extent, IntImm(dtype, 1))
+        mapping[iv.var] = Sub(last, w)
+        new_vars[id(iv)] = (w, last)
+        dims[d] = w
+    if not mapping:
+        return None
+    new_ivs, new_values = [], []
+    for iv, v in zip(block.iter_vars, realize.iter_values):
+        if id(iv) in new_vars:
+            w, last = new_vars[id(iv)]
+            new_ivs.append(IterVar(w, iv.dom, IterKind.SPATIAL))
+            new_values.append(Sub(last, v))
+        else:
+            new_ivs.append(iv)
+            new_values.append(v)
+    indices = tuple(dims.get(j, substitute(i, mapping)) for j, i in enumerate(store.indices))
+    body = BufferStore(store.buffer, substitute(store.value, mapping), indices)
+    reads = tuple(_region(r, mapping) for r in block.reads)
+    writes = tuple(_region(r, mapping) for r in block.writes)
+    block = attrs.evolve(block, iter_vars=tuple(new_ivs), body=body, reads=reads, writes=writes)
+    return attrs.evolve(realize, iter_values=tuple(new_values), block=block)
+
+
 def _rewrite(realize: BlockRealize) -> "BlockRealize | None":
+    got = _rewrite_reflected(realize)
+    realize = got or realize
+    return _rewrite_radix(realize) or got
+
+
+def _rewrite_radix(realize: BlockRealize) -> "BlockRealize | None":
     block = realize.block
     store = block.body
     if not isinstance(store, BufferStore) or block.init is not None:
@@ -106,8 +180,9 @@ def _region(region: BufferRegion, mapping: dict) -> BufferRegion:
 
 
 def radix_stores(func: PrimFunc) -> PrimFunc:
-    """``func`` with each block storing at a mixed-radix index iterated over that dimension
-    (see the module docstring); ``func`` itself when there is none."""
+    """``func`` with each block storing at a mixed-radix index or a reflected variable
+    iterated over that dimension (see the module docstring); ``func`` itself when there is
+    none."""
     new: dict = {}
 
     def visit(n):
