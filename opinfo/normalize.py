@@ -57,7 +57,7 @@ import math
 import attrs
 import numpy as np
 
-from tir.expr import BufferLoad, FloatImm, IntImm, Var
+from tir.expr import Add, BufferLoad, FloatImm, IntImm, Mul, Sub, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_stmts, pre_order_visit, remembered, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, SeqStmt
@@ -526,6 +526,94 @@ def unit_reductions(func: PrimFunc) -> PrimFunc:
     return transform(func, lambda n: None, pre)
 
 
+def _index_only_units(block: Block) -> list:
+    """The reduction variables of extent 1 of a reduction ``block`` that it reads only in
+    indices where another reduction variable, of a longer extent, is read too."""
+    if block.init is None:
+        return []
+    unit = [iv for iv in block.iter_vars if iv.kind == IterKind.REDUCE and const_of(iv.dom.min) == 0
+            and const_of(iv.dom.extent) == 1]
+    longer = {id(iv.var) for iv in block.iter_vars if iv.kind == IterKind.REDUCE and const_of(iv.dom.extent) != 1}
+    if not unit or not longer:
+        return []
+    indices, outside = [], set()
+
+    def visit(n):
+        if isinstance(n, (BufferLoad, BufferStore)):
+            indices.extend(n.indices)
+            if isinstance(n, BufferStore):
+                pre_order_visit(n.value, visit)
+            for i in n.indices:
+                pre_order_visit(i, lambda m: visit(m) if isinstance(m, BufferLoad) else True)
+            return False
+        if isinstance(n, Var):
+            outside.add(id(n))
+        return True
+    for part in (block.body, block.init):
+        pre_order_visit(part, visit)
+    found = []
+    for iv in unit:
+        if id(iv.var) in outside:
+            continue
+        using = [i for i in indices if iv.var in _vars_of(i)]
+        forms = [affine(i) for i in using]
+        if using and all(f is not None and any(isinstance(a, Var) and id(a) in longer for a in f) for f in forms):
+            found.append(iv)
+    return found
+
+
+def _vars_of(expr) -> set:
+    seen: set = set()
+    collect_vars(expr, seen)
+    return seen
+
+
+def _without_zero_terms(n):
+    """An integer ``x * 0`` as 0, ``x + 0`` and ``x - 0`` as ``x``."""
+    if not isinstance(n, (Add, Sub, Mul)) or not n.dtype.is_integer:
+        return None
+    a, b = const_of(n.a) == 0, const_of(n.b) == 0
+    if isinstance(n, Mul) and (a or b):
+        return IntImm(n.dtype, 0)
+    if b:
+        return n.a
+    return n.b if a and isinstance(n, Add) else None
+
+
+def drop_unit_reduction_terms(func: PrimFunc) -> PrimFunc:
+    """Reduction blocks without their reduction variables of extent 1 that only pad an index
+    of a longer reduction variable: dlight's GEMV rule splits a reduction ``k`` into
+    ``r0 * 64 + r2 * 2 + t`` with ``r0`` and ``r2`` of extent 1 (``x[i, r0 * 64 + r2 * 2 +
+    t]``); each takes the one value 0, its term is 0. A unit variable read anywhere else (a
+    guard, a value) or alone in an index (a pool's unit window row, whose coefficient is
+    the dilation) is kept."""
+    drop = {}
+    for b in func.blocks():
+        found = _index_only_units(b)
+        if found:
+            drop[id(b)] = found
+    if not drop:
+        return func
+
+    def pre(n):
+        if not isinstance(n, BlockRealize) or id(n.block) not in drop:
+            return None
+        block = n.block
+        gone = {id(iv) for iv in drop[id(block)]}
+        zero = {iv.var: IntImm(iv.var.dtype, 0) for iv in drop[id(block)]}
+
+        def zeroed(node):
+            return transform(substitute(node, zero), _without_zero_terms)
+        keep = [k for k, iv in enumerate(block.iter_vars) if id(iv) not in gone]
+        block = attrs.evolve(block, iter_vars=tuple(block.iter_vars[k] for k in keep), body=zeroed(block.body),
+                             init=None if block.init is None else zeroed(block.init),
+                             reads=tuple(zeroed(r) for r in block.reads),
+                             writes=tuple(zeroed(r) for r in block.writes))
+        return attrs.evolve(n, iter_values=tuple(n.iter_values[k] for k in keep), block=block)
+
+    return transform(func, lambda n: None, pre)
+
+
 def _binds_constant(n) -> bool:
     """A BlockRealize binding some spatial block variable to a constant."""
     return isinstance(n, BlockRealize) and any(iv.kind == IterKind.SPATIAL and const_of(v) is not None
@@ -697,5 +785,35 @@ def _normalize(func: PrimFunc) -> "PrimFunc | None":
     # loops (dlight) that write a unit axis at a constant 0 get its variable back.
     # a store at a mixed-radix index of block variables (reindex after reverse_compute_inline
     # of a reshape) gets one variable over that dimension
-    return radix_stores(restore_unit_vars(split_fused_reductions(fuse_split_reductions(unit_reductions(
-        merge_rfactor(merge_padding(func)))))))
+    # (a variable split back into the digits its loops fuse may make one with another)
+    return radix_stores(restore_unit_vars(_split_reductions_fused(split_fused_reductions(_split_reductions_fused(
+        drop_unit_reduction_terms(unit_reductions(_rfactors_merged(merge_padding(func)))))))))
+
+
+def _split_reductions_fused(func: PrimFunc) -> PrimFunc:
+    """:func:`.reduce_fuse.fuse_split_reductions` until nothing more is fused: a reduction
+    merged from dlight's GEMV stages reads ``r0 * 256 + t0 * 8 + r2 * 4 + t1``, four
+    digits of one variable, made one a pair at a time."""
+    for _ in range(_MAX_COPY_PASSES):
+        fused = fuse_split_reductions(func)
+        if fused is func:
+            break
+        func = fused
+    return func
+
+
+def _rfactors_merged(func: PrimFunc) -> PrimFunc:
+    """:func:`.rfactor.merge_rfactor` until no pair is left: dlight's GEMV rule reduces in
+    three stages (each thread's stripe, pairs of stripes, the threads); once two are merged,
+    the merged block reduces over a split variable (``t0 * 2 + t1``), made one
+    (:func:`.reduce_fuse.fuse_split_reductions`, unit reductions dropped) before it pairs
+    with the stage before it."""
+    for _ in range(_MAX_COPY_PASSES):
+        merged = merge_rfactor(func)
+        if merged is func:
+            reduced = fuse_split_reductions(drop_unit_reduction_terms(unit_reductions(func)))
+            merged = merge_rfactor(reduced)
+            if merged is reduced:
+                return func
+        func = merged
+    return func
