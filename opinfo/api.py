@@ -16,8 +16,8 @@ from .block_loops import clip_copies, move_block_loops
 from .blockize import unblockize
 from .coverage import out_of_bounds_reads, partial_writes, reads_past_copies, same_index_copy
 from .intermediate_check import stale_reads, uninitialised_reads
-from .verify import (CHEAP_STEPS, cheap_binding, fused_shapes_refute, operands_refute, shapes_refute, verify_fused,
-                     verify_op)
+from .verify import (CHEAP_STEPS, cheap_binding, fused_shapes_refute, operands_refute, refuted_past_constants,
+                     shapes_refute, verify_fused, verify_op)
 from .realize_check import misrealized
 from .loop_partition import merge_partitions
 from .decompose import Decomposer
@@ -342,6 +342,9 @@ def _analyze(prim_func: PrimFunc, name: str, context: "FuncContext | None", conv
         refused = REFUSALS["refuted_shape"]
     elif len(reading) > 1 and _fused_refuted(prim_func, reading):
         ops = undecided = ()  # a fused answer run op by op: one computes something else
+        refused = REFUSALS["refuted"]
+    if len(ops) == 1 and symbolic is not None and refuted_past_constants(prim_func, ops[0], packed=packed):
+        ops = undecided = ()  # confirmed at a small binding, it computes something else past the body's constants
         refused = REFUSALS["refuted"]
     if ops and not holds_at_every_extent(prim_func, ops):
         ops = undecided = ()  # over symbolic lengths: lowered afresh at some length, it computes something else

@@ -149,6 +149,30 @@ def cheap_binding(func: PrimFunc) -> "int | None":
     return None
 
 
+BEYOND_ELEMENTS = 200_000
+"""Total buffer elements up to which :func:`refuted_past_constants` runs a function."""
+
+
+def refuted_past_constants(func: PrimFunc, op: OpInfo, packed: "bool | None" = None) -> bool:
+    """Whether ``op``, read over symbolic extents and confirmed at a small binding, computes
+    something else once every symbolic extent is past every integer constant of ``func``'s
+    body. A schedule over symbolic extents changes form there: dlight binds a fused loop to
+    blocks of 1024 threads, and an index that takes the loop apart wrongly (``f0 * 1024 -
+    f1``) still writes every element while one block covers the tensor. Checked when the
+    function is still small at that binding (``BEYOND_ELEMENTS``); False otherwise."""
+    from .recognize.running import above_constants, symbols
+
+    if not symbols(func.buffers):
+        return False
+    value = above_constants(func)
+    if value <= SYMBOLIC:
+        return False
+    count = _elements(func, value)
+    if count is None or count > BEYOND_ELEMENTS:
+        return False
+    return verify_op(func, op, packed=packed, symbolic=value, max_steps=CHEAP_STEPS) is False
+
+
 def cheap_to_verify(func: PrimFunc) -> bool:
     """Whether :func:`opinfo.analyze` checks answers of ``func`` itself (see
     :func:`cheap_binding`)."""
@@ -173,7 +197,7 @@ def verify_op(func: PrimFunc, op: OpInfo, rng=None, packed: "bool | None" = None
     ``tir.interpret`` (a run past it leaves the answer unchecked)."""
     if op.output is None or op.output.param is None or any(o.param is None for o in op.operands):
         return None
-    key = (id(func), op.name, op.attrs, op.operands, op.output, op.constants)
+    key = (id(func), symbolic, op.name, op.attrs, op.operands, op.output, op.constants)
     try:
         hit = _CONFIRMED.get(key)
     except TypeError:  # an attribute value that cannot be hashed: no memo
@@ -189,8 +213,9 @@ def verify_op(func: PrimFunc, op: OpInfo, rng=None, packed: "bool | None" = None
 
 
 _CONFIRMED: dict = {}
-"""``(id(func), op name, attributes, operands, output, constants) -> func`` for answers confirmed in
-this process: ``opinfo analyze --verify`` checks again what analyze's own check confirmed.
+"""``(id(func), symbolic binding, op name, attributes, operands, output, constants) -> func`` for
+answers confirmed in this process: ``opinfo analyze --verify`` checks again what analyze's own
+check confirmed (at another binding, a check is made anew).
 Bounded; the function is kept to check the id."""
 
 
