@@ -16,15 +16,13 @@ of what it computes, and the promoted copy would hide it.
 from __future__ import annotations
 
 import attrs
+import numpy as np
 
 from tir import dtype as dt
 from tir.buffer import Buffer
 from tir.expr import Call, Cast, FloatImm, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_visit, transform
-
-HALF = ("float16", "bfloat16")
-
 
 def _half(dtype) -> bool:
     return dtype is not None and dtype.is_float and dtype.bits == 16
@@ -69,6 +67,4 @@ def promoted(func: PrimFunc) -> "PrimFunc | None":
 
 def single(arrays: list, funcs_buffers) -> list:
     """``arrays`` with those a half-precision buffer holds as float32 (exactly)."""
-    import numpy as np
-
     return [a.astype(np.float32) if _half(b.dtype) else a for a, b in zip(arrays, funcs_buffers)]

@@ -87,13 +87,8 @@ def _rewrite_reflected(realize: BlockRealize) -> "BlockRealize | None":
     if not isinstance(store, BufferStore) or block.init is not None or len(store.indices) != len(store.buffer.shape):
         return None
     ivs = {id(iv.var): iv for iv in block.iter_vars}
-    atoms = []
-    for i in store.indices:
-        atoms.append(set())
-        collect_vars(i, atoms[-1])
     mapping, new_vars, dims = {}, {}, {}
-    for d, index in enumerate(store.indices):
-        others = [atoms[j] for j in range(len(store.indices)) if j != d]
+    for d, (index, others) in enumerate(_with_others(store)):
         iv = _reflected(index, ivs, others, store.buffer.shape[d])
         if iv is None or iv.var in mapping:
             continue
@@ -114,12 +109,7 @@ def _rewrite_reflected(realize: BlockRealize) -> "BlockRealize | None":
         else:
             new_ivs.append(iv)
             new_values.append(v)
-    indices = tuple(dims.get(j, substitute(i, mapping)) for j, i in enumerate(store.indices))
-    body = BufferStore(store.buffer, substitute(store.value, mapping), indices)
-    reads = tuple(_region(r, mapping) for r in block.reads)
-    writes = tuple(_region(r, mapping) for r in block.writes)
-    block = attrs.evolve(block, iter_vars=tuple(new_ivs), body=body, reads=reads, writes=writes)
-    return attrs.evolve(realize, iter_values=tuple(new_values), block=block)
+    return _rebuilt(realize, new_ivs, new_values, mapping, dims)
 
 
 def _rewrite(realize: BlockRealize) -> "BlockRealize | None":
@@ -135,12 +125,7 @@ def _rewrite_radix(realize: BlockRealize) -> "BlockRealize | None":
         return None
     ivs = {id(iv.var): iv for iv in block.iter_vars}
     bindings = {id(iv.var): v for iv, v in zip(block.iter_vars, realize.iter_values)}
-    atoms = []
-    for i in store.indices:
-        atoms.append(set())
-        collect_vars(i, atoms[-1])
-    for d, index in enumerate(store.indices):
-        others = [atoms[j] for j in range(len(store.indices)) if j != d]
+    for d, (index, others) in enumerate(_with_others(store)):
         digits = _digits(index, ivs, others)
         size = const_of(store.buffer.shape[d]) if d < len(store.buffer.shape) else None
         if digits is None or size is None or digits[0][1] * digits[0][2] != size:
@@ -165,13 +150,31 @@ def _rewrite_radix(realize: BlockRealize) -> "BlockRealize | None":
             elif id(iv.var) not in gone:
                 new_ivs.append(iv)
                 new_values.append(v)
-        indices = tuple(w if j == d else substitute(i, mapping) for j, i in enumerate(store.indices))
-        body = BufferStore(store.buffer, substitute(store.value, mapping), indices)
-        reads = tuple(_region(r, mapping) for r in block.reads)
-        writes = tuple(_region(r, mapping) for r in block.writes)
-        block = attrs.evolve(block, iter_vars=tuple(new_ivs), body=body, reads=reads, writes=writes)
-        return attrs.evolve(realize, iter_values=tuple(new_values), block=block)
+        return _rebuilt(realize, new_ivs, new_values, mapping, {d: w})
     return None
+
+
+def _with_others(store: BufferStore) -> list:
+    """``(index, [the variables of each other index])`` for every index of ``store``."""
+    atoms = []
+    for i in store.indices:
+        atoms.append(set())
+        collect_vars(i, atoms[-1])
+    return [(index, atoms[:d] + atoms[d + 1:]) for d, index in enumerate(store.indices)]
+
+
+def _rebuilt(realize: BlockRealize, iter_vars: list, iter_values: list, mapping: dict, dims: dict) -> BlockRealize:
+    """``realize`` with these block variables and bindings, its one store at the new variable
+    of each dimension in ``dims`` (``{dimension: variable}``), everything else read through
+    ``mapping`` (old variable -> expression of the new ones)."""
+    block = realize.block
+    store = block.body
+    indices = tuple(dims.get(j, substitute(i, mapping)) for j, i in enumerate(store.indices))
+    body = BufferStore(store.buffer, substitute(store.value, mapping), indices)
+    reads = tuple(_region(r, mapping) for r in block.reads)
+    writes = tuple(_region(r, mapping) for r in block.writes)
+    block = attrs.evolve(block, iter_vars=tuple(iter_vars), body=body, reads=reads, writes=writes)
+    return attrs.evolve(realize, iter_values=tuple(iter_values), block=block)
 
 
 def _region(region: BufferRegion, mapping: dict) -> BufferRegion:
