@@ -26,7 +26,7 @@ from .kind import pattern_kind
 from .time_limit import TimeLimitExceeded, limited
 from .specialize import holds_at_every_extent, specialized_info
 from .normalize import as_lowered, cache_scope, forward_fills, merge_inits, normalize
-from .rfactor_guarded import merge_guarded_rfactor
+from .rfactor_guarded import merge_guarded_rfactor, tails_as_identity
 from .op_graph import folded_copies, folds_accounted, fusable, settle_copies, tags_agree
 from .recognize import families
 from .recognize.common import shape_of
@@ -226,6 +226,8 @@ def _misrealized(merged: PrimFunc) -> bool:
     # split's tail is guarded), the merged reduction all of its own (:mod:`.rfactor_guarded`)
     inits = merge_inits(forward_fills(merged))
     guarded = merge_guarded_rfactor(inits)
+    if guarded is inits:  # dlight's GEMV stages: the tail's guard moved into the sum
+        guarded = tails_as_identity(inits)
     if guarded is not inits and not misrealized(guarded):
         return False
     # a pad producer whose padding no reader loads (the loops stop at the unpadded extent)

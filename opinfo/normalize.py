@@ -84,7 +84,7 @@ from .reduce_fuse import fuse_split_reductions, split_fused_reductions
 from .unit_axes import restore_unit_vars
 from .rewrite import EMPTY, drop_idle_loops, loaded, nest_of, own_nest, prune, stored, stores_in, without_allocs
 from .rfactor import merge_rfactor
-from .rfactor_guarded import merge_guarded_rfactor
+from .rfactor_guarded import merge_guarded_rfactor, tails_as_identity, trim_guarded_reductions
 
 def _touches(block: Block, buf) -> bool:
     return any(r.buffer is buf for r in block.reads + block.writes)
@@ -752,7 +752,13 @@ def _normalize(func: PrimFunc) -> "PrimFunc | None":
     func = unpad_einsum(distribute(merge_inits(forward_fills(clip_copies(restrict_to_demand(as_lowered(func)))))))
     # a dlight row reduction's rfactor with its split's tail guarded is merged while the
     # guard is there to read (:mod:`.rfactor_guarded`)
-    func = drop_predicates(merge_guarded_rfactor(merge_padding(read_through_copies(func, pads_only=True))))
+    merged = merge_guarded_rfactor(merge_padding(read_through_copies(func, pads_only=True)))
+    func = drop_predicates(merged)
+    if func is None:
+        # dlight's GEMV rule: the guard of the tail, in the first of three stages, moved
+        # into the sum (taken back out once the stages are merged)
+        moved = tails_as_identity(merged)
+        func = None if moved is merged else drop_predicates(moved)
     if func is None:
         return None
     func = drop_idle_vars(func)
@@ -786,8 +792,8 @@ def _normalize(func: PrimFunc) -> "PrimFunc | None":
     # a store at a mixed-radix index of block variables (reindex after reverse_compute_inline
     # of a reshape) gets one variable over that dimension
     # (a variable split back into the digits its loops fuse may make one with another)
-    return radix_stores(restore_unit_vars(_split_reductions_fused(split_fused_reductions(_split_reductions_fused(
-        drop_unit_reduction_terms(unit_reductions(_rfactors_merged(merge_padding(func)))))))))
+    return radix_stores(restore_unit_vars(trim_guarded_reductions(_split_reductions_fused(split_fused_reductions(
+        _split_reductions_fused(drop_unit_reduction_terms(unit_reductions(_rfactors_merged(merge_padding(func))))))))))
 
 
 def _split_reductions_fused(func: PrimFunc) -> PrimFunc:

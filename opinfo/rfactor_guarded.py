@@ -25,6 +25,11 @@ reduction over ``[0, N)`` when
   ``r``'s coefficient ``F`` times ``k``'s (:func:`.reduce_fuse.through_sum`): then it is a
   function of ``r * F + k`` alone, and the pairs the predicate keeps are ``c`` in ``[0, N)``,
   each once.
+
+dlight's GEMV rule reduces in three stages whose first carries the guard, conjoined with the
+rows' restatement and over unit reduction variables: there :func:`tails_as_identity` moves
+the guard into the sum as the combiner's identity, the stages merge as guardless ones do, and
+:func:`trim_guarded_reductions` cuts the merged reduction back to ``[0, N)``.
 """
 from __future__ import annotations
 
@@ -217,3 +222,182 @@ def merge_guarded_rfactor(func: PrimFunc) -> PrimFunc:
         return func
     return replace_blocks(func, {key: (lambda n, stmt=stmt: stmt) for key, stmt in replace.items()},
                           drop, dropped_bufs)
+
+
+def tails_as_identity(func: PrimFunc) -> PrimFunc:
+    """``func`` with the guard of a split's tail moved from the predicate of a partial
+    reduction block into its contribution, where :func:`merge_guarded_rfactor` cannot merge
+    the block (dlight's GEMV rule reduces in three stages; the guard of the first is a
+    conjunction with the rows' restatement, and over unit reduction variables)::
+
+        rf[k, s] = rf[k, s] + f(s, r, k)          where rows(s) and r * F + k < N
+        rf[k, s] = rf[k, s] + if_then_else(r * F + k < N, f(s, r, k), 0)   where rows(s)
+
+    Exact for an update without init (the fill of ``rf`` is a block of its own) whose
+    combiner has an identity (0, 1, the type's lowest or highest value): a point the guard
+    drops adds the identity, and only the taken branch is evaluated. Done when every
+    conjunct left in the predicate is one :func:`.predicates.implied` by the block's domain,
+    every block variable's binding stays in its domain at the points now run (over the
+    loops, or bounded by a conjunct left), each loop variable the moved conjuncts read
+    (unit loops count as 0) is the whole binding of one block variable, and the block
+    writes a buffer the function allocates. The reduction then merges as a guardless one;
+    :func:`trim_guarded_reductions` takes the guard back out of the merged reduction."""
+    from tir.expr import if_then_else
+
+    from .predicates import implied, loop_domain
+    from .recognize.guard import conjuncts
+    from .rfactor import split_update
+
+    root = func.root_block
+    if root is None:
+        return func
+    allocated = {id(b) for b in root.alloc_buffers}
+    dom = loop_domain(func)
+    units = {v: IntImm(v.dtype, 0) for v, ext in dom.items() if const_of(ext) == 1}
+    built = {}
+    realizes = []
+    post_order_stmts(func.body, lambda n: realizes.append(n) if isinstance(n, BlockRealize) else None)
+    for n in realizes:
+        block = n.block
+        if is_true(n.predicate) or block.init is not None or not isinstance(block.body, BufferStore) \
+                or id(block.body.buffer) not in allocated or holds_blocks(block):
+            continue
+        split = split_update(block.body)
+        if split is None:
+            continue
+        combiner, other = split
+        identity = _identity_of(combiner, block.body.buffer.dtype)
+        if identity is None:
+            continue
+        unit_realize = attrs.evolve(n, iter_values=tuple(rename_vars(v, units) for v in n.iter_values),
+                                    predicate=rename_vars(n.predicate, units))
+        kept, moved = [], []
+        for term in conjuncts(unit_realize.predicate):
+            (kept if implied(term, unit_realize, dom) else moved).append(term)
+        if not moved or not all(_in_domain(iv, v, kept, dom) for iv, v in
+                                zip(block.iter_vars, unit_realize.iter_values)):
+            continue
+        own = _own_terms(_conjunction(moved), unit_realize)
+        if own is None or not _vars(own) <= {iv.var for iv in block.iter_vars}:
+            continue
+        guarded = if_then_else(own, other, identity)
+        value = combiner(block.body.value.a, guarded) if block.body.value.b is other else combiner(guarded, block.body.value.b)
+        new_block = attrs.evolve(block, body=attrs.evolve(block.body, value=value))
+        predicate = _conjunction(kept) if kept else IntImm(n.predicate.dtype, 1)
+        built[id(block)] = BlockRealize(n.iter_values, predicate, new_block)
+    if not built:
+        return func
+    return replace_blocks(func, {key: (lambda _, stmt=stmt: stmt) for key, stmt in built.items()}, set(), set())
+
+
+def _vars(expr) -> set:
+    seen: set = set()
+    collect_vars(expr, seen)
+    return seen
+
+
+def _conjunction(terms: list):
+    out = terms[0]
+    for t in terms[1:]:
+        out = And(out, t)
+    return out
+
+
+def _identity_of(combiner, dtype):
+    """The identity of ``combiner`` (Add, Mul, Max, Min) as a constant of ``dtype``."""
+    from tir.expr import Max, Min, const, max_value, min_value
+
+    if combiner is Add:
+        return const(0, dtype)
+    if combiner is Mul:
+        return const(1, dtype)
+    if combiner is Max:
+        return min_value(dtype)
+    if combiner is Min:
+        return max_value(dtype)
+    return None
+
+
+def _in_domain(iv: IterVar, value, kept: list, dom: dict) -> bool:
+    """Whether the binding ``value`` of ``iv`` stays in its domain at every point the
+    conjuncts ``kept`` let run: over the whole loop box, or literally bounded by one."""
+    from .recognize.guard import value_range
+
+    lo, ext = const_of(iv.dom.min), const_of(iv.dom.extent)
+    form = affine(value)
+    whole = value_range(form, dom) if form is not None else None
+    if whole is not None and lo is not None and ext is not None and lo <= whole[0] and whole[1] < lo + ext:
+        return True
+    if lo != 0 or whole is None or whole[0] < 0:
+        return False
+    return any(isinstance(t, LT) and t.a == value and (t.b == iv.dom.extent or (
+        ext is not None and const_of(t.b) is not None and const_of(t.b) <= ext)) for t in kept)
+
+
+def trim_guarded_reductions(func: PrimFunc) -> PrimFunc:
+    """``func`` with a reduction whose whole contribution is guarded by its reduction
+    variable's range, ``out[s] = out[s] (+) if_then_else(c < N, g, identity)`` over ``c`` in
+    ``[0, E)``, made the reduction of ``g`` over ``c`` in ``[0, N)`` (what
+    :func:`tails_as_identity` leaves once the stages are merged). Exact when the else
+    branch is the combiner's identity and ``N <= E`` (constants, or ``E`` is ``N`` rounded up
+    to a multiple of a constant); ``N`` is free of the block's variables."""
+    from tir.expr import Call
+
+    from .rfactor import combiner_identity, split_update
+
+    changed = {}
+    for block in func.blocks():
+        if block.init is None or not isinstance(block.body, BufferStore):
+            continue
+        split = split_update(block.body)
+        if split is None:
+            continue
+        combiner, other = split
+        if not (isinstance(other, Call) and other.op == "if_then_else" and len(other.args) == 3) \
+                or not combiner_identity(combiner, other.args[2], block.body.buffer.dtype):
+            continue
+        cond, kept = other.args[0], other.args[1]
+        if not isinstance(cond, LT):
+            continue
+        pos = next((i for i, iv in enumerate(block.iter_vars) if iv.var is cond.a), None)
+        if pos is None:
+            continue
+        iv = block.iter_vars[pos]
+        n = cond.b
+        if iv.kind != IterKind.REDUCE or const_of(iv.dom.min) != 0 or _vars(n) & {v.var for v in block.iter_vars} \
+                or not _at_most(n, iv.dom.extent):
+            continue
+        value = block.body.value
+        value = combiner(value.a, kept) if value.b is other else combiner(kept, value.b)
+        iter_vars = list(block.iter_vars)
+        iter_vars[pos] = IterVar(iv.var, Range(iv.dom.min, n), iv.kind)
+        changed[id(block)] = (pos, n, attrs.evolve(block, iter_vars=tuple(iter_vars),
+                                                   body=attrs.evolve(block.body, value=value)))
+    if not changed:
+        return func
+
+    def pre(realize):
+        if not isinstance(realize, BlockRealize) or id(realize.block) not in changed:
+            return None
+        pos, n, block = changed[id(realize.block)]
+        # the loops still run over ``[0, E)``: the binding is guarded to the new domain
+        guard = LT(realize.iter_values[pos], n)
+        predicate = guard if is_true(realize.predicate) else And(realize.predicate, guard)
+        return BlockRealize(realize.iter_values, predicate, block)
+
+    from tir.functor import transform
+
+    return transform(func, lambda n: None, pre)
+
+
+def _at_most(n, extent) -> bool:
+    """``n <= extent`` for every value of the shape variables: both constants, or ``extent``
+    is ``n`` rounded up to a multiple of a constant (``(n + F - 1) // F * F``)."""
+    a, b = const_of(n), const_of(extent)
+    if a is not None and b is not None:
+        return 0 <= a <= b
+    if isinstance(extent, Mul) and const_of(extent.b) is not None and const_of(extent.b) > 0:
+        f = const_of(extent.b)
+        ceil = FloorDiv(Add(n, IntImm(n.dtype, f - 1)), IntImm(n.dtype, f))
+        return equal_extents(extent.a, ceil)
+    return False
