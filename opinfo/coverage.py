@@ -26,7 +26,8 @@ from tir.stmt import Block, BlockRealize, BufferStore, For, LetStmt, SeqStmt
 
 from .affine import ONE, affine, const_of, equal_extents
 from .intermediate_check import guarded_loads
-from .probe import POINT_ERRORS, collect_vars, evaluate_points, loops_points, scalar_int, shape_envs, shape_vars
+from .probe import (POINT_ERRORS, collect_vars, evaluate_points, loops_points, scalar_int, shape_envs, shape_vars,
+                    vars_in)
 from .semantic import stages_of
 
 SPAN_POINTS = 1 << 16
@@ -283,14 +284,12 @@ def binding_spans(realize: BlockRealize, loops) -> "dict | None":
     copy the domain of its loop's range (``range(4, 8)`` for an axis of 7), and
     ``cache_index`` may declare a domain of 3 where the split loops bind 0..8."""
     fixed = {lp.loop_var for lp in loops if const_of(lp.min) is not None and const_of(lp.extent) is not None}
-    used: set = set()
-    collect_vars(realize.predicate, used)
+    used = vars_in(realize.predicate)
     if not used <= fixed:
         return {}
     known = []
     for k, value in enumerate(realize.iter_values):
-        found: set = set()
-        collect_vars(value, found)
+        found = vars_in(value)
         if found <= fixed:
             known.append(k)
             used |= found
@@ -967,8 +966,7 @@ def reads_past_copies(func) -> bool:
             for d in shrunk:
                 if load is store.value and _clipped_within(store, load, d):
                     continue
-                used: set = set()
-                collect_vars(load.indices[d], used)
+                used = vars_in(load.indices[d])
                 if not used & tested and _past_axis_quasi(load.indices[d], where, load.buffer.shape[d]):
                     return True
     return False

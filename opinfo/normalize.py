@@ -78,7 +78,7 @@ from .loop_partition import merge_partitions
 from .predicates import drop_predicates, is_true, loop_domain, restates_domain
 from .radix_store import radix_stores
 from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, inside_points, scalar_int,
-                    shape_envs, shape_vars)
+                    shape_envs, shape_vars, vars_in)
 from .realize_check import SHAPE_VALUES, covers_domain
 from .reduce_fuse import fuse_split_reductions, split_fused_reductions
 from .unit_axes import restore_unit_vars
@@ -555,17 +555,11 @@ def _index_only_units(block: Block) -> list:
     for iv in unit:
         if id(iv.var) in outside:
             continue
-        using = [i for i in indices if iv.var in _vars_of(i)]
+        using = [i for i in indices if iv.var in vars_in(i)]
         forms = [affine(i) for i in using]
         if using and all(f is not None and any(isinstance(a, Var) and id(a) in longer for a in f) for f in forms):
             found.append(iv)
     return found
-
-
-def _vars_of(expr) -> set:
-    seen: set = set()
-    collect_vars(expr, seen)
-    return seen
 
 
 def _without_zero_terms(n):

@@ -40,7 +40,7 @@ from tir.stmt import Block, BlockRealize, BufferStore, IterKind, LetStmt, SeqStm
 
 from .affine import affine, const_of
 from .bounded import bounded_form, interval
-from .probe import NotEvaluable, collect_vars, evaluate
+from .probe import NotEvaluable, collect_vars, evaluate, vars_in
 from .recognize.guard import conjuncts
 from .rewrite import EMPTY, loaded, prune, stored, update_term, without_allocs
 from .pad_views import apply_view, view_crop, view_pad_source
@@ -218,8 +218,7 @@ def _at_least(big, small) -> bool:
     cb, cs = const_of(big), const_of(small)
     if cb is not None and cs is not None:
         return cb >= cs
-    found: set = set()
-    collect_vars(big, found)
+    found = vars_in(big)
     collect_vars(small, found)
     divisors = []
     ok = [True]

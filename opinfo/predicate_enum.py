@@ -31,7 +31,7 @@ from tir.stmt import BlockRealize
 
 from .affine import ONE, affine, const_of
 from .recognize.symbolic import mentions
-from .probe import NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, loops_points
+from .probe import NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, loops_points, vars_in
 from .recognize.guard import conjuncts
 
 MAX_POINTS = 1 << 18
@@ -303,8 +303,7 @@ def _at_size(realize: BlockRealize, loops: tuple, n, value: int) -> tuple:
 
 def _folded(e):
     """``e`` (no variables left) as an IntImm, or ``e`` when it does not evaluate."""
-    free: set = set()
-    collect_vars(e, free)
+    free = vars_in(e)
     if free:
         return e
     try:

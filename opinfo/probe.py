@@ -213,8 +213,7 @@ def pruned_points(loops, env, limit: int, predicate) -> "tuple[dict, int, list] 
     ranges = [(lo, max(e, 0)) for lo, e in ranges]
     pending = []
     for term in conjuncts(predicate):
-        found: set = set()
-        collect_vars(term, found)
+        found = vars_in(term)
         pending.append((term, found))
     leaves = dict(env or {})
     own: list = []
@@ -319,6 +318,13 @@ def block_points(realize, loops, env: dict, limit: int, in_domain: bool = False)
     block_env.update({iv.var: v[keep] for iv, v in zip(block.iter_vars, values)})
     return BlockPoints(leaves, keep, block_env, int(keep.sum()), ranges)
 
+
+
+def vars_in(expr) -> set:
+    """The variables of ``expr`` (:func:`collect_vars` into a fresh set)."""
+    found: set = set()
+    collect_vars(expr, found)
+    return found
 
 
 def collect_vars(expr, out: set) -> None:

@@ -44,7 +44,7 @@ from .predicates import is_true, leading_widths, prefix_box
 from .recognize.guard import conjuncts
 from .rewrite import stored, stores_in
 from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, loops_points, scalar_int,
-                    shape_envs, shape_vars)
+                    shape_envs, shape_vars, vars_in)
 
 MAX_POINTS = 1 << 17
 """Loop iterations of one block above which it is not enumerated."""
@@ -238,8 +238,7 @@ def _covered(realize, loops, env: dict) -> "bool | None":
     loop_vars = {lp.loop_var for lp in loops}
     counts: dict = {}
     for v in list(realize.iter_values) + [realize.predicate]:
-        found: set = set()
-        collect_vars(v, found)
+        found = vars_in(v)
         for x in found & loop_vars:
             counts[x] = counts.get(x, 0) + 1
     by_var = {lp.loop_var: lp for lp in loops}
@@ -384,8 +383,7 @@ def _idle_reduction(block) -> bool:
     lowers to -- a reduction variable of TVM's indexes what it reduces."""
     if not any(iv.kind == IterKind.REDUCE for iv in block.iter_vars):
         return False
-    used: set = set()
-    collect_vars(block.body, used)
+    used = vars_in(block.body)
     return any(iv.kind == IterKind.REDUCE and const_of(iv.dom.extent) != 1 and iv.var not in used
                for iv in block.iter_vars)
 
@@ -450,8 +448,7 @@ def _groups(realize, loops, symbols=frozenset()) -> "list | None":
 
     loop_vars = {lp.loop_var for lp in loops}
     for lp in loops:
-        used: set = set()
-        collect_vars(lp.min, used)
+        used = vars_in(lp.min)
         collect_vars(lp.extent, used)
         if used & loop_vars:
             return None
@@ -459,8 +456,7 @@ def _groups(realize, loops, symbols=frozenset()) -> "list | None":
     items += [("c", term) for term in conjuncts(realize.predicate) if not is_true(term)]
     reads = []
     for kind, x in items:
-        used = set()
-        collect_vars(realize.iter_values[x] if kind == "v" else x, used)
+        used = vars_in(realize.iter_values[x] if kind == "v" else x)
         used -= symbols
         if used - loop_vars:
             return None  # an outer loop or block variable: not enumerated here

@@ -32,13 +32,12 @@ from tir.buffer import Range
 from tir.stmt import Block, BlockRealize, BufferStore, IterKind, IterVar
 
 from .affine import ONE, affine, const_of
-from .probe import collect_vars
+from .probe import vars_in
+
 
 def _uses(e, a: Var, b: Var) -> bool:
     """Whether ``e`` reads ``a`` or ``b`` (one walk of it)."""
-    seen: set = set()
-    collect_vars(e, seen)
-    return any(v is a or v is b for v in seen)
+    return any(v is a or v is b for v in vars_in(e))
 
 
 def through_sum(expr, r: Var, k: Var, f: int) -> bool:

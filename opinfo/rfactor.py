@@ -24,7 +24,7 @@ from tir.functor import post_order_visit, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IterKind, IterVar
 
 from .affine import affine, const_of, float_of
-from .probe import collect_vars
+from .probe import vars_in
 from .rewrite import EMPTY, loaded, prune, stored, without_allocs
 
 COMBINERS = (Add, Mul, Max, Min)
@@ -81,8 +81,7 @@ def partial_update(block: Block, combiner):
     if not written_ids <= spatial_ids or any(const_of(iv.dom.extent) != 1 for iv in spatial
                                              if id(iv.var) not in written_ids):
         return None
-    read: set = set()
-    collect_vars(store.value, read)
+    read = vars_in(store.value)
     if any(v in read for v in unwritten):
         return None
     if not all(const_of(i) == 0 for i in store.indices if const_of(i) is not None):

@@ -43,7 +43,7 @@ from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IterKind, I
 
 from .affine import affine, const_of, equal_extents
 from .predicates import is_true
-from .probe import collect_vars, shape_vars
+from .probe import shape_vars, vars_in
 from .reduce_fuse import rename_vars, through_sum
 from .pad_einsum import holds_blocks
 from .rewrite import loaded, stored
@@ -54,8 +54,7 @@ def _own_terms(pred, realize: BlockRealize) -> "object | None":
     """The partial block's predicate in its own variables, or None: every loop variable it
     reads must be the whole binding of exactly one block variable, and no other binding
     may read it."""
-    used: set = set()
-    collect_vars(pred, used)
+    used = vars_in(pred)
     inv = {}
     for iv, value in zip(realize.block.iter_vars, realize.iter_values):
         if isinstance(value, Var) and value in used:
@@ -64,8 +63,7 @@ def _own_terms(pred, realize: BlockRealize) -> "object | None":
             inv[value] = iv.var
     for value in realize.iter_values:
         if not isinstance(value, Var):
-            seen: set = set()
-            collect_vars(value, seen)
+            seen = vars_in(value)
             if seen & set(inv):
                 return None
     return substitute(pred, inv)
@@ -84,8 +82,7 @@ def _tail(pred, r: IterVar, k: IterVar, shape: set):
     if set(form) != {r.var, k.var} or form[r.var] != f or form[k.var] != 1:
         return None
     n = pred.b
-    seen: set = set()
-    collect_vars(n, seen)
+    seen = vars_in(n)
     if not seen <= shape:
         return None
     nc = const_of(n)
@@ -278,7 +275,7 @@ def tails_as_identity(func: PrimFunc) -> PrimFunc:
                                 zip(block.iter_vars, unit_realize.iter_values)):
             continue
         own = _own_terms(_conjunction(moved), unit_realize)
-        if own is None or not _vars(own) <= {iv.var for iv in block.iter_vars}:
+        if own is None or not vars_in(own) <= {iv.var for iv in block.iter_vars}:
             continue
         guarded = if_then_else(own, other, identity)
         value = combiner(block.body.value.a, guarded) if block.body.value.b is other else combiner(guarded, block.body.value.b)
@@ -288,12 +285,6 @@ def tails_as_identity(func: PrimFunc) -> PrimFunc:
     if not built:
         return func
     return replace_blocks(func, {key: (lambda _, stmt=stmt: stmt) for key, stmt in built.items()}, set(), set())
-
-
-def _vars(expr) -> set:
-    seen: set = set()
-    collect_vars(expr, seen)
-    return seen
 
 
 def _conjunction(terms: list):
@@ -364,7 +355,7 @@ def trim_guarded_reductions(func: PrimFunc) -> PrimFunc:
             continue
         iv = block.iter_vars[pos]
         n = cond.b
-        if iv.kind != IterKind.REDUCE or const_of(iv.dom.min) != 0 or _vars(n) & {v.var for v in block.iter_vars} \
+        if iv.kind != IterKind.REDUCE or const_of(iv.dom.min) != 0 or vars_in(n) & {v.var for v in block.iter_vars} \
                 or not _at_most(n, iv.dom.extent):
             continue
         value = block.body.value

@@ -9,7 +9,7 @@ from tir.expr import BufferLoad, Var
 from tir.functor import pre_order_visit
 
 from ..affine import const_of, float_of
-from ..probe import NotEvaluable, collect_vars, evaluate
+from ..probe import NotEvaluable, evaluate, vars_in
 from .common import Match, Space
 from .movement_index import affine_terms, branches, const_extents, grid_over, load_extents
 
@@ -55,8 +55,7 @@ def _guard_ok(cond, space, terms, ine) -> bool:
     ext = const_extents(space)
     if None in ext or not all(isinstance(v, Var) for v in space.indices):
         return False
-    read: set = set()
-    collect_vars(cond, read)
+    read = vars_in(cond)
     dims = [d for d, (v, (_, _, b)) in enumerate(zip(space.indices, terms))
             if v in read or b != 0 or ext[d] > ine[d]]
     env = grid_over([space.indices[d] for d in dims], [ext[d] for d in dims], GUARD_POINTS)

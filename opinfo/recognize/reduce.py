@@ -5,7 +5,7 @@ from __future__ import annotations
 from tir.expr import BufferLoad, Div, Mul, Sub, Var, max_value, min_value
 
 from ..affine import affine, const_of, equal_extents, float_of
-from ..probe import collect_vars
+from ..probe import vars_in
 from ..semantic import ArgReduce, Reduce
 from .common import Match, Space, loads_in, strip
 from .extent import same_extent
@@ -175,8 +175,7 @@ def _same_reading(src: BufferLoad, inner: Reduce, x: BufferLoad, red: Reduce) ->
 
 
 def _uses(e, variables: dict) -> bool:
-    found: set = set()
-    collect_vars(e, found)
+    found = vars_in(e)
     return any(id(v) in variables for v in found)
 
 

@@ -20,7 +20,7 @@ from tir.node import Node
 from tir.stmt import Block, BlockRealize, BufferStore, For, IterVar, SeqStmt, Stmt, While
 
 from ..affine import const_of
-from ..probe import collect_vars
+from ..probe import vars_in
 
 
 def concrete_shapes(bufs, value: int) -> "list | None":
@@ -176,8 +176,7 @@ def _as_blocks(body) -> "Stmt | None":
     out = walk(body)
     if not dropped:
         return None
-    used: set = set()
-    collect_vars(out, used)
+    used = vars_in(out)
     return None if used & set(dropped) else out
 
 
