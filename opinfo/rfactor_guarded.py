@@ -382,11 +382,11 @@ def trim_guarded_reductions(func: PrimFunc) -> PrimFunc:
 
 
 def _at_most(n, extent) -> bool:
-    """``n <= extent`` for every value of the shape variables: both constants, or ``extent``
+    """``1 <= n <= extent`` for every value of the shape variables: both constants, or ``extent``
     is ``n`` rounded up to a multiple of a constant (``(n + F - 1) // F * F``)."""
     a, b = const_of(n), const_of(extent)
     if a is not None and b is not None:
-        return 0 <= a <= b
+        return 1 <= a <= b  # not 0: the init runs with the first point of the reduction
     if isinstance(extent, Mul) and const_of(extent.b) is not None and const_of(extent.b) > 0:
         f = const_of(extent.b)
         ceil = FloorDiv(Add(n, IntImm(n.dtype, f - 1)), IntImm(n.dtype, f))

@@ -81,3 +81,6 @@ def test_trim_guarded_reductions():
     # a bound past the variable's extent would add terms: left alone
     past = tir.parse(GUARDED_SUM.format(n=13))
     assert trim_guarded_reductions(past) is past
+    # nor a bound of 0: the init runs with the first point, which the cut domain would lose
+    empty = tir.parse(GUARDED_SUM.format(n=0))
+    assert trim_guarded_reductions(empty) is empty
