@@ -143,7 +143,7 @@ def _under_output_cast(expr, leaves):
     float16 form (``erf``) is computed in float32 between a cast block of its input and a
     cast block back to the input's type, so the op's block sits under the output cast."""
     root = strip(expr)
-    if (isinstance(root, Cast) and isinstance(root.value, Inlined) and leaves
+    if (isinstance(root, Cast) and (isinstance(root.value, Inlined) or _widened_leaf(root.value, leaves)) and leaves
             and all(leaf.dtype == root.dtype for leaf in leaves)
             # TVM widens only a float16 op without a float16 form (to float32): an op computed
             # in a narrower (or, from float32, any other) type is astype, op, astype
@@ -151,6 +151,16 @@ def _under_output_cast(expr, leaves):
             and not isinstance(strip(root.value), Cast)):  # a cast back of a cast is two astype ops
         return root.value
     return expr
+
+
+def _widened_leaf(expr, leaves) -> bool:
+    """Whether ``expr`` computes on a leaf cast to its own (wider) type: the float16 wrapping
+    with its blocks inlined into one (dlight: ``float16(erf(float32(x)))``)."""
+    stop = set(leaves)
+    found = []
+    pre_order_visit(expr, lambda n: found.append(n) if isinstance(n, Cast) and n.dtype == expr.dtype
+                    and (n.value in stop or strip(n.value) in stop) else n not in stop)
+    return bool(found)
 
 
 def inner_blocks(expr, leaves) -> list:
