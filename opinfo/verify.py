@@ -52,9 +52,10 @@ JUNK = 7.0
 def random_inputs(func: PrimFunc, rng, low: int = 0, symbolic: int = SYMBOLIC, gentle: bool = False,
                   near_one: bool = False) -> list:
     """Random arrays for every buffer of ``func``, in parameter order (floats around 0,
-    from 0 to 1 when ``gentle``, from 0.5 to 1.5 when ``near_one``; integers from ``low``
-    to 2, from 1 when ``gentle``; booleans); symbolic extents are ``symbolic``. Raises
-    ValueError for an extent that is an expression of variables."""
+    from 0 to 1 when ``gentle``, of magnitude 0.5 to 1.5 and either sign when ``near_one``:
+    a product of many stays finite; integers from ``low`` to 2, from 1 when ``gentle``;
+    booleans); symbolic extents are ``symbolic``. Raises ValueError for an extent that is
+    an expression of variables."""
     from tir.interp_data import np_dtype
 
     from .recognize.running import concrete_shapes
@@ -66,8 +67,8 @@ def random_inputs(func: PrimFunc, rng, low: int = 0, symbolic: int = SYMBOLIC, g
     for buf, shape in zip(func.buffers, shapes):
         dtype = np_dtype(buf.dtype)
         if np.issubdtype(dtype, np.floating):
-            values = (rng.random(shape) + 0.5 if near_one else rng.random(shape) if gentle
-                      else rng.standard_normal(shape) * 3)
+            values = ((rng.random(shape) + 0.5) * rng.choice([-1.0, 1.0], shape) if near_one
+                      else rng.random(shape) if gentle else rng.standard_normal(shape) * 3)
             arrays.append(np.asarray(values).astype(dtype))
         elif dtype == np.bool_:
             arrays.append(np.asarray(rng.integers(0, 2, shape)).astype(dtype))
@@ -299,7 +300,7 @@ def _verify_plain(func: PrimFunc, op: OpInfo, rng, symbolic: int, max_steps) -> 
                     return None
                 # every output overflowed (a float16 product of 45 normal draws is inf
                 # whether it multiplies each term once or twice): agreement shows nothing;
-                # inputs near 1 keep a product finite
+                # inputs of magnitude near 1 keep a product finite
                 arrays, near_one = None, True
                 continue
             if _agree_in_single(func, fresh, arrays, args, outs, max_steps):
@@ -679,6 +680,7 @@ def _verify_fused_on(func: PrimFunc, ops, rng, symbolic: int, max_steps) -> list
         return verdicts
     misses = {j: 0 for j, *_ in plans}
     ok: set = set()
+    near: set = set()  # ops whose every output value overflowed on the first draw
     first = len(func.buffers)  # the allocated buffers follow the parameters
     for draw in range(DRAWS):
         try:
@@ -702,9 +704,41 @@ def _verify_fused_on(func: PrimFunc, ops, rng, symbolic: int, max_steps) -> list
                 ok.add(j)
             elif verdict is False:
                 misses[j] += 1
+            elif not draw and saturated([runs[0][writes]]):
+                near.add(j)
+    near -= ok
+    if near:
+        # an op whose every value overflowed on the draws (a sum of logs of normal values is
+        # NaN in every row) is run once more on values of magnitude near 1: agreeing there
+        # confirms it; differing on one draw alone refutes nothing
+        ok |= _agreeing_near_one(exposed, [p for p in plans if p[0] in near], rng, symbolic, first, max_steps)
     for j, *_ in plans:
         verdicts[j] = True if j in ok else False if misses[j] == DRAWS else None
     return verdicts
+
+
+def _agreeing_near_one(exposed: PrimFunc, plans: list, rng, symbolic: int, first: int, max_steps) -> set:
+    """The ops of ``plans`` that agree with the function run on inputs of magnitude near 1
+    (:func:`random_inputs` ``near_one``), or failing that on positive ones (``gentle``: a log
+    of a negative value is NaN whatever its magnitude), as :func:`_verify_fused_on` checks
+    them."""
+    from tir.interp import InterpError, StepLimit
+
+    found: set = set()
+    for kind in ({"near_one": True}, {"gentle": True}):
+        try:
+            arrays = random_inputs(exposed, rng, symbolic=symbolic, **kind)
+            runs = []
+            for junk in (JUNK, OTHER_JUNK):
+                for k in range(first, len(arrays)):
+                    arrays[k][...] = (junk == JUNK) if arrays[k].dtype == np.bool_ else junk
+                runs.append(run_copies(exposed, arrays, max_steps=max_steps))
+        except (InterpError, StepLimit, ValueError):
+            continue
+        found |= {j for j, op, reads, writes in plans if j not in found and _op_agrees(
+            op, [[ran[k] for k in reads] for ran in runs], [str(exposed.buffers[k].dtype) for k in reads],
+            [ran[writes] for ran in runs], exposed.buffers[writes].dtype, max_steps) is True}
+    return found
 
 
 OTHER_JUNK = -5.0

@@ -43,3 +43,34 @@ def test_product_taken_twice_is_refused():
     assert not info.ops and info.refused is not None
     op = analyze(_prod(TEXT)).ops[0]
     assert verify_op(func, op) is not True
+
+
+LOG_SUM = """
+@T.prim_func
+def fused_log_sum(x: T.Buffer((4, 8), "float32"), red: T.Buffer((4, 1), "float32")):
+    inter = T.alloc_buffer((4, 8))
+    for i0, i1 in T.grid(4, 8):
+        with T.block("compute"):
+            v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
+            inter[v_i0, v_i1] = T.log(x[v_i0, v_i1]){extra}
+    for ax0, ax1, k1 in T.grid(4, 1, 8):
+        with T.block("red"):
+            v_ax0, v_ax1, v_k1 = T.axis.remap("SSR", [ax0, ax1, k1])
+            with T.init():
+                red[v_ax0, v_ax1] = T.float32(0.0)
+            red[v_ax0, v_ax1] = red[v_ax0, v_ax1] + inter[v_ax0, v_k1]
+"""
+
+
+def test_fused_op_whose_values_all_overflow_is_checked_near_one():
+    # a row of normal draws holds a negative value: every sum of logs is NaN, which two
+    # runs agree on whatever they computed; the sum is checked again on positive values
+    from opinfo.verify import verify_fused
+
+    func = tir.parse(LOG_SUM.format(extra=""))
+    ops = analyze(func).ops
+    assert [op.name for op in ops] == ["log", "sum"]
+    assert verify_fused(func, ops) == [True, True]
+    # the intermediate is log(x) + 1, not log(x): refuted; the sum of it is still a sum
+    other = tir.parse(LOG_SUM.format(extra=" + T.float32(1.0)"))
+    assert verify_fused(other, ops) == [False, True]
