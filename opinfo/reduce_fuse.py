@@ -40,13 +40,38 @@ def _uses(e, a: Var, b: Var) -> bool:
     return any(v is a or v is b for v in vars_in(e))
 
 
+def _users(expr, a: Var, b: Var) -> set:
+    """The ids of the nodes of ``expr`` (``expr`` included) that read ``a`` or ``b``, from one
+    walk (asking :func:`_uses` of every node on the way down walks each subtree again)."""
+    users: set = set()
+    seen: dict = {}
+
+    def walk(n) -> bool:
+        key = id(n)
+        if key in seen:
+            return seen[key]
+        seen[key] = False  # a buffer met again inside its own shape
+        hit = n is a or n is b
+        for c in children(n):
+            hit = walk(c) or hit
+        seen[key] = hit
+        if hit:
+            users.add(key)
+        return hit
+
+    walk(expr)
+    return users
+
+
 def through_sum(expr, r: Var, k: Var, f: int) -> bool:
     """Whether ``r`` and ``k`` occur in ``expr`` only inside integer sums affine in them with
     ``r``'s coefficient ``f`` times ``k``'s (``(r * 16 + k) // 6`` for ``f`` 16): each such
     sum is then a function of ``r * f + k``, and replacing ``r`` by 0 and ``k`` by that
     fused variable keeps its value."""
+    users = _users(expr, r, k)
+
     def ok(e) -> bool:
-        if not _uses(e, r, k):
+        if id(e) not in users:
             return True
         if isinstance(e, PrimExpr) and e.dtype.is_int and e.dtype.lanes == 1:
             form = affine(e)

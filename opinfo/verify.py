@@ -21,6 +21,7 @@ the other operand's type.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 
 import numpy as np
 
@@ -116,6 +117,57 @@ def _typical_magnitude(a: np.ndarray, b: np.ndarray) -> float:
 def _listed(value):
     """An attribute value as ``tir.topi.lower`` takes it (lists, not tuples)."""
     return [_listed(v) for v in value] if isinstance(value, (tuple, list)) else value
+
+
+LOWERED_MEMO = 32
+"""How many lowerings :func:`_lower` remembers."""
+_LOWERED: OrderedDict = OrderedDict()
+
+
+def _lower(name: str, inputs: list, given: dict) -> PrimFunc:
+    """``tir.topi.lower(name, inputs, **given)``, remembered (with the error it raised) for
+    the last :data:`LOWERED_MEMO` static shapes: the checks of one answer (its operands, its
+    output shapes, a run) lower the very same op at the very same shapes. Functions are
+    frozen, so sharing one is safe."""
+    import tir.topi
+
+    key = _lowering_key(name, inputs, given)
+    if key is None:
+        return tir.topi.lower(name, inputs, **given)
+    hit = _LOWERED.get(key)
+    if hit is None:
+        static = [(shape, dtype) for shape, dtype in key[1]]
+        try:
+            hit = (tir.topi.lower(name, static, **given), None)
+        except Exception as err:  # noqa: BLE001 - remembered and raised again below
+            hit = (None, err)
+        _LOWERED[key] = hit
+        if len(_LOWERED) > LOWERED_MEMO:
+            _LOWERED.popitem(last=False)
+    else:
+        _LOWERED.move_to_end(key)
+    if hit[1] is not None:
+        raise hit[1]
+    return hit[0]
+
+
+def _lowering_key(name: str, inputs: list, given: dict) -> "tuple | None":
+    """A key of a lowering over static shapes only (ints or ``IntImm``), else None."""
+    shapes = []
+    for shape, dtype in inputs:
+        dims = []
+        for e in shape:
+            if isinstance(e, IntImm):
+                e = e.value
+            if not isinstance(e, int) or isinstance(e, bool):
+                return None
+            dims.append(e)
+        shapes.append((tuple(dims), str(dtype)))
+    try:
+        attrs = repr(sorted(given.items()))
+    except TypeError:
+        return None
+    return name, tuple(shapes), attrs
 
 
 def run_copies(func, arrays, scratch_fill=None, max_steps=None) -> list:
@@ -367,7 +419,6 @@ def operands_refute(func: PrimFunc, op: OpInfo, packed: "bool | None" = None) ->
 
 
 def _cannot_take(func: PrimFunc, op: OpInfo) -> "bool | None":
-    import tir.topi
 
     found = _param_buffers(func, op)
     if found is None:
@@ -376,7 +427,7 @@ def _cannot_take(func: PrimFunc, op: OpInfo) -> "bool | None":
     try:
         inputs = [(tuple(b.shape), str(b.dtype)) for b in operands]
         inputs = _placed(op, inputs, lambda _: ((), inputs[0][1]))
-        tir.topi.lower(op.name, inputs, **_given(op, params[op.output.param].dtype))
+        _lower(op.name, inputs, _given(op, params[op.output.param].dtype))
     except ShapeError:
         return True
     except Exception:  # not buildable from the answer alone
@@ -420,13 +471,12 @@ def _built_shapes_differ(op: OpInfo, operands: list, out_dtype, outputs) -> "boo
     them) makes outputs of other/the same shapes as ``outputs(count)`` (the buffers its
     ``count`` outputs must match, None when they cannot be told); None when it cannot be
     built from the answer alone."""
-    import tir.topi
 
     shape = lambda b: tuple(int(e.value) for e in b.shape)  # noqa: E731
     try:
         inputs = [(shape(b), str(b.dtype)) for b in operands]
         inputs = _placed(op, inputs, lambda _: ((), inputs[0][1]))
-        fresh = tir.topi.lower(op.name, inputs, **_given(op, out_dtype))
+        fresh = _lower(op.name, inputs, _given(op, out_dtype))
         outs = outputs(len(fresh.params) - len(inputs))
         if outs is None:
             return None
@@ -531,7 +581,6 @@ def _fresh(func: PrimFunc, op: OpInfo, args: list, rng, symbolic: int) -> "tuple
     """(the op lowered from the answer, the binding of symbolic extents, inputs drawn at
     it), None when too large. A function whose symbolic extent fits one value only (a
     reshape of ``(n, 3)`` to 12 elements) is built at a smaller binding the op accepts."""
-    import tir.topi
 
     from .recognize.running import symbols
 
@@ -545,7 +594,7 @@ def _fresh(func: PrimFunc, op: OpInfo, args: list, rng, symbolic: int) -> "tuple
             return None
         inputs = _lowering_inputs(func, args, arrays)
         try:
-            fresh = tir.topi.lower(op.name, inputs, **given)
+            fresh = _lower(op.name, inputs, given)
         except ValueError as err:
             if k + 1 == len(values):
                 # a ShapeError only over static shapes: TVM trusts a symbolic extent to take
