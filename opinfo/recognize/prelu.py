@@ -41,6 +41,19 @@ def _positive_test(cond):
     return None
 
 
+def _single_slope_axis(raw, slope: BufferLoad, space: Space) -> "int | None":
+    """The channel axis of a one-element slope: TVM broadcasts it to the channels through an
+    intermediate (``slope_broadcasted[c] = y[0]``) read at the channel's output variable; once
+    inlined, the read of ``y[0]`` no longer shows the axis, the intermediate's index does."""
+    if not (isinstance(raw, Inlined) and len(raw.indices) == 1 and const_of(slope.indices[0]) == 0
+            and const_of(slope.buffer.shape[0]) == 1 and len(raw.buffer.shape) == 1):
+        return None
+    axis = next((d for d, v in enumerate(space.indices) if raw.indices[0] is v), None)
+    if axis is None or const_of(raw.buffer.shape[0]) != const_of(space.extents[axis]):
+        return None
+    return axis
+
+
 def match_prelu(expr, space: Space, ctx) -> "Match | None":
     br = _branches(strip(expr)) if not isinstance(expr, Inlined) else None
     if br is None or space.rank < 1:
@@ -54,10 +67,12 @@ def match_prelu(expr, space: Space, ctx) -> "Match | None":
     for a, s in ((f.a, f.b), (f.b, f.a)):
         if not _same(a, x):
             continue
-        s = strip(s)
+        raw, s = s, strip(s)
         if not (isinstance(s, BufferLoad) and ctx.is_param(s.buffer) and len(s.indices) == 1):
             continue
         axis = next((d for d, v in enumerate(space.indices) if s.indices[0] is v), None)
+        if axis is None:
+            axis = _single_slope_axis(raw, s, space)
         if axis is None or const_of(s.buffer.shape[0]) is None or \
                 const_of(s.buffer.shape[0]) != const_of(space.extents[axis]):
             continue

@@ -89,7 +89,7 @@ def _boolish(e) -> bool:
     return e.dtype.is_bool or (isinstance(e, Cast) and e.value.dtype.is_bool)
 
 
-def _upper_bound(atom, var, n: int) -> "int | None":
+def _upper_bound(atom, var, n: int, fixed: dict) -> "int | None":
     """``c`` when ``atom`` is ``x < c`` (or ``x <= c - 1``, either way round) for an ``x``
     that is ``i`` on the axis, else None."""
     forms = ((LT, "a", "b", 0), (LE, "a", "b", 1), (GT, "b", "a", 0), (GE, "b", "a", 1))
@@ -99,14 +99,14 @@ def _upper_bound(atom, var, n: int) -> "int | None":
             if c is None:
                 return None
             axis = np.arange(n)
-            x = np.broadcast_to(evaluate(getattr(atom, x_side), {var: axis}), axis.shape)
+            x = np.broadcast_to(evaluate(getattr(atom, x_side), {**fixed, var: axis}), axis.shape)
             return c + plus if np.array_equal(x, axis) else None
     return None
 
 
-def _end(cond, var, n: int, start: int, step: int, m: int) -> "int | None":
+def _end(cond, var, n: int, start: int, step: int, m: int, fixed: dict) -> "int | None":
     """The end of a slice with step > 1 (see the module doc), else None."""
-    bounds = {b for b in (_upper_bound(a, var, n) for a in _atoms(cond)) if b is not None}
+    bounds = {b for b in (_upper_bound(a, var, n, fixed) for a in _atoms(cond)) if b is not None}
     if len(bounds) > 1:
         return None
     end = bounds.pop() if bounds else n
@@ -114,11 +114,13 @@ def _end(cond, var, n: int, start: int, step: int, m: int) -> "int | None":
     return end if last < end <= min(last + step, n) else None
 
 
-def _reading(cond, offset, var, n: int, m: int) -> "tuple | None":
+def _reading(cond, offset, var, n: int, m: int, fixed: dict) -> "tuple | None":
     """(start, end, step) when the take index is ``ceil((i - start) / step)`` and the mask
-    ``{start + k * step : k < m}`` (see the module doc)."""
+    ``{start + k * step : k < m}`` (see the module doc). ``fixed``: the other output
+    variables of extent 1, at their one value 0 (TVM's reshape of the mask to the data's rank
+    may keep them in its index, ``(v0 + v1 + v2) % n`` over ``(n, 1, 1)``)."""
     wide = np.arange(-4 * n - 4, 4 * n + 4)
-    g = np.broadcast_to(evaluate(offset, {var: wide}), wide.shape)
+    g = np.broadcast_to(evaluate(offset, {**fixed, var: wide}), wide.shape)
     found = _start_step(g, wide)
     if found is None:
         return None
@@ -126,12 +128,12 @@ def _reading(cond, offset, var, n: int, m: int) -> "tuple | None":
     if start < 0 or m < 1 or start + (m - 1) * step >= n:
         return None
     axis = np.arange(n)
-    mask = np.broadcast_to(evaluate(cond, {var: axis}), axis.shape) != 0
+    mask = np.broadcast_to(evaluate(cond, {**fixed, var: axis}), axis.shape) != 0
     want = np.zeros(n, bool)
     want[start:start + (m - 1) * step + 1:step] = True
     if not np.array_equal(mask, want):
         return None
-    end = start + m if step == 1 else _end(cond, var, n, start, step, m)
+    end = start + m if step == 1 else _end(cond, var, n, start, step, m, fixed)
     return (start, end, step) if end is not None else None
 
 
@@ -151,7 +153,9 @@ def match_slice_scatter(expr, space: Space, ctx) -> "Match | None":
     if offset is None:
         return None
     try:
-        found = _reading(cond, offset, space.indices[axis], n, m)
+        fixed = {v: np.float64(0) for d, (v, e) in enumerate(zip(space.indices, space.extents))
+                 if d != axis and const_of(e) == 1}
+        found = _reading(cond, offset, space.indices[axis], n, m, fixed)
     except (NotEvaluable, TypeError, ValueError):
         return None
     if found is None:
