@@ -46,25 +46,42 @@ def _syntax(text: str) -> ast.Module:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SyntaxWarning)  # e.g. "1if": reported as errors later
-            return _SplitDeclarations().visit(ast.parse(text))
+            return _split_declarations(ast.parse(text))
     except SyntaxError as err:
         raise ParseError(f"invalid Python syntax: {err.msg}", err.lineno or 1, err.offset or 1) from None
     except (ValueError, MemoryError, RecursionError) as err:
         raise ParseError(f"cannot read the text: {err}", 1, 1) from None
 
 
-class _SplitDeclarations(ast.NodeTransformer):
+def _split_declarations(tree: ast.Module) -> ast.Module:
     """``n, m = T.int64(), T.int64()`` (as hand-written TVMScript and TVM's docs declare
-    several symbolic sizes at once) read as one declaration per line."""
+    several symbolic sizes at once) read as one declaration per line. Assignments are
+    statements, so only statement lists are walked, not the expressions (most of the tree)."""
+    tree.body = _split_in(tree.body)
+    return tree
 
-    def visit_Assign(self, node: ast.Assign):
-        target = node.targets[0] if len(node.targets) == 1 else None
-        if (isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple)
-                and len(target.elts) == len(node.value.elts) > 1
-                and all(isinstance(t, ast.Name) for t in target.elts)
-                and all(_is_declaration(v) for v in node.value.elts)):
-            return [ast.copy_location(ast.Assign([t], v), node) for t, v in zip(target.elts, node.value.elts)]
-        return node
+
+def _split_in(stmts: list) -> list:
+    out = []
+    for node in stmts:
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(node, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                setattr(node, field, _split_in(inner))
+        for part in (*getattr(node, "handlers", ()), *getattr(node, "cases", ())):
+            part.body = _split_in(part.body)
+        out.extend(_split_assign(node) if isinstance(node, ast.Assign) else (node,))
+    return out
+
+
+def _split_assign(node: ast.Assign) -> list:
+    target = node.targets[0] if len(node.targets) == 1 else None
+    if (isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple)
+            and len(target.elts) == len(node.value.elts) > 1
+            and all(isinstance(t, ast.Name) for t in target.elts)
+            and all(_is_declaration(v) for v in node.value.elts)):
+        return [ast.copy_location(ast.Assign([t], v), node) for t, v in zip(target.elts, node.value.elts)]
+    return [node]
 
 
 def _is_declaration(node) -> bool:

@@ -26,19 +26,18 @@ _SPECIAL_FLOATS = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
 def positional(node, low: int, high: "int | None" = None, keywords=()) -> list:
     """The positional arguments of a call, checked for count and allowed keywords."""
-    name = describe(node.func)
     high = low if high is None else high
     for arg in node.args:
         if isinstance(arg, ast.Starred):
-            raise error(arg, f"{name}: *arguments are not supported")
+            raise error(arg, f"{describe(node.func)}: *arguments are not supported")
     for kw in node.keywords:
         if kw.arg is None or kw.arg not in keywords:
             allowed = ", ".join(keywords) or "none"
-            raise error(kw, f"{name}: unexpected keyword argument {kw.arg!r} (allowed: {allowed})")
+            raise error(kw, f"{describe(node.func)}: unexpected keyword argument {kw.arg!r} (allowed: {allowed})")
     n = len(node.args)
     if n < low or n > high:
         want = str(low) if low == high else f"{low} to {high}"
-        raise error(node, f"{name} takes {want} argument(s), got {n}")
+        raise error(node, f"{describe(node.func)} takes {want} argument(s), got {n}")
     return node.args
 
 
