@@ -243,14 +243,16 @@ def _tiling(digits: list, extent: int) -> "list | None":
     return out if d == extent and len(out) > 1 else None
 
 
-def _flattened(parts, c: Var, tiles: list, apart: bool = False) -> bool:
+def _flattened(parts, c: Var, tiles: list, apart=False) -> bool:
     """Whether every load or store indexing one axis per digit of ``c`` (an index that is the
     digit itself) gives the digits consecutive axes, most significant first: ``c`` is then
     a flattening of adjacent axes (dlight fused ``kh, kw`` into one variable). A packed
     layout's channel (``data[n, ic // 4, h, w, ic % 4]``, TVM's own conv2d_NCHWc) puts its
     digits on axes far apart and keeps TVM's form, which its recognizer reads. With
     ``apart`` (no buffer of the function can be read as packed), the digits' axes need only
-    be in order: dlight fuses a reduction over axes 0 and 2 (``x[c // 8, i, c % 8]``)."""
+    be in order: dlight fuses a reduction over axes 0 and 2 (``x[c // 8, i, c % 8]``);
+    ``apart`` may be a function giving that answer, asked only where digits sit on several
+    axes."""
     rank = {(d, m): k for k, (d, m, _) in enumerate(reversed(tiles))}
     rank.update({(d, None): k for k, (d, m, _) in enumerate(reversed(tiles)) if m is not None})
     ok = [True]
@@ -263,7 +265,7 @@ def _flattened(parts, c: Var, tiles: list, apart: bool = False) -> bool:
                 ds = [dim for dim, _ in dims]
                 if ks != list(range(ks[0], ks[0] + len(ks))):
                     ok[0] = False
-                elif ds != (sorted(set(ds)) if apart else list(range(ds[0], ds[0] + len(ds)))):
+                elif ds != (sorted(set(ds)) if (apart() if callable(apart) else apart) else list(range(ds[0], ds[0] + len(ds)))):
                     ok[0] = False
 
     for part in parts:
@@ -294,7 +296,7 @@ def _symbolic_tiling(digits: list, extent) -> "list | None":
     return tiles[:-1] + [(top, None, _form_expr({atom: c // top for atom, c in form.items()}, extent.dtype))]
 
 
-def _split_once(realize: BlockRealize, apart: bool = False) -> "BlockRealize | None":
+def _split_once(realize: BlockRealize, apart=False) -> "BlockRealize | None":
     block = realize.block
     if block.init is None:
         return None
@@ -349,7 +351,14 @@ def split_fused_reductions(func: PrimFunc) -> PrimFunc:
     extent split into one variable per digit (see the module doc)."""
     from .unpack import unpack_all
 
-    apart = unpack_all(func) is None
+    known: list = []
+
+    def apart() -> bool:
+        # asked only of a block whose digits sit on several axes: unpacking every buffer of
+        # the function is the costly part of this pass, and most functions have no digits
+        if not known:
+            known.append(unpack_all(func) is None)
+        return known[0]
 
     def post(n):
         if not isinstance(n, BlockRealize):

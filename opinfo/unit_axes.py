@@ -24,7 +24,7 @@ import attrs
 from tir.buffer import Range
 from tir.expr import BufferLoad, IntImm, Var
 from tir.function import PrimFunc
-from tir.functor import transform, transform_stmts
+from tir.functor import pre_order_stmts, transform, transform_stmts
 from tir.stmt import BlockRealize, BufferStore, IterKind, IterVar
 from tir.structural import structural_equal
 
@@ -37,16 +37,18 @@ def _own(n):
 
 
 def _stores(block) -> list:
+    """The block's own stores (not those of nested blocks), parents first: a walk of its
+    statements only."""
     found: list = []
 
-    def pre(n):
+    def visit(n):
         if isinstance(n, BufferStore):
             found.append(n)
-        return _own(n)
+        return not isinstance(n, BlockRealize)
 
     for part in (block.body, block.init):
         if part is not None:
-            transform(part, lambda n: None, pre)
+            pre_order_stmts(part, visit)
     return found
 
 
