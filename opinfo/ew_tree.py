@@ -158,8 +158,14 @@ def _widened_leaf(expr, leaves) -> bool:
     with its blocks inlined into one (dlight: ``float16(erf(float32(x)))``)."""
     stop = set(leaves)
     found = []
-    pre_order_visit(expr, lambda n: found.append(n) if isinstance(n, Cast) and n.dtype == expr.dtype
-                    and (n.value in stop or strip(n.value) in stop) else n not in stop)
+
+    def visit(n) -> bool:
+        if isinstance(n, Cast) and n.dtype == expr.dtype and (n.value in stop or strip(n.value) in stop):
+            found.append(n)
+            return True
+        return n not in stop  # leaves are not entered
+
+    pre_order_visit(expr, visit)
     return bool(found)
 
 

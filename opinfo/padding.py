@@ -29,13 +29,13 @@ from __future__ import annotations
 import attrs
 
 from tir.buffer import BufferRegion, Range
-from tir.expr import LE, LT, And, BufferLoad, Call, IntImm, Sub, Var
+from tir.expr import LE, LT, BufferLoad, Call, IntImm, Sub, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_stmts, post_order_visit, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, SeqStmt
 
 from .affine import ONE, add_forms, affine, const_of, equal_extents
-from .predicates import implied, loop_domain
+from .predicates import conjunction, implied, loop_domain
 from .recognize.guard import conjuncts, nonneg_form
 from .probe import shape_vars
 from .realize_check import runs_whole_domain
@@ -189,10 +189,7 @@ def _merged(fill: BlockRealize, copy: BlockRealize, offsets: list) -> "BlockReal
     if not tests:
         return None
     back = {v: (w if off == 0 else Sub(w, IntImm(w.dtype, off))) for w, (v, off, _) in zip(ws, offsets)}
-    cond = tests[0]
-    for t in tests[1:]:
-        cond = And(cond, t)
-    value = Call(fstore.buffer.dtype, "if_then_else", (cond, substitute(cstore.value, back), fstore.value))
+    value = Call(fstore.buffer.dtype, "if_then_else", (conjunction(tests), substitute(cstore.value, back), fstore.value))
     reads = tuple(BufferRegion(r.buffer, tuple(Range(substitute(x.min, back), x.extent) for x in r.region))
                   for r in copy.block.reads)
     # the pad block's own name is the fill's without decompose_padding's suffix (the copy's

@@ -12,7 +12,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from tir.expr import GE, LE, LT, Add, BufferLoad, Cast, FloorDiv, FloorMod, IntImm, Mul, SizeVar, Sub, Var
+from tir.expr import GE, LE, LT, Add, And, BufferLoad, Cast, FloorDiv, FloorMod, IntImm, Mul, SizeVar, Sub, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_stmts, post_order_visit, pre_order_visit, transform_stmts
 from tir.stmt import Block, BlockRealize, For, IterKind, SeqStmt
@@ -176,6 +176,16 @@ def _least(form: dict) -> "int | None":
     if not all(k is ONE or (_size_atom(k) and v >= 0) for k, v in form.items()):
         return None
     return sum(form.values())
+
+
+def conjunction(terms: list, dtype="bool"):
+    """``terms`` joined by ``and`` in their order (true, of ``dtype``, when there are none)."""
+    if not terms:
+        return IntImm(dtype, 1)
+    out = terms[0]
+    for term in terms[1:]:
+        out = And(out, term)
+    return out
 
 
 def is_true(pred) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import attrs
 
+from tir.builder import Combiner
 from tir.expr import Add, BufferLoad, IntImm, Max, Min, Mul, Var, max_value, min_value
 from tir.function import PrimFunc
 from tir.functor import post_order_visit, substitute, transform
@@ -45,6 +46,13 @@ def split_update(store: BufferStore):
         if isinstance(acc, BufferLoad) and acc.buffer is store.buffer and tuple(acc.indices) == tuple(store.indices):
             return type(v), other
     return None
+
+
+def with_other(store: BufferStore, other, new) -> BufferStore:
+    """``store``, an update :func:`split_update` split into its combiner and ``other``, with
+    ``new`` in place of ``other`` (the accumulator kept on its side)."""
+    v = store.value
+    return attrs.evolve(store, value=type(v)(v.a, new) if v.b is other else type(v)(new, v.b))
 
 
 def _plain_vars(indices, block: Block) -> "list | None":
@@ -117,6 +125,17 @@ def combiner_identity(combiner, value, dtype) -> bool:
     if combiner is Max:
         return value <= float_of(min_value(dtype))
     return value >= float_of(max_value(dtype))
+
+
+_KINDS = {Add: Combiner.SUM, Mul: Combiner.PROD, Max: Combiner.MAX, Min: Combiner.MIN}
+
+
+def identity_of(combiner, dtype):
+    """The identity of ``combiner`` (Add, Mul, Max, Min) as a constant of ``dtype``, as the
+    lowering library writes a reduction's init (0, 1, the type's lowest or highest value);
+    None for another combiner."""
+    kind = _KINDS.get(combiner)
+    return None if kind is None else kind.identity(dtype)
 
 
 def index_mapping(partial: Block, final: Block, mine, theirs) -> "dict | None":

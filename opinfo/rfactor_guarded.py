@@ -35,19 +35,21 @@ from __future__ import annotations
 
 import attrs
 
-from tir.expr import LT, Add, And, FloorDiv, IntImm, Mul, Var
+from tir.expr import LT, Add, And, Call, FloorDiv, IntImm, Mul, Var, if_then_else
 from tir.function import PrimFunc
-from tir.functor import post_order_stmts, substitute
+from tir.functor import post_order_stmts, substitute, transform
 from tir.buffer import Range
 from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IterKind, IterVar
 
 from .affine import affine, const_of, equal_extents
-from .predicates import is_true
+from .predicates import conjunction, implied, is_true, loop_domain
 from .probe import shape_vars, vars_in
+from .recognize.guard import conjuncts, value_range
 from .reduce_fuse import rename_vars, through_sum
 from .pad_einsum import holds_blocks
 from .rewrite import loaded, stored
-from .rfactor import combiner_identity, final_update, index_mapping, partial_update, replace_blocks, rfactor_named
+from .rfactor import (combiner_identity, final_update, identity_of, index_mapping, partial_update, replace_blocks,
+                      rfactor_named, split_update, with_other)
 
 
 def _own_terms(pred, realize: BlockRealize) -> "object | None":
@@ -239,12 +241,6 @@ def tails_as_identity(func: PrimFunc) -> PrimFunc:
     (unit loops count as 0) is the whole binding of one block variable, and the block
     writes a buffer the function allocates. The reduction then merges as a guardless one;
     :func:`trim_guarded_reductions` takes the guard back out of the merged reduction."""
-    from tir.expr import if_then_else
-
-    from .predicates import implied, loop_domain
-    from .recognize.guard import conjuncts
-    from .rfactor import split_update
-
     root = func.root_block
     if root is None:
         return func
@@ -263,7 +259,7 @@ def tails_as_identity(func: PrimFunc) -> PrimFunc:
         if split is None:
             continue
         combiner, other = split
-        identity = _identity_of(combiner, block.body.buffer.dtype)
+        identity = identity_of(combiner, block.body.buffer.dtype)
         if identity is None:
             continue
         unit_realize = attrs.evolve(n, iter_values=tuple(rename_vars(v, units) for v in n.iter_values),
@@ -274,46 +270,19 @@ def tails_as_identity(func: PrimFunc) -> PrimFunc:
         if not moved or not all(_in_domain(iv, v, kept, dom) for iv, v in
                                 zip(block.iter_vars, unit_realize.iter_values)):
             continue
-        own = _own_terms(_conjunction(moved), unit_realize)
+        own = _own_terms(conjunction(moved), unit_realize)
         if own is None or not vars_in(own) <= {iv.var for iv in block.iter_vars}:
             continue
-        guarded = if_then_else(own, other, identity)
-        value = combiner(block.body.value.a, guarded) if block.body.value.b is other else combiner(guarded, block.body.value.b)
-        new_block = attrs.evolve(block, body=attrs.evolve(block.body, value=value))
-        predicate = _conjunction(kept) if kept else IntImm(n.predicate.dtype, 1)
-        built[id(block)] = BlockRealize(n.iter_values, predicate, new_block)
+        new_block = attrs.evolve(block, body=with_other(block.body, other, if_then_else(own, other, identity)))
+        built[id(block)] = BlockRealize(n.iter_values, conjunction(kept, n.predicate.dtype), new_block)
     if not built:
         return func
     return replace_blocks(func, {key: (lambda _, stmt=stmt: stmt) for key, stmt in built.items()}, set(), set())
 
 
-def _conjunction(terms: list):
-    out = terms[0]
-    for t in terms[1:]:
-        out = And(out, t)
-    return out
-
-
-def _identity_of(combiner, dtype):
-    """The identity of ``combiner`` (Add, Mul, Max, Min) as a constant of ``dtype``."""
-    from tir.expr import Max, Min, const, max_value, min_value
-
-    if combiner is Add:
-        return const(0, dtype)
-    if combiner is Mul:
-        return const(1, dtype)
-    if combiner is Max:
-        return min_value(dtype)
-    if combiner is Min:
-        return max_value(dtype)
-    return None
-
-
 def _in_domain(iv: IterVar, value, kept: list, dom: dict) -> bool:
     """Whether the binding ``value`` of ``iv`` stays in its domain at every point the
     conjuncts ``kept`` let run: over the whole loop box, or literally bounded by one."""
-    from .recognize.guard import value_range
-
     lo, ext = const_of(iv.dom.min), const_of(iv.dom.extent)
     form = affine(value)
     whole = value_range(form, dom) if form is not None else None
@@ -332,10 +301,6 @@ def trim_guarded_reductions(func: PrimFunc) -> PrimFunc:
     :func:`tails_as_identity` leaves once the stages are merged). Exact when the else
     branch is the combiner's identity and ``N <= E`` (constants, or ``E`` is ``N`` rounded up
     to a multiple of a constant); ``N`` is free of the block's variables."""
-    from tir.expr import Call
-
-    from .rfactor import combiner_identity, split_update
-
     changed = {}
     for block in func.blocks():
         if block.init is None or not isinstance(block.body, BufferStore):
@@ -358,12 +323,10 @@ def trim_guarded_reductions(func: PrimFunc) -> PrimFunc:
         if iv.kind != IterKind.REDUCE or const_of(iv.dom.min) != 0 or vars_in(n) & {v.var for v in block.iter_vars} \
                 or not _at_most(n, iv.dom.extent):
             continue
-        value = block.body.value
-        value = combiner(value.a, kept) if value.b is other else combiner(kept, value.b)
         iter_vars = list(block.iter_vars)
         iter_vars[pos] = IterVar(iv.var, Range(iv.dom.min, n), iv.kind)
         changed[id(block)] = (pos, n, attrs.evolve(block, iter_vars=tuple(iter_vars),
-                                                   body=attrs.evolve(block.body, value=value)))
+                                                   body=with_other(block.body, other, kept)))
     if not changed:
         return func
 
@@ -375,8 +338,6 @@ def trim_guarded_reductions(func: PrimFunc) -> PrimFunc:
         guard = LT(realize.iter_values[pos], n)
         predicate = guard if is_true(realize.predicate) else And(realize.predicate, guard)
         return BlockRealize(realize.iter_values, predicate, block)
-
-    from tir.functor import transform
 
     return transform(func, lambda n: None, pre)
 

@@ -136,9 +136,8 @@ def _lower(name: str, inputs: list, given: dict) -> PrimFunc:
         return tir.topi.lower(name, inputs, **given)
     hit = _LOWERED.get(key)
     if hit is None:
-        static = [(shape, dtype) for shape, dtype in key[1]]
         try:
-            hit = (tir.topi.lower(name, static, **given), None)
+            hit = (tir.topi.lower(name, list(key[1]), **given), None)
         except Exception as err:  # noqa: BLE001 - remembered and raised again below
             hit = (None, err)
         _LOWERED[key] = hit
@@ -419,7 +418,6 @@ def operands_refute(func: PrimFunc, op: OpInfo, packed: "bool | None" = None) ->
 
 
 def _cannot_take(func: PrimFunc, op: OpInfo) -> "bool | None":
-
     found = _param_buffers(func, op)
     if found is None:
         return None
@@ -471,7 +469,6 @@ def _built_shapes_differ(op: OpInfo, operands: list, out_dtype, outputs) -> "boo
     them) makes outputs of other/the same shapes as ``outputs(count)`` (the buffers its
     ``count`` outputs must match, None when they cannot be told); None when it cannot be
     built from the answer alone."""
-
     shape = lambda b: tuple(int(e.value) for e in b.shape)  # noqa: E731
     try:
         inputs = [(shape(b), str(b.dtype)) for b in operands]
@@ -581,7 +578,6 @@ def _fresh(func: PrimFunc, op: OpInfo, args: list, rng, symbolic: int) -> "tuple
     """(the op lowered from the answer, the binding of symbolic extents, inputs drawn at
     it), None when too large. A function whose symbolic extent fits one value only (a
     reshape of ``(n, 3)`` to 12 elements) is built at a smaller binding the op accepts."""
-
     from .recognize.running import symbols
 
     params = list(func.params)
@@ -736,19 +732,14 @@ def _verify_fused_on(func: PrimFunc, ops, rng, symbolic: int, max_steps) -> list
             arrays = random_inputs(exposed, rng, symbolic=symbolic)
             if sum(a.size for a in arrays) > MAX_ELEMENTS:
                 return verdicts
-            runs = []
-            for junk in (JUNK, OTHER_JUNK):  # an element left unwritten differs between the two
-                for k in range(first, len(arrays)):
-                    arrays[k][...] = (junk == JUNK) if arrays[k].dtype == np.bool_ else junk
-                runs.append(run_copies(exposed, arrays, max_steps=max_steps))
+            runs = _junk_runs(exposed, arrays, first, max_steps)
         except (InterpError, StepLimit, ValueError):
             return verdicts
-        for j, op, reads, writes in plans:
+        for plan in plans:
+            j, writes = plan[0], plan[3]
             if j in ok or (draw and misses[j] == 0):
                 continue
-            verdict = _op_agrees(op, [[ran[k] for k in reads] for ran in runs],
-                                 [str(exposed.buffers[k].dtype) for k in reads],
-                                 [ran[writes] for ran in runs], exposed.buffers[writes].dtype, max_steps)
+            verdict = _plan_agrees(exposed, plan, runs, max_steps)
             if verdict is True:
                 ok.add(j)
             elif verdict is False:
@@ -776,18 +767,32 @@ def _agreeing_near_one(exposed: PrimFunc, plans: list, rng, symbolic: int, first
     found: set = set()
     for kind in ({"near_one": True}, {"gentle": True}):
         try:
-            arrays = random_inputs(exposed, rng, symbolic=symbolic, **kind)
-            runs = []
-            for junk in (JUNK, OTHER_JUNK):
-                for k in range(first, len(arrays)):
-                    arrays[k][...] = (junk == JUNK) if arrays[k].dtype == np.bool_ else junk
-                runs.append(run_copies(exposed, arrays, max_steps=max_steps))
+            runs = _junk_runs(exposed, random_inputs(exposed, rng, symbolic=symbolic, **kind), first, max_steps)
         except (InterpError, StepLimit, ValueError):
             continue
-        found |= {j for j, op, reads, writes in plans if j not in found and _op_agrees(
-            op, [[ran[k] for k in reads] for ran in runs], [str(exposed.buffers[k].dtype) for k in reads],
-            [ran[writes] for ran in runs], exposed.buffers[writes].dtype, max_steps) is True}
+        found |= {plan[0] for plan in plans
+                  if plan[0] not in found and _plan_agrees(exposed, plan, runs, max_steps) is True}
     return found
+
+
+def _junk_runs(exposed: PrimFunc, arrays: list, first: int, max_steps) -> list:
+    """The outputs of two runs of ``exposed`` on ``arrays``, its allocated buffers (from
+    ``first`` on) filled with :data:`JUNK`, then :data:`OTHER_JUNK`: an element left
+    unwritten differs between the two."""
+    runs = []
+    for junk in (JUNK, OTHER_JUNK):
+        for k in range(first, len(arrays)):
+            arrays[k][...] = (junk == JUNK) if arrays[k].dtype == np.bool_ else junk
+        runs.append(run_copies(exposed, arrays, max_steps=max_steps))
+    return runs
+
+
+def _plan_agrees(exposed: PrimFunc, plan: tuple, runs: list, max_steps) -> "bool | None":
+    """:func:`_op_agrees` for one op of a fused answer (``(index, op, buffers read, buffer
+    written)``, positions in ``exposed``) on the runs :func:`_junk_runs` made."""
+    _, op, reads, writes = plan
+    return _op_agrees(op, [[ran[k] for k in reads] for ran in runs], [str(exposed.buffers[k].dtype) for k in reads],
+                      [ran[writes] for ran in runs], exposed.buffers[writes].dtype, max_steps)
 
 
 OTHER_JUNK = -5.0
