@@ -375,11 +375,16 @@ def _contract(realize: BlockRealize, terms: list, by_var: dict) -> "tuple | None
 
 
 def _conjoin(terms: list, dtype):
-    """``terms`` joined by ``and`` (true when there are none)."""
-    pred = IntImm(dtype, 1)
+    """``terms`` joined by ``and`` in their order (true when there are none): a constant true
+    term is left out, a constant false one makes the whole false."""
+    pred = None
     for x in terms:
-        pred = x if isinstance(pred, IntImm) else And(pred, x)
-    return pred
+        if isinstance(x, IntImm):
+            if x.value:
+                continue
+            return IntImm(dtype, 0)
+        pred = x if pred is None else And(pred, x)
+    return IntImm(dtype, 1) if pred is None else pred
 
 
 def _digit(term, ext: dict) -> "tuple | None":

@@ -33,8 +33,10 @@ def fixture_ops(name: str, old: str = "", new: str = "") -> list:
     return [(op.name, dict(op.attrs)) for op in opinfo.analyze(func).ops]
 
 
-def assert_same_values(a, b, tol: float = 1e-5) -> None:
-    """``a`` and ``b`` (static float32 shapes, output last) agree on random inputs."""
+def assert_same_values(a, b, tol: float = 1e-5, engine_a: str = "interp") -> None:
+    """``a`` and ``b`` (static float32 shapes, output last) agree on random inputs, ``b`` run
+    on the interpreter, ``a`` on ``engine_a`` ("c" for a TVM schedule the interpreter can only
+    walk element by element: seconds there, a fraction of one compiled)."""
     rng = np.random.default_rng(0)
     args = [rng.uniform(-1, 1, [int(s.value) for s in buf.shape]).astype("float32") for buf in a.buffers[:-1]]
-    np.testing.assert_allclose(tir.run(b, *args), tir.run(a, *args), rtol=1e-5, atol=tol)
+    np.testing.assert_allclose(tir.run(b, *args), tir.run(a, *args, engine=engine_a), rtol=1e-5, atol=tol)

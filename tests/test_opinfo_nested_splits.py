@@ -112,3 +112,20 @@ def test_digit_beside_a_bound_that_is_not_affine():
     # (min(6, n) + 1 - min(3, n)) // 2, the inner digit ax0_1_0 * 2 + ax0_1_1 < 3.
     assert _names(fixture_func("symsplit_dynamic_slice")) == [
         ("strided_slice", {"axes": (0,), "begin": (3,), "end": (6,), "strides": (2,)})]
+
+
+def test_conjoined_constants_keep_their_meaning():
+    # A constant true conjunct is left out; a constant false one, wherever it stands, makes
+    # the whole predicate false (it used to be dropped when it came first).
+    from opinfo.predicate_enum import _conjoin
+    from tir import dtype as dt
+    x = tir.Var("x", dt.int64)
+    lt = x < 4
+    boolean = dt.bool_
+    assert _conjoin([], boolean).value == 1
+    assert _conjoin([tir.const(True), lt], boolean) is lt
+    for terms in ([tir.const(False), lt], [lt, tir.const(False)]):
+        out = _conjoin(terms, boolean)
+        assert isinstance(out, tir.IntImm) and out.value == 0
+    both = _conjoin([lt, x >= 1], boolean)
+    assert isinstance(both, tir.expr.And) and both.a is lt
