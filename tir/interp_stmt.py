@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import expr as E
 from . import stmt as S
 from .interp_data import BufferData, InterpError, StepLimit, np_dtype
 from .interp_expr import Ctx, Poison, and_mask, evaluate
@@ -73,7 +74,7 @@ def scalar_int(e, ctx: Ctx, what: str) -> int:
 def _for(s, ctx, mask, vec):
     if mask is not None:
         raise InterpError(f"{ctx.where}: a loop cannot run under a lane mask")
-    if vec:
+    if vec and not _unit(s.extent):  # one iteration: nothing to run at once, the walk is cheaper
         from .interp_distribute import run_distributed
         from .interp_flat import run_flat
         from .interp_nest import run_nest
@@ -90,6 +91,10 @@ def _for(s, ctx, mask, vec):
             run_stmt(s.body, ctx, None, vec)
     finally:
         ctx.vars.pop(s.loop_var, None)
+
+
+def _unit(extent) -> bool:
+    return type(extent) is E.IntImm and extent.value == 1
 
 
 def _while(s, ctx, mask, vec):
