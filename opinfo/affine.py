@@ -17,7 +17,7 @@ import sympy
 
 from tir.expr import (Add, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min, Mod, Mul, PrimExpr, SizeVar, Sub,
                       Var)
-from tir.structural import structural_equal
+from tir.structural import same_ir
 
 ONE = 1
 
@@ -170,7 +170,7 @@ def equal_extents(a, b) -> bool:
     ca, cb = const_of(a), const_of(b)
     if ca is not None or cb is not None:
         return ca == cb
-    if a is b or structural_equal(a, b):
+    if a is b or same_ir(a, b):
         return True
     fa = _affine(a) if isinstance(a, PrimExpr) else None
     fb = _affine(b) if isinstance(b, PrimExpr) else None

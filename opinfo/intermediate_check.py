@@ -50,7 +50,7 @@ from tir.functor import children, post_order_visit
 from tir.stmt import (AllocateBuffer, AttrStmt, Block, BlockRealize, BufferStore, For,
                       IfThenElse, IterKind, LetStmt, SeqStmt)
 
-from tir.structural import structural_equal
+from tir.structural import same_ir
 
 from .affine import const_of
 from .predicates import is_true
@@ -752,7 +752,7 @@ def _same(a, b) -> bool:
     ca, cb = const_of(a), const_of(b)
     if ca is not None or cb is not None:
         return ca == cb
-    return a is b or structural_equal(a, b)
+    return a is b or same_ir(a, b)
 
 
 def _pending(sites, params) -> bool:
@@ -794,7 +794,7 @@ def _accumulates(store, loads) -> bool:
 def _stored_element(load, store) -> bool:
     """``load`` reads the element ``store`` writes (the same buffer, the same indices)."""
     return load.buffer is store.buffer and len(load.indices) == len(store.indices) \
-        and all(a is b or structural_equal(a, b) for a, b in zip(load.indices, store.indices))
+        and all(a is b or same_ir(a, b) for a, b in zip(load.indices, store.indices))
 
 
 def _aliased(func) -> bool:

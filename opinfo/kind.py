@@ -33,7 +33,7 @@ from tir.expr import BufferLoad, Cast, Add, Mul, IntImm, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_stmts, pre_order_visit
 from tir.stmt import Block, BufferStore, IterKind
-from tir.structural import structural_equal
+from tir.structural import same_ir
 
 ELEMWISE, BROADCAST, INJECTIVE, COMM_REDUCE, OUT_EWISE_FUSABLE, OPAQUE = 0, 1, 2, 3, 4, 8
 NAMES = {ELEMWISE: "elemwise", BROADCAST: "broadcast", INJECTIVE: "injective",
@@ -194,7 +194,7 @@ def _shared_index(store) -> bool:
     cannot show."""
     load = store.value
     return (isinstance(load, BufferLoad) and len(load.indices) == len(store.indices)
-            and all(structural_equal(a, b) for a, b in zip(store.indices, load.indices)))
+            and all(same_ir(a, b) for a, b in zip(store.indices, load.indices)))
 
 
 class _SharedCopy:

@@ -81,7 +81,7 @@ from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_
                     shape_envs, shape_vars, vars_in)
 from .realize_check import SHAPE_VALUES, covers_domain
 from .reduce_fuse import fuse_split_reductions, split_fused_reductions
-from .unit_axes import restore_unit_vars
+from .unit_axes import align_unit_inits, restore_unit_vars
 from .rewrite import EMPTY, drop_idle_loops, loaded, nest_of, own_nest, prune, stored, stores_in, without_allocs
 from .rfactor import merge_rfactor
 from .rfactor_guarded import merge_guarded_rfactor, tails_as_identity, trim_guarded_reductions
@@ -743,7 +743,7 @@ def _normalize(func: PrimFunc) -> "PrimFunc | None":
     # keeps it inside the unpadded part (a reduction split by the unpadded extent)
     # blocks cut to what the outputs need first: pad_einsum of an intermediate leaves a pad
     # producer of a buffer nothing writes, whose values reach no output (:mod:`.demand`)
-    func = unpad_einsum(distribute(merge_inits(forward_fills(clip_copies(restrict_to_demand(as_lowered(func)))))))
+    func = unpad_einsum(distribute(merge_inits(forward_fills(clip_copies(restrict_to_demand(align_unit_inits(as_lowered(func))))))))
     # a dlight row reduction's rfactor with its split's tail guarded is merged while the
     # guard is there to read (:mod:`.rfactor_guarded`)
     merged = merge_guarded_rfactor(merge_padding(read_through_copies(func, pads_only=True)))

@@ -24,9 +24,9 @@ import attrs
 from tir.buffer import Range
 from tir.expr import BufferLoad, IntImm, Var
 from tir.function import PrimFunc
-from tir.functor import pre_order_stmts, transform, transform_stmts
+from tir.functor import pre_order_stmts, substitute, transform, transform_stmts
 from tir.stmt import BlockRealize, BufferStore, IterKind, IterVar
-from tir.structural import structural_equal
+from tir.structural import same_ir
 
 from .affine import const_of
 
@@ -53,7 +53,7 @@ def _stores(block) -> list:
 
 
 def _same_indices(a, b) -> bool:
-    return len(a) == len(b) and all(structural_equal(x, y) for x, y in zip(a, b))
+    return len(a) == len(b) and all(same_ir(x, y) for x, y in zip(a, b))
 
 
 def _unit_positions(stores: list) -> "tuple | None":
@@ -124,6 +124,44 @@ def _restored(realize: BlockRealize) -> "BlockRealize | None":
 
 class _Skip(Exception):
     pass
+
+
+def _one_valued(realize: BlockRealize) -> dict:
+    """Block variable -> its one value, for the variables over a domain of extent 1 bound to
+    that value (a constant)."""
+    out = {}
+    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+        lo = const_of(iv.dom.min)
+        if const_of(iv.dom.extent) == 1 and lo is not None and const_of(value) == lo:
+            out[iv.var] = iv.dom.min
+    return out
+
+
+def _init_aligned(realize: BlockRealize) -> "BlockRealize | None":
+    """The block with its init storing at its update's indices where the two differ only in
+    variables that take one value (see :func:`align_unit_inits`); None when nothing changes."""
+    block = realize.block
+    if block.init is None or not isinstance(block.init, BufferStore):
+        return None
+    init = block.init
+    updates = [s for s in _stores(attrs.evolve(block, init=None)) if s.buffer is init.buffer]
+    if not updates or _same_indices(init.indices, updates[0].indices):
+        return None
+    target = tuple(updates[0].indices)
+    if not all(_same_indices(s.indices, target) for s in updates[1:]):
+        return None
+    one = _one_valued(realize)
+    if not one or not _same_indices([substitute(i, one) for i in init.indices], [substitute(i, one) for i in target]):
+        return None
+    return attrs.evolve(realize, block=attrs.evolve(block, init=attrs.evolve(init, indices=target)))
+
+
+def align_unit_inits(func: PrimFunc) -> PrimFunc:
+    """``func`` with each reduction's init storing at its update's index tuple where the two
+    tuples differ only in block variables over a domain of extent 1 bound to their one value:
+    the same element. (TVM's ``transform_layout`` of an intermediate of unit extents, as a
+    full reduction's ``x_red[0, 0, 0, 0]``, permutes the init's indices alone.)"""
+    return transform_stmts(func, lambda n: _init_aligned(n) if isinstance(n, BlockRealize) else None)
 
 
 RESTORED = "opinfo.unit_axes_restored"

@@ -86,6 +86,18 @@ def structural_equal(a, b) -> bool:
     return _Equal().eq(a, b)
 
 
+class _Same(_Equal):
+    def binder(self, a, b) -> bool:
+        return a is b or self.fail(f"{a.name!r} is not {b.name!r}")
+
+
+def same_ir(a, b) -> bool:
+    """True when ``a`` and ``b`` are the same IR over the very same variables and buffers:
+    :func:`structural_equal` without renaming, for two expressions of one function
+    (``x[i, j]`` and ``x[j, i]`` differ; :func:`structural_equal` pairs ``i`` with ``j``)."""
+    return _Same().eq(a, b)
+
+
 def assert_structural_equal(a, b) -> None:
     """Raise AssertionError naming the first place where ``a`` and ``b`` differ."""
     checker = _Equal()
