@@ -2,16 +2,13 @@
 extent 1 (TVM's ``transform_layout`` of a full reduction's unit intermediate rewrites the
 init's indices alone): the same element, so the init is aligned with the update
 (:func:`opinfo.unit_axes.align_unit_inits`) and the op is read. A permutation among variables
-that take several values stores elsewhere and stays unread. Index tuples of one function
-are compared over the very same variables (:func:`tir.structural.same_ir`)."""
+that take several values stores elsewhere and stays unread."""
 from __future__ import annotations
 
 import numpy as np
 
 import opinfo
 import tir
-from tir import dtype as dt
-from tir.structural import same_ir, structural_equal
 
 _MEAN = """
 # from tvm.script import tirx as T
@@ -75,9 +72,3 @@ def test_init_permuted_among_variables_with_several_values_is_not_read():
     func = tir.parse(_SQUARE)
     assert opinfo.analyze(func).ops == ()
 
-
-def test_same_ir_compares_the_very_variables():
-    i, j = tir.Var("i", dt.int64), tir.Var("j", dt.int64)
-    assert structural_equal(i, j)  # binders renamed: one function against another
-    assert not same_ir(i, j) and not same_ir(i * 2 + j, j * 2 + i)
-    assert same_ir(i * 2 + j, i * 2 + j) and same_ir(tir.const(3, "int64"), tir.const(3, "int64"))

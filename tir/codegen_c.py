@@ -351,9 +351,9 @@ def _size(buf) -> int:
 
 
 def _same(a, b) -> bool:
-    from .structural import structural_equal
+    from .structural import same_ir
 
-    return structural_equal(tuple(a), tuple(b))
+    return same_ir(tuple(a), tuple(b))
 
 
 def build(func: PrimFunc):

@@ -91,13 +91,13 @@ def _regular(nest) -> bool:
         return False
     reducing = reduce_vars(nest)
     seen = {}
-    from .structural import structural_equal
+    from .structural import same_ir
 
     for st in _all_stores(block):
         if any(free_vars(i) & reducing for i in st.indices):
             return False
         prev = seen.setdefault(st.buffer, st.indices)
-        if not structural_equal(prev, st.indices):
+        if not same_ir(prev, st.indices):
             return False
     return True
 

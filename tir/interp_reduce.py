@@ -15,7 +15,7 @@ from .functor import post_order_visit, substitute
 from .interp_data import np_dtype
 from .interp_expr import evaluate, max_of, min_of
 from .loop_nest import free_vars, predicate_reduces, reduce_vars
-from .structural import structural_equal
+from .structural import same_ir
 
 _UFUNCS = {E.Add: np.add, E.Mul: np.multiply, E.Max: np.maximum, E.Min: np.minimum}
 _CHUNK_ELEMS = 1 << 24
@@ -68,7 +68,7 @@ def _split_update(st: S.BufferStore):
     if type(v) not in _UFUNCS:
         return None
     for own, other in ((v.a, v.b), (v.b, v.a)):
-        if isinstance(own, E.BufferLoad) and own.buffer is st.buffer and structural_equal(own.indices, st.indices):
+        if isinstance(own, E.BufferLoad) and own.buffer is st.buffer and same_ir(own.indices, st.indices):
             return Combine(st, type(v), other)
     return None
 

@@ -13,7 +13,7 @@ import attrs
 from . import expr as E
 from . import stmt as S
 from .functor import post_order_visit
-from .structural import structural_equal
+from .structural import same_ir
 
 _FLAT_STMTS = (S.SeqStmt, S.BufferStore, S.LetStmt, S.IfThenElse, S.Evaluate)
 
@@ -144,7 +144,7 @@ def reads_only_own_elements(block) -> bool:
         written.setdefault(st.buffer, []).append(st.indices)
     for ld in loads:
         targets = written.get(ld.buffer)
-        if targets is not None and not any(structural_equal(ld.indices, t) for t in targets):
+        if targets is not None and not any(same_ir(ld.indices, t) for t in targets):
             return False
     return True
 

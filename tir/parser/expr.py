@@ -137,14 +137,14 @@ def span(lo: PrimExpr, hi: PrimExpr) -> PrimExpr:
 
     Constants fold; ``0:n`` is ``n``; ``m:m + e`` is ``e``; anything else is ``hi - lo``.
     """
-    from ..structural import structural_equal
+    from ..structural import same_ir
 
     lo, hi = match_types(lo, hi)
     if isinstance(lo, IntImm) and isinstance(hi, IntImm):
         return IntImm(hi.dtype, hi.value - lo.value)
     if isinstance(lo, IntImm) and lo.value == 0:
         return hi
-    if isinstance(hi, Add) and structural_equal(hi.a, lo):
+    if isinstance(hi, Add) and same_ir(hi.a, lo):
         return hi.b
     return Sub(hi, lo)
 

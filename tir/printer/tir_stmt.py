@@ -275,9 +275,9 @@ class StmtPrinter:
         loop = self.loops.get(id(value)) if isinstance(value, Var) else None
         if loop is None or iv.kind not in _REMAP or iv.var.dtype != value.dtype:
             return False
-        from ..structural import structural_equal
+        from ..structural import same_ir
 
-        return structural_equal(iv.dom.min, loop.min) and structural_equal(iv.dom.extent, loop.extent)
+        return same_ir(iv.dom.min, loop.min) and same_ir(iv.dom.extent, loop.extent)
 
     def _remap(self, items, ind):
         names = ", ".join(self.p.namer(iv.var) for iv, _ in items)
