@@ -13,6 +13,10 @@ show (the sample corpus' convention). Inside a network the values come from the 
   network the convention is one past the last element; an importer passes the ``end`` the
   network wrote (the axis extent, a larger sentinel, ...), no convention: not reported.
   The recognizer marks such attributes (:attr:`.info.OpInfo.unconventional`).
+- ``concat`` along the last axis of a tensor of rank 2 or more: networks write that axis as
+  ``-1`` as often as ``rank - 1``, and the importer passes what was written (TVM's ONNX
+  frontend, Concat's ``axis``); marked the same way and not reported. The channel axis of
+  the CNN zoo's NCHW concats (``axis=1``) is reported.
 """
 from __future__ import annotations
 

@@ -170,3 +170,17 @@ def test_a_slice_reading_a_constant_axis_whole_is_named_only_in_a_network():
     g = tir.topi.lower("strided_slice", [((n, 6), "float32")], axes=[1], begin=[1], end=[3], strides=[1])
     (alone,) = analyze(g).ops
     assert list(alone.attrs["axes"]) == [1]
+
+
+def test_concat_along_the_last_axis_is_withheld_in_a_network():
+    # a network writes the last axis as -1 as often as rank - 1 (the loops are the same,
+    # the importer passes what was written); the channel axis of an NCHW concat is reported
+    from tir import topi
+
+    last = topi.lower("concat", [((2, 3, 4), "float32"), ((2, 3, 5), "float32")], axis=2)
+    (op,) = analyze(last).ops  # on its own: Relax's reading, axis 2
+    assert op.name == "concat" and dict(op.attrs) == {"axis": 2}
+    assert _in_network(last).ops == ()
+    channel = topi.lower("concat", [((1, 3, 4, 4), "float32"), ((1, 5, 4, 4), "float32")], axis=1)
+    (op,) = _in_network(channel).ops
+    assert op.name == "concat" and dict(op.attrs) == {"axis": 1}

@@ -65,4 +65,5 @@ def match_intermediate_concat(expr, space: Space, ctx) -> "Match | None":
     if m is None or m.name not in ("concat", "stack"):
         return None
     back = {id(l): p for l, p in zip(loads, parts)}
-    return Match(m.name, m.attrs, tuple((role, back[id(l)], sp) for role, l, sp in m.inputs))
+    return Match(m.name, m.attrs, tuple((role, back[id(l)], sp) for role, l, sp in m.inputs),
+                 unconventional=m.unconventional)

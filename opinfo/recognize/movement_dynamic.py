@@ -15,7 +15,7 @@ from . import symbolic
 from .common import Match, Space, strip
 from .extent import always_equal, sym
 from .movement_index import branches, const_extents, data_operand, load_extents, pure_space
-from .movement_select import chain_loads
+from .movement_select import chain_loads, last_axis_written_either_way
 from .movement_slice import match_symbolic_slice
 from .movement import flip_tagged
 
@@ -122,4 +122,5 @@ def _concat(e, space, loads):
         k -= 1
     if k != 0 or node is not loads[0]:
         return None
-    return Match("concat", {"axis": axis}, tuple(("data", l, space) for l in loads))
+    return Match("concat", {"axis": axis}, tuple(("data", l, space) for l in loads),
+                 unconventional=last_axis_written_either_way(axis, space.rank))

@@ -155,7 +155,17 @@ def _concat(e, space, loads):
     want = np.searchsorted(offsets[1:], env[space.indices[axis]], side="right")
     if not np.array_equal(got, want):
         return None
-    return Match("concat", {"axis": axis}, tuple(("data", l, space) for l in loads))
+    return Match("concat", {"axis": axis}, tuple(("data", l, space) for l in loads),
+                 unconventional=last_axis_written_either_way(axis, rank))
+
+
+def last_axis_written_either_way(axis: int, rank: int) -> tuple:
+    """``("axis",)`` for a concat along the last axis of a tensor of rank 2 or more: a
+    network writes that axis as ``-1`` as often as ``rank - 1`` (the loops are the same, and
+    an importer passes what was written, as TVM's ONNX frontend does Concat's ``axis``), so
+    the concat is not reported inside a network (:mod:`opinfo.network_conventions`). The
+    channel axis of an NCHW concat (ONNX models' ``axis=1``) stays reported."""
+    return ("axis",) if rank >= 2 and axis == rank - 1 else ()
 
 
 def _stack(e, space, loads):
