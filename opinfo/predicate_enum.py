@@ -25,11 +25,12 @@ import math
 import attrs
 import numpy as np
 
-from tir.expr import GE, GT, LE, LT, Add, And, FloorDiv, FloorMod, IntImm, Mul, SizeVar, Sub, Var
+from tir.expr import GE, GT, LE, LT, Add, FloorDiv, FloorMod, IntImm, Mul, SizeVar, Sub, Var
 from tir.functor import post_order_visit, substitute, transform
 from tir.stmt import BlockRealize
 
 from .affine import ONE, affine, const_of
+from .predicates import conjunction
 from .recognize.symbolic import mentions
 from .probe import NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, loops_points, vars_in
 from .recognize.guard import conjuncts
@@ -185,7 +186,7 @@ def _fuse_ceil_splits(realize: BlockRealize, loops: tuple, group: set) -> tuple:
 
         values = tuple(transform(v, post) for v in realize.iter_values)
         # the split's own conjunct is the fused loop's domain: dropped
-        predicate = _conjoin([transform(t, post) for t in conjuncts(realize.predicate) if t is not term],
+        predicate = conjunction([transform(t, post) for t in conjuncts(realize.predicate) if t is not term],
                              realize.predicate.dtype)
         left: set = set()
         for e in (*values, predicate):
@@ -371,20 +372,7 @@ def _contract(realize: BlockRealize, terms: list, by_var: dict) -> "tuple | None
                 ext.pop(v, None)
             changed = True
             break
-    return attrs.evolve(realize, iter_values=tuple(values), predicate=_conjoin(left, realize.predicate.dtype)), dom
-
-
-def _conjoin(terms: list, dtype):
-    """``terms`` joined by ``and`` in their order (true when there are none): a constant true
-    term is left out, a constant false one makes the whole false."""
-    pred = None
-    for x in terms:
-        if isinstance(x, IntImm):
-            if x.value:
-                continue
-            return IntImm(dtype, 0)
-        pred = x if pred is None else And(pred, x)
-    return IntImm(dtype, 1) if pred is None else pred
+    return attrs.evolve(realize, iter_values=tuple(values), predicate=conjunction(left, realize.predicate.dtype)), dom
 
 
 def _digit(term, ext: dict) -> "tuple | None":

@@ -13,6 +13,7 @@ import attrs
 import numpy as np
 
 from tir.expr import GE, LE, LT, Add, And, BufferLoad, Cast, FloorDiv, FloorMod, IntImm, Mul, SizeVar, Sub, Var
+from tir import dtype as dt
 from tir.function import PrimFunc
 from tir.functor import post_order_stmts, post_order_visit, pre_order_visit, transform_stmts
 from tir.stmt import Block, BlockRealize, For, IterKind, SeqStmt
@@ -178,14 +179,17 @@ def _least(form: dict) -> "int | None":
     return sum(form.values())
 
 
-def conjunction(terms: list, dtype="bool"):
-    """``terms`` joined by ``and`` in their order (true, of ``dtype``, when there are none)."""
-    if not terms:
-        return IntImm(dtype, 1)
-    out = terms[0]
-    for term in terms[1:]:
-        out = And(out, term)
-    return out
+def conjunction(terms: list, dtype=dt.bool_):
+    """``terms`` joined by ``and`` in their order: a constant true term is left out, a
+    constant false one makes the whole false; true (of ``dtype``) when none is left."""
+    out = None
+    for term in terms:
+        if isinstance(term, IntImm):
+            if term.value:
+                continue
+            return IntImm(dtype, 0)
+        out = term if out is None else And(out, term)
+    return IntImm(dtype, 1) if out is None else out
 
 
 def is_true(pred) -> bool:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import attrs
 
-from tir.expr import LT, Add, And, Call, FloorDiv, IntImm, Mul, Var, if_then_else
+from tir.expr import LT, Add, Call, FloorDiv, IntImm, Mul, Var, if_then_else
 from tir.function import PrimFunc
 from tir.functor import post_order_stmts, substitute, transform
 from tir.buffer import Range
@@ -138,7 +138,7 @@ def _fold(final_realize: BlockRealize, partial_realize: BlockRealize, combiner, 
         binding = Add(Mul(loop, IntImm(loop.dtype, f)), values[pos])
         values[pos] = binding
         guard = LT(binding, n)
-        predicate = guard if is_true(final_realize.predicate) else And(final_realize.predicate, guard)
+        predicate = conjunction([final_realize.predicate, guard], final_realize.predicate.dtype)
         body = BlockRealize(tuple(values), predicate, block)
         return For(loop, IntImm(loop.dtype, 0), r.dom.extent, ForKind.SERIAL, body)
     return None
@@ -336,7 +336,7 @@ def trim_guarded_reductions(func: PrimFunc) -> PrimFunc:
         pos, n, block = changed[id(realize.block)]
         # the loops still run over ``[0, E)``: the binding is guarded to the new domain
         guard = LT(realize.iter_values[pos], n)
-        predicate = guard if is_true(realize.predicate) else And(realize.predicate, guard)
+        predicate = conjunction([realize.predicate, guard], realize.predicate.dtype)
         return BlockRealize(realize.iter_values, predicate, block)
 
     return transform(func, lambda n: None, pre)

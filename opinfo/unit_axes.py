@@ -36,9 +36,9 @@ def _own(n):
     return n if isinstance(n, BlockRealize) else None
 
 
-def _stores(block) -> list:
+def _stores(block, init: bool = True) -> list:
     """The block's own stores (not those of nested blocks), parents first: a walk of its
-    statements only."""
+    statements only (of its body alone without ``init``)."""
     found: list = []
 
     def visit(n):
@@ -46,7 +46,7 @@ def _stores(block) -> list:
             found.append(n)
         return not isinstance(n, BlockRealize)
 
-    for part in (block.body, block.init):
+    for part in (block.body, block.init if init else None):
         if part is not None:
             pre_order_stmts(part, visit)
     return found
@@ -144,7 +144,7 @@ def _init_aligned(realize: BlockRealize) -> "BlockRealize | None":
     if block.init is None or not isinstance(block.init, BufferStore):
         return None
     init = block.init
-    updates = [s for s in _stores(attrs.evolve(block, init=None)) if s.buffer is init.buffer]
+    updates = [s for s in _stores(block, init=False) if s.buffer is init.buffer]
     if not updates or _same_indices(init.indices, updates[0].indices):
         return None
     target = tuple(updates[0].indices)

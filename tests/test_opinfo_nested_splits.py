@@ -116,16 +116,16 @@ def test_digit_beside_a_bound_that_is_not_affine():
 
 def test_conjoined_constants_keep_their_meaning():
     # A constant true conjunct is left out; a constant false one, wherever it stands, makes
-    # the whole predicate false (it used to be dropped when it came first).
-    from opinfo.predicate_enum import _conjoin
+    # the whole predicate false (predicate_enum used to drop it when it came first).
+    from opinfo.predicates import conjunction
     from tir import dtype as dt
     x = tir.Var("x", dt.int64)
     lt = x < 4
     boolean = dt.bool_
-    assert _conjoin([], boolean).value == 1
-    assert _conjoin([tir.const(True), lt], boolean) is lt
+    assert conjunction([], boolean).value == 1 and conjunction([]).value == 1
+    assert conjunction([tir.const(True), lt], boolean) is lt
     for terms in ([tir.const(False), lt], [lt, tir.const(False)]):
-        out = _conjoin(terms, boolean)
+        out = conjunction(terms, boolean)
         assert isinstance(out, tir.IntImm) and out.value == 0
-    both = _conjoin([lt, x >= 1], boolean)
+    both = conjunction([lt, x >= 1], boolean)
     assert isinstance(both, tir.expr.And) and both.a is lt
