@@ -43,9 +43,10 @@ from tir.functor import pre_order_visit, remembered, substitute, transform, tran
 from tir.stmt import BlockRealize, BufferStore, For, IterKind, IterVar
 
 from .affine import ONE, add_forms, affine, const_of, equal_extents
-from .blockize import conjoin, fuse_splits
+from .blockize import fuse_splits
 from .coverage import (StoreBlock, binding_spans, block_realizes, clippable, copy_order, index_range, run_points,
                        store_blocks, strays_harmless)
+from .predicates import conjunction
 from .recognize.guard import conjuncts
 from .probe import collect_vars, scalar_int, shape_vars
 
@@ -143,7 +144,7 @@ def _moved_out(realize: BlockRealize) -> "For | None":
                         value=_without_zeros(body.value))
     ivars = block.iter_vars + tuple(new_ivs)
     values = tuple(realize.iter_values) + tuple(values)
-    predicate = conjoin(realize.predicate, _in_bounds(body, ivars, values))
+    predicate = conjunction([realize.predicate, _in_bounds(body, ivars, values)])
     every = attrs.evolve(block, iter_vars=ivars)
     merged = attrs.evolve(block, iter_vars=ivars, body=body, reads=access_regions([body]),
                           writes=tuple(store_regions(body)))
@@ -194,9 +195,9 @@ def _in_bounds(store: BufferStore, ivars: tuple, values: tuple, spans: "dict | N
         if span is None:
             continue
         if span[0] < 0:
-            out = conjoin(out, GE(substitute(index, bind), IntImm(index.dtype, 0)))
+            out = conjunction([out, GE(substitute(index, bind), IntImm(index.dtype, 0))])
         if span[1] >= size:
-            out = conjoin(out, LT(substitute(index, bind), IntImm(index.dtype, size)))
+            out = conjunction([out, LT(substitute(index, bind), IntImm(index.dtype, size))])
     return out
 
 
@@ -308,12 +309,12 @@ def _clipped(realize: BlockRealize, loops: "tuple | None" = None, symbols: froze
     spans = binding_spans(realize, loops) if loops is not None else None
     clip = _in_bounds(store, block.iter_vars, tuple(realize.iter_values), spans)
     for term in _past_symbolic_ends(realize, loops, symbols):
-        clip = conjoin(clip, term)
+        clip = conjunction([clip, term])
     if isinstance(clip, IntImm):
         return None
     if not strays_harmless(store, realize, loops, info, symbols, func):
         return None
-    predicate = conjoin(realize.predicate, clip)
+    predicate = conjunction([realize.predicate, clip])
     ivars = _bounded(block.iter_vars, tuple(realize.iter_values), predicate)
     return attrs.evolve(realize, predicate=predicate, block=attrs.evolve(block, iter_vars=ivars))
 

@@ -34,12 +34,13 @@ import math
 import attrs
 
 from tir.buffer import Range
-from tir.expr import GE, GT, LE, LT, Add, And, BufferLoad, FloorDiv, FloorMod, IntImm, Mul, Var
+from tir.expr import GE, GT, LE, LT, Add, BufferLoad, FloorDiv, FloorMod, IntImm, Mul, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_visit, pre_order_stmts, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, IterVar, SeqStmt
 
 from .affine import affine, const_of
+from .predicates import conjunction, is_true
 from .probe import POINT_ERRORS, distinct, evaluate_points, flat_points, loops_points
 from .recognize.guard import conjuncts
 from .rewrite import nest_of, stores_in
@@ -88,7 +89,7 @@ def _looped_init(init, inner_realize: BlockRealize):
     blk, inner = realize.block, inner_realize.block
     if blk.init is not None or blk.alloc_buffers or blk.match_buffers:
         return None
-    if inner.init is not None or not _is_true(inner_realize.predicate):
+    if inner.init is not None or not is_true(inner_realize.predicate):
         return None
     mines = _init_stores(blk.body)
     theirs_all = stores_in(inner.body)
@@ -142,7 +143,7 @@ def _one_loop_each(loops, realize: BlockRealize) -> bool:
         if lp is None or const_of(lp.min) != 0 or affine(lp.extent) is None \
                 or affine(lp.extent) != affine(iv.dom.extent):
             return False
-    return (_is_true(realize.predicate) and len(loops) == len(realize.block.iter_vars)
+    return (is_true(realize.predicate) and len(loops) == len(realize.block.iter_vars)
             and len({id(v) for v in realize.iter_values}) == len(loops))
 
 
@@ -225,7 +226,7 @@ def _flatten(realize: BlockRealize) -> "For | BlockRealize | None":
         return None
     bind = {iv.var: v for iv, v in zip(outer.iter_vars, realize.iter_values)}
     values = tuple(realize.iter_values) + tuple(substitute(v, bind) for v in inner_realize.iter_values)
-    predicate = conjoin(realize.predicate, substitute(inner_realize.predicate, bind))
+    predicate = conjunction([realize.predicate, substitute(inner_realize.predicate, bind)])
     merged = attrs.evolve(inner, iter_vars=outer.iter_vars + inner.iter_vars,
                           init=init if init is not None else inner.init)
     plain = fuse_splits(merged, values, predicate, outer, inner)
@@ -261,14 +262,6 @@ def _in_range_mods(block: Block, outer: Block) -> Block:
     body_part = attrs.evolve(block, iter_vars=())
     rewritten = transform(body_part, post)
     return block if rewritten is body_part else attrs.evolve(rewritten, iter_vars=block.iter_vars)
-
-
-def _is_true(pred) -> bool:
-    return isinstance(pred, IntImm) and pred.value == 1
-
-
-def conjoin(a, b):
-    return b if _is_true(a) else a if _is_true(b) else And(a, b)
 
 
 def _split_of(n, outer_ids: dict, inner_ids: dict) -> "tuple | None":

@@ -47,8 +47,8 @@ from tir.functor import post_order_stmts, post_order_visit, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, SeqStmt
 
 from .affine import const_of
-from .blockize import conjoin
 from .intermediate_check import (_ERRORS, _Site, _Unjudged, _aliased, _let_loads, _loads_of, _sites, _weights)
+from .predicates import conjunction
 from .probe import scalar_int, shape_envs, shape_vars
 from .pad_einsum import undup
 from .realize_check import SHAPE_VALUES
@@ -428,7 +428,7 @@ def _agreed_blocks(func: PrimFunc, plans: list) -> "dict | None":
             bound = _bound([box[pos][side] for box in boxes], envs, candidates, getattr(value, "dtype", None))
             if bound is None:
                 return None
-            pred = conjoin(pred, (GE, LT)[side](value, bound))
+            pred = conjunction([pred, (GE, LT)[side](value, bound)])
             iv = ivs[pos]
             if side == 1 and (pos, 0) not in cut and const_of(iv.dom.min) == 0:
                 # a leading part: the domain itself shrinks (what distribute rebuilds from)

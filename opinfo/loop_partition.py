@@ -25,7 +25,7 @@ from __future__ import annotations
 import attrs
 
 from tir.buffer import BufferRegion, Range
-from tir.expr import And, IntImm, PrimExpr, Var
+from tir.expr import IntImm, PrimExpr, Var
 from tir.function import PrimFunc
 from tir.functor import node_fields, post_order_stmts, remembered, transform, transform_stmts
 from tir.node import Map, Node
@@ -33,7 +33,7 @@ from tir.stmt import Block, BlockRealize, For, IterKind, IterVar, SeqStmt
 
 from .affine import ONE, affine, const_of
 from .coverage import binding_spans, block_realizes, predicate_spans
-from .predicates import is_true
+from .predicates import conjunction, is_true
 from .realized_domain import shrink_reductions
 
 _SKIPPED = {Block: ("name", "reads", "writes")}
@@ -146,8 +146,7 @@ def _guarded(stmt, pred):
         parts = [_guarded(s, pred) for s in stmt.seq]
         return None if any(p is None for p in parts) else attrs.evolve(stmt, seq=tuple(parts))
     if isinstance(stmt, BlockRealize):
-        own = stmt.predicate
-        return attrs.evolve(stmt, predicate=pred if is_true(own) else And(pred, own))
+        return attrs.evolve(stmt, predicate=conjunction([pred, stmt.predicate]))
     return None
 
 

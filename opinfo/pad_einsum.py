@@ -31,7 +31,7 @@ import re
 import attrs
 import numpy as np
 
-from tir.expr import (LT, Add, And, BufferLoad, Call, Cast, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Sub,
+from tir.expr import (LT, Add, BufferLoad, Call, Cast, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Sub,
                       Var)
 from tir.buffer import BufferRegion
 from tir.function import PrimFunc
@@ -40,6 +40,7 @@ from tir.stmt import Block, BlockRealize, BufferStore, IterKind, LetStmt, SeqStm
 
 from .affine import affine, const_of
 from .bounded import bounded_form, interval
+from .predicates import conjunction
 from .probe import NotEvaluable, collect_vars, evaluate, vars_in
 from .recognize.guard import conjuncts
 from .rewrite import EMPTY, loaded, prune, stored, update_term, without_allocs
@@ -341,7 +342,7 @@ def _restored(realize: BlockRealize, out, shrink: dict, pads: dict, view=None) -
     for iv, value in zip(block.iter_vars, realize.iter_values):
         if id(iv.var) in shrink:
             term = LT(value, _extent(shrink[id(iv.var)], value.dtype))
-            pred = term if isinstance(pred, IntImm) and pred.value == 1 else And(pred, term)
+            pred = conjunction([pred, term])
     return attrs.evolve(realize, block=new_block, predicate=pred)
 
 
