@@ -36,7 +36,7 @@ from .recognize.scatter_nd import recognize_scatters
 from .recognize.split import split_ops
 from .semantic import Reduce, Semantics
 from .packed_ops import recognize_packed
-from .pad_einsum import pad_einsum_left, unpad_einsum
+from .pad_einsum import pad_artifact, pad_einsum_left, unpad_einsum
 from .partial_copy import read_through_copies
 from . import copy_tags
 from .tags import cache_names, tags
@@ -202,7 +202,8 @@ def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
     # index blocks once read through or found dead, blockize's outer block (``x_local_o``)
     # once merged with the block it holds
     blocks = list(unpad_einsum(as_lowered(func)).blocks())
-    names = [b.name for b in blocks if b.name not in caches and not _cache_copy_block(b, caches)]
+    names = [b.name for b in blocks
+             if b.name not in caches and not _cache_copy_block(b, caches) and not pad_artifact(b)]
     if not names:
         # every block a cache copy (cache_write and cache_read of one copy op): their names
         # without scope suffixes, but for the caches of the inputs (``x_local``)

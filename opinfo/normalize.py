@@ -779,6 +779,9 @@ def _normalize(func: PrimFunc) -> "PrimFunc | None":
         if dropped is func:
             break
         func, changed = dropped, True
+    # a crop that reads a cache of the padded buffer (write_at after pad_einsum) does once
+    # the cache copy is read through
+    func = _unpad_late(func)
     # rfactor's partial block may write a reindex copy of the buffer the final block reads
     # (reindex applied to the partial block): merged once the copy is gone. Merged back, a
     # split reduction reduces over two variables a * F + b, made one; blocks rebuilt from

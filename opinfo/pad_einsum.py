@@ -45,7 +45,7 @@ from .probe import NotEvaluable, collect_vars, evaluate, vars_in
 from .recognize.guard import conjuncts
 from .rewrite import EMPTY, loaded, prune, stored, update_term, without_allocs
 from .pad_views import apply_view, view_crop, view_pad_source
-from .reindex_pad import REINDEX_PAD, unreindex
+from .reindex_pad import REINDEX_PAD, reindexed, unreindex
 from .rfactor import combiner_identity
 
 
@@ -76,6 +76,12 @@ def _copy_back(block: Block) -> "tuple | None":
     if load.buffer is store.buffer or load.buffer.dtype != store.buffer.dtype:
         return None
     return (store, load) if named_pad(block, load.buffer, store.buffer) else None
+
+
+def pad_artifact(block: Block) -> bool:
+    """Whether ``block`` is a pad producer or a crop as ``pad_einsum`` adds them (or a cache
+    copy after them): a block of no op, whether or not :func:`unpad_einsum` could undo it."""
+    return _copy_back(block) is not None or _pad_store(block) is not None
 
 
 def _crop(block: Block) -> "tuple | None":
@@ -181,10 +187,22 @@ def named_pad(block: Block, padded, buffer) -> bool:
     the producer or consumer block moving data between them is named after it. A fused
     kernel's own slice or pad (``T_strided_slice``, ``T_pad``) is an op, not this."""
     pad, source = undup(padded.name), undup(buffer.name)
-    if undup(block.name) != pad:
+    name = undup(block.name)
+    # a block keeps its name when it comes to write a cache of its buffer (``x_pad`` storing
+    # ``x_pad_local`` once the cache copy is read through)
+    if name != pad and re.fullmatch(re.escape(name) + _SCOPE, pad) is None:
         return False
-    # dlight's Matmul rule: reindex, then pad_einsum, then a cache (:mod:`.reindex_pad`)
-    return pad == source + "_pad" or re.fullmatch(re.escape(source) + REINDEX_PAD.pattern, pad) is not None
+    # a cache of the padded buffer (write_at/read_at or cache_write after pad_einsum names it
+    # ``B_pad_shared``); dlight's Matmul rule: reindex, then pad_einsum, then a cache
+    # (:mod:`.reindex_pad`)
+    return re.fullmatch(re.escape(source) + _PAD, pad) is not None or \
+        re.fullmatch(re.escape(source) + REINDEX_PAD.pattern, pad) is not None
+
+
+_SCOPE = r"_(shared|local|shared_dyn|warp)"
+"""What a cache stage appends to the name of the buffer it caches."""
+_PAD = r"_pad(" + _SCOPE + ")?"
+"""What ``pad_einsum`` appends to a buffer's name, with the scope a cache of it appends."""
 
 
 def undup(name: str) -> str:
@@ -661,10 +679,23 @@ def pad_einsum_left(func: PrimFunc) -> bool:
 def unpad_einsum(func: PrimFunc) -> PrimFunc:
     """``func`` with its ``pad_einsum`` producer/op/consumer triples put back to the op block
     (see the module docstring), dlight's reindexed ones too (:mod:`.reindex_pad`); unchanged
-    when none is found."""
+    when none is found. A cache of the padded output between the op and its crop (write_at
+    after pad_einsum: op -> ``C_pad_shared`` -> ``C_pad`` -> C) goes a copy per pass: the
+    cache copy restored to write C is the crop of the op in the next."""
+    if not any("_pad" in b.name for b in func.blocks()) and not reindexed(func):
+        return func  # every crop and pad producer is named B_pad... (:func:`named_pad`)
     unreindexed = unreindex(func)
-    out = _unpad_einsum(unreindexed)
+    out = unreindexed
+    for _ in range(_PASSES):
+        again = _unpad_einsum(out)
+        if again is out:
+            break
+        out = again
     return func if out is unreindexed else out
+
+
+_PASSES = 4
+"""Rounds of :func:`_unpad_einsum`: one per cache copy between an op and its crop."""
 
 
 def _unpad_einsum(func: PrimFunc) -> PrimFunc:
