@@ -62,6 +62,7 @@ from tir.function import PrimFunc
 from tir.functor import post_order_stmts, pre_order_visit, remembered, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, SeqStmt
 from tir.buffer import BufferRegion
+from tir.structural import same_ir
 
 from .affine import affine, const_of
 from .block_loops import clip_copies, move_block_loops
@@ -726,6 +727,8 @@ def _padded_nest(loops: list, realize: BlockRealize) -> bool:
         loop = next((lp for lp in loops if lp.loop_var is value), None)
         if loop is None or const_of(loop.min) != 0 or const_of(iv.dom.min) != 0:
             return False
+        if same_ir(loop.extent, iv.dom.extent):
+            continue  # (a symbolic extent: the batch of a function over n)
         ext, dom = const_of(loop.extent), const_of(iv.dom.extent)
         if ext is None or dom is None or ext < dom:
             return False

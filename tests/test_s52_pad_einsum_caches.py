@@ -12,7 +12,7 @@ checked against the compute tags of the blocks that are no pad artifacts.
 Fixtures (TVM 0.27, ``tools/tvm_oracle`` with OPINFO_SCHEDULE=pad_einsum,write_at,...):
 ``sin`` over a symbolic batch with the padded output written back through a shared cache,
 ``leakyrelu`` reading its padded input through a local cache, ``squeeze`` writing through a
-local cache.
+local cache, ``astype`` over a symbolic batch writing through a shared cache.
 """
 from __future__ import annotations
 
@@ -70,3 +70,14 @@ def test_symbolic_sin_runs_like_sin():
     func = fixture_func(SIN)
     x = np.random.default_rng(52).standard_normal((3, 3, 3, 2)).astype("float32")
     np.testing.assert_allclose(tir.run(func, x), np.sin(x), rtol=1e-5, atol=1e-6)
+
+
+CAST = "s52_pad_einsum_write_at_cast_symbolic"
+
+
+def test_symbolic_batch_restored_block_rebuilt():
+    # the op restored over a symbolic batch keeps loops (n, 16) and a predicate on its
+    # padded axis: its nest is rebuilt over (n, 9) (a symbolic extent equal to its loop's)
+    assert fixture_ops(CAST) == [("astype", {"dtype": "uint8"})]
+    norm = normalize(fixture_func(CAST))
+    assert [b.name for b in norm.blocks() if b is not norm.root_block] == ["compute"]
