@@ -47,6 +47,7 @@ from .rewrite import EMPTY, loaded, prune, stored, update_term, without_allocs
 from .pad_views import apply_view, view_crop, view_pad_source
 from .reindex_pad import REINDEX_PAD, reindexed, unreindex
 from .rfactor import combiner_identity
+from .tags import SCOPE_SUFFIXES
 
 
 def _identity(store: BufferStore, block: Block) -> "list | None":
@@ -199,9 +200,9 @@ def named_pad(block: Block, padded, buffer) -> bool:
         re.fullmatch(re.escape(source) + REINDEX_PAD.pattern, pad) is not None
 
 
-_SCOPE = r"_(shared|local|shared_dyn|warp)"
-"""What a cache stage appends to the name of the buffer it caches."""
-_PAD = r"_pad(" + _SCOPE + ")?"
+_SCOPE = "(" + "|".join(re.escape(s) for s in SCOPE_SUFFIXES) + ")+"
+"""What cache stages append to the name of the buffer they cache (``_shared``, ``_shared_dyn``)."""
+_PAD = "_pad(" + _SCOPE + ")?"
 """What ``pad_einsum`` appends to a buffer's name, with the scope a cache of it appends."""
 
 
