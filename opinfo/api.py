@@ -185,6 +185,12 @@ def _cache_copy_block(block, caches: set) -> bool:
                for buf in (store.buffer, store.value.buffer))
 
 
+def _input_cache_name(name: str, inputs: set) -> bool:
+    """A block named as a cache of an input (``x_shared`` for input ``x``): no op's tag."""
+    stripped = cache_names(name)
+    return len(stripped) > 1 and stripped[-1] in inputs
+
+
 def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
     """A lone copy op checked against its compute tag (:mod:`.copy_tags`)."""
     if len(ops) != 1 or not ops[0].operands:
@@ -202,15 +208,21 @@ def _settle_copy(ops: tuple, func: PrimFunc) -> tuple:
     # index blocks once read through or found dead, blockize's outer block (``x_local_o``)
     # once merged with the block it holds
     blocks = list(unpad_einsum(as_lowered(func)).blocks())
+    inputs = {b.name for b in func.buffers} - ({op.output.buffer} if op.output is not None else set())
     names = [b.name for b in blocks
-             if b.name not in caches and not _cache_copy_block(b, caches) and not pad_artifact(b)]
+             if b.name not in caches and not _cache_copy_block(b, caches) and not pad_artifact(b)
+             and not _input_cache_name(b.name, inputs)]
     if not names:
         # every block a cache copy (cache_write and cache_read of one copy op): their names
         # without scope suffixes, but for the caches of the inputs (``x_local``)
-        inputs = {b.name for b in func.buffers} - ({op.output.buffer} if op.output is not None else set())
         names = sorted({cache_names(b.name)[-1] for b in blocks} - inputs)
     if not names:
-        names = [b.name for b in (normalize(func) or func).blocks()]
+        names = [b.name for b in (normalize(func) or func).blocks() if not _input_cache_name(b.name, inputs)]
+    if not names and op.output is not None:
+        # the op's block took the name of an input's cache (the op inlined into the cache
+        # copy, pad_einsum's buffers then replacing the cache): TVM names the op's output
+        # buffer as its compute, after the op's tag
+        names = [op.output.buffer]
     settled = copy_tags.settle(op, shape_of(data) if data is not None else None,
                                shape_of(out) if out is not None else None, names)
     return (settled,) if settled is not None else ()

@@ -81,3 +81,19 @@ def test_symbolic_batch_restored_block_rebuilt():
     assert fixture_ops(CAST) == [("astype", {"dtype": "uint8"})]
     norm = normalize(fixture_func(CAST))
     assert [b.name for b in norm.blocks() if b is not norm.root_block] == ["compute"]
+
+
+TRANSPOSE = "s52_pad_einsum_cache_inlined_transpose"
+
+
+def test_copy_op_in_a_block_named_after_an_input_cache():
+    # the transpose was inlined into x's cache copy (block ``x_shared``), whose buffer
+    # pad_einsum then replaced: no block carries the op's tag, its output buffer does
+    assert fixture_ops(TRANSPOSE) == [("permute_dims", {"axes": (1, 0, 2)})]
+
+
+def test_output_named_as_no_op_keeps_the_copy_unnamed():
+    # the output buffer named as no compute: a transposing copy with no tag stays unnamed
+    text = replaced(TRANSPOSE).replace("T_transpose", "out_buf")
+    (_, func), = tir.parse(text).prim_funcs()
+    assert opinfo.analyze(func).ops == ()
