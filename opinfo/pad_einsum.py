@@ -66,6 +66,28 @@ def _identity(store: BufferStore, block: Block) -> "list | None":
     return out
 
 
+def _op_vars(store: BufferStore, block: Block) -> "list | None":
+    """:func:`_identity` of an op block, but an index may be 0 on an axis of extent 1 (the
+    axis an ``expand_dims`` adds, a reduction's kept axis): None in its place."""
+    ivs = _identity(store, block)
+    if ivs is not None or not isinstance(store, BufferStore):
+        return ivs
+    by_var = {id(iv.var): iv for iv in block.iter_vars}
+    out = []
+    for index, extent in zip(store.indices, store.buffer.shape):
+        if const_of(index) == 0 and const_of(extent) == 1:
+            out.append(None)
+        elif isinstance(index, Var) and id(index) in by_var:
+            out.append(by_var[id(index)])
+        else:
+            return None
+    own = [iv for iv in out if iv is not None]
+    spatial = [iv for iv in block.iter_vars if iv.kind == IterKind.SPATIAL]
+    if len(own) == len(out) or len({id(iv) for iv in own}) != len(own) or len(own) != len(spatial):
+        return None
+    return out if all(iv.kind == IterKind.SPATIAL and const_of(iv.dom.min) == 0 for iv in own) else None
+
+
 def _copy_back(block: Block) -> "tuple | None":
     """(store, load) of a block ``C[...] = C_pad[...]`` copying a padded buffer of C's type
     into another buffer, named as ``pad_einsum`` names its crops (:func:`named_pad`): what
@@ -743,18 +765,19 @@ def _unpad_einsum(func: PrimFunc) -> PrimFunc:
         block = op.block
         if not isinstance(block.body, BufferStore) or id(op) in replace or not _init_ok(block):
             continue  # (a tuple reduction, a crop per accumulator, is judged below)
-        ivs = _identity(block.body, block)
+        ivs = _op_vars(block.body, block)
         # a reduction keeps its reduction iterators: what it reads over them must stay inside
         # the unpadded sources (:func:`_restored`), so a padded reduction axis is not restored
         if ivs is None or any(iv.kind != IterKind.REDUCE for iv in block.iter_vars
                               if not any(iv is j for j in ivs)):
             continue
-        if block.init is not None and len(ivs) == len(block.iter_vars):
+        if block.init is not None and len([iv for iv in ivs if iv is not None]) == len(block.iter_vars):
             continue
         if len(ivs) != len(out_shape) or \
-                any(not _same(iv.dom.extent, o) and not _at_least(iv.dom.extent, o) for iv, o in zip(ivs, out_shape)):
+                any(const_of(o) != 1 if iv is None else not _same(iv.dom.extent, o) and not _at_least(iv.dom.extent, o)
+                    for iv, o in zip(ivs, out_shape)):
             continue
-        shrink = {id(iv.var): o for iv, o in zip(ivs, out_shape) if not _same(iv.dom.extent, o)}
+        shrink = {id(iv.var): o for iv, o in zip(ivs, out_shape) if iv is not None and not _same(iv.dom.extent, o)}
         found = _padded_reads(op, writers, readers, params)
         if found is None or (not shrink and not found[0]):
             continue

@@ -97,3 +97,20 @@ def test_output_named_as_no_op_keeps_the_copy_unnamed():
     text = replaced(TRANSPOSE).replace("T_transpose", "out_buf")
     (_, func), = tir.parse(text).prim_funcs()
     assert opinfo.analyze(func).ops == ()
+
+
+EXPAND = "s52_pad_einsum_expand_dims_symbolic"
+
+
+def test_padded_op_storing_a_unit_axis_at_zero_restored():
+    # expand_dims_pad[0, v0, v1] = x_pad[v0, v1]: the added axis is stored at 0, extent 1 in
+    # the padded buffer and in the output
+    assert fixture_ops(EXPAND) == [("expand_dims", {"axis": (0,)})]
+    x = np.random.default_rng(53).standard_normal((5, 4)).astype("float32")
+    np.testing.assert_array_equal(tir.run(fixture_func(EXPAND), x), x[None])
+
+
+def test_unit_axis_at_one_is_not_restored():
+    # an index 1 on the padded buffer's unit axis stores outside it: no expand_dims
+    old = "expand_dims_pad[T.int64(0), v0, v1] = x_pad[v0, v1]"
+    assert fixture_ops(EXPAND, old, old.replace("T.int64(0), v0", "T.int64(1), v0")) == []
