@@ -50,42 +50,29 @@ from .rfactor import combiner_identity
 from .tags import SCOPE_SUFFIXES
 
 
-def _identity(store: BufferStore, block: Block) -> "list | None":
+def _identity(store: BufferStore, block: Block, units: bool = False) -> "list | None":
     """The block's spatial variables, one per store index in order, when the store's indices
-    are exactly those (each once), from 0; else None."""
+    are exactly those (each once), from 0; else None. With ``units``, an index may also be 0
+    on an axis of extent 1 (the axis an ``expand_dims`` adds, a reduction's kept axis): None
+    in its place."""
+    if len(store.indices) != len(store.buffer.shape):
+        return None
     ivs = {id(iv.var): iv for iv in block.iter_vars}
-    idx = list(store.indices)
-    spatial = [iv for iv in block.iter_vars if iv.kind == IterKind.SPATIAL]
-    if len(idx) != len(spatial) or len(idx) != len(store.buffer.shape):
-        return None
-    if not all(isinstance(i, Var) and id(i) in ivs for i in idx) or len({id(i) for i in idx}) != len(idx):
-        return None
-    out = [ivs[id(i)] for i in idx]
-    if any(iv.kind != IterKind.SPATIAL or const_of(iv.dom.min) != 0 for iv in out):
-        return None
-    return out
-
-
-def _op_vars(store: BufferStore, block: Block) -> "list | None":
-    """:func:`_identity` of an op block, but an index may be 0 on an axis of extent 1 (the
-    axis an ``expand_dims`` adds, a reduction's kept axis): None in its place."""
-    ivs = _identity(store, block)
-    if ivs is not None or not isinstance(store, BufferStore):
-        return ivs
-    by_var = {id(iv.var): iv for iv in block.iter_vars}
     out = []
     for index, extent in zip(store.indices, store.buffer.shape):
-        if const_of(index) == 0 and const_of(extent) == 1:
+        if units and const_of(index) == 0 and const_of(extent) == 1:
             out.append(None)
-        elif isinstance(index, Var) and id(index) in by_var:
-            out.append(by_var[id(index)])
+        elif isinstance(index, Var) and id(index) in ivs:
+            out.append(ivs[id(index)])
         else:
             return None
     own = [iv for iv in out if iv is not None]
     spatial = [iv for iv in block.iter_vars if iv.kind == IterKind.SPATIAL]
-    if len(own) == len(out) or len({id(iv) for iv in own}) != len(own) or len(own) != len(spatial):
+    if len(own) != len(spatial) or len({id(iv) for iv in own}) != len(own):
         return None
-    return out if all(iv.kind == IterKind.SPATIAL and const_of(iv.dom.min) == 0 for iv in own) else None
+    if any(iv.kind != IterKind.SPATIAL or const_of(iv.dom.min) != 0 for iv in own):
+        return None
+    return out
 
 
 def _copy_back(block: Block) -> "tuple | None":
@@ -765,7 +752,7 @@ def _unpad_einsum(func: PrimFunc) -> PrimFunc:
         block = op.block
         if not isinstance(block.body, BufferStore) or id(op) in replace or not _init_ok(block):
             continue  # (a tuple reduction, a crop per accumulator, is judged below)
-        ivs = _op_vars(block.body, block)
+        ivs = _identity(block.body, block, units=True)
         # a reduction keeps its reduction iterators: what it reads over them must stay inside
         # the unpadded sources (:func:`_restored`), so a padded reduction axis is not restored
         if ivs is None or any(iv.kind != IterKind.REDUCE for iv in block.iter_vars

@@ -187,7 +187,7 @@ def _fuse_ceil_splits(realize: BlockRealize, loops: tuple, group: set) -> tuple:
         values = tuple(transform(v, post) for v in realize.iter_values)
         # the split's own conjunct is the fused loop's domain: dropped
         predicate = conjunction([transform(t, post) for t in conjuncts(realize.predicate) if t is not term],
-                             realize.predicate.dtype)
+                                realize.predicate.dtype)
         left: set = set()
         for e in (*values, predicate):
             collect_vars(e, left)
