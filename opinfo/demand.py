@@ -32,7 +32,9 @@ Symbolic shapes: the decisions must agree at every value of :data:`.realize_chec
 and each bound must be one of the function's extents there (a constant, a buffer's
 dimension, a loop's or block variable's extent). Only functions reading an intermediate that
 no store writes are rewritten (the signature of the form above): every other function is
-returned as it is, unwalked.
+returned as it is, unwalked. :func:`restrict_pads` makes the same cut in a function that holds
+pad_einsum's buffers and reads nothing unwritten: the analyses ask for it only when their first
+reading of the function understood nothing (:func:`.api.recognize_ops`).
 """
 from __future__ import annotations
 
@@ -115,7 +117,26 @@ def _pad_artefacts(func: PrimFunc) -> set:
 def restrict_to_demand(func: PrimFunc) -> PrimFunc:
     """``func`` with its blocks cut to the iterations its outputs need (see the module
     docstring), or ``func`` itself."""
-    if not _reads_unwritten(func) or _aliased(func):
+    if not _reads_unwritten(func):
+        return func
+    return _restricted(func)
+
+
+def restrict_pads(func: PrimFunc) -> PrimFunc:
+    """``func`` with its blocks cut as :func:`restrict_to_demand` cuts them, for a function
+    holding ``pad_einsum``'s buffers that reads no unwritten intermediate (which
+    :func:`restrict_to_demand` leaves as it is); ``func`` itself otherwise. A second reading,
+    for when the first understood nothing: ``compute_at`` after ``pad_einsum`` can leave an
+    op's consumer reading the padded result directly and its crop storing to a buffer no one
+    reads, and an op's padded domain only partly run, so that no pad/op/crop triple is left
+    to undo; cut to the elements the outputs need, the pads are read only where they copy."""
+    if _reads_unwritten(func) or not _pad_artefacts(func):
+        return func
+    return _restricted(func)
+
+
+def _restricted(func: PrimFunc) -> PrimFunc:
+    if _aliased(func):
         return func
     try:
         sites: list = []

@@ -68,7 +68,7 @@ from .affine import affine, const_of
 from .block_loops import clip_copies, move_block_loops
 from .blockize import unblockize
 from .coverage import block_realizes, same_index_copy
-from .demand import restrict_to_demand
+from .demand import restrict_pads, restrict_to_demand
 from .distribute import distribute
 from .ew_tags import REINDEX, folded_name
 from .init_order import block_places, init_runs_first
@@ -738,7 +738,16 @@ def _padded_nest(loops: list, realize: BlockRealize) -> bool:
 @remembered(16)  # the decomposition, then whole-function recognizers (tags.under_tag), ask again
 def normalize(func: PrimFunc) -> "PrimFunc | None":
     """The function the recognizers should read (see the module docstring), or None."""
-    return _normalize(func)
+    return _normalize(align_unit_inits(as_lowered(func)))
+
+
+def normalize_pads_cut(func: PrimFunc) -> "PrimFunc | None":
+    """:func:`normalize` of ``func`` with ``pad_einsum``'s blocks first cut to what the outputs
+    need (:func:`.demand.restrict_pads`), or None when that cuts nothing: a second reading
+    for a function whose first one understood nothing."""
+    lowered = align_unit_inits(as_lowered(func))
+    cut = restrict_pads(lowered)
+    return None if cut is lowered else _normalize(cut)
 
 
 def _normalize(func: PrimFunc) -> "PrimFunc | None":
@@ -746,7 +755,7 @@ def _normalize(func: PrimFunc) -> "PrimFunc | None":
     # keeps it inside the unpadded part (a reduction split by the unpadded extent)
     # blocks cut to what the outputs need first: pad_einsum of an intermediate leaves a pad
     # producer of a buffer nothing writes, whose values reach no output (:mod:`.demand`)
-    func = unpad_einsum(distribute(merge_inits(forward_fills(clip_copies(restrict_to_demand(align_unit_inits(as_lowered(func))))))))
+    func = unpad_einsum(distribute(merge_inits(forward_fills(clip_copies(restrict_to_demand(func))))))
     # a dlight row reduction's rfactor with its split's tail guarded is merged while the
     # guard is there to read (:mod:`.rfactor_guarded`)
     merged = merge_guarded_rfactor(merge_padding(read_through_copies(func, pads_only=True)))
