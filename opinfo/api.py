@@ -25,7 +25,7 @@ from .info import FuncInfo, OpInfo
 from .kind import pattern_kind
 from .time_limit import TimeLimitExceeded, limited
 from .specialize import holds_at_every_extent, specialized_info
-from .normalize import as_lowered, cache_scope, forward_fills, merge_inits, normalize, normalize_pads_cut
+from .normalize import as_lowered, cache_scope, forward_fills, merge_inits, normalize, pads_cut_readings
 from .rfactor_guarded import merge_guarded_rfactor, tails_as_identity
 from .op_graph import folded_copies, folds_accounted, fusable, settle_copies, tags_agree
 from .recognize import families
@@ -125,12 +125,13 @@ def recognize_ops(func: PrimFunc) -> tuple:
     :mod:`.recognize.split`), or when the ops could not be one fused kernel of TVM (see
     :func:`.op_graph.fusable`). Read after :func:`.normalize.normalize`; when that reading
     understands nothing, once more with ``pad_einsum``'s blocks cut to what the outputs need
-    (:func:`.normalize.normalize_pads_cut`)."""
+    (:func:`.normalize.pads_cut_readings`)."""
     ops = _recognize_normalized(func, normalize(func))
-    if ops:
-        return ops
-    cut = normalize_pads_cut(func)
-    return () if cut is None else _recognize_normalized(func, cut)
+    for reading in () if ops else pads_cut_readings(func):
+        ops = _recognize_normalized(func, reading)
+        if ops:
+            break
+    return ops
 
 
 def _recognize_normalized(original: PrimFunc, func: "PrimFunc | None") -> tuple:

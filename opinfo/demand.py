@@ -39,6 +39,7 @@ reading of the function understood nothing (:func:`.api.recognize_ops`).
 from __future__ import annotations
 
 import math
+import re
 
 import attrs
 import numpy as np
@@ -52,7 +53,7 @@ from .affine import const_of
 from .intermediate_check import (_ERRORS, _Site, _Unjudged, _aliased, _let_loads, _loads_of, _sites, _weights)
 from .predicates import conjunction
 from .probe import scalar_int, shape_envs, shape_vars
-from .pad_einsum import undup
+from .pad_einsum import _SCOPE, undup
 from .realize_check import SHAPE_VALUES
 from .rewrite import EMPTY, loaded, nest_of, own_nest, prune, stored, stores_in
 
@@ -77,10 +78,10 @@ def _reads_unwritten(func: PrimFunc) -> bool:
 
 
 def _pad_artefacts(func: PrimFunc) -> set:
-    """Ids of the buffers ``pad_einsum`` added: ``B_pad`` beside a buffer ``B`` the function
-    allocates, or beside a parameter ``B`` with a block moving data between the two (a pad
-    producer loading ``B``, or a crop storing to it: an op's ``data_pad`` beside a parameter
-    named ``data`` is no such buffer)."""
+    """Ids of the buffers ``pad_einsum`` added: ``B_pad`` (or a cache of it, ``B_pad_local``)
+    beside a buffer ``B`` the function allocates, or beside a parameter ``B`` with a block
+    moving data between the two (a pad producer loading ``B``, or a crop storing to it: an
+    op's ``data_pad`` beside a parameter named ``data`` is no such buffer)."""
     buffers: dict = {}
     moves: set = set()
     allocated: set = set()
@@ -106,7 +107,8 @@ def _pad_artefacts(func: PrimFunc) -> set:
         by_name.setdefault(undup(b.name), []).append(b)
     out = set()
     for b in buffers.values():
-        name = undup(b.name)
+        # a cache of a padded buffer keeps the name with its scope appended (``C_pad_local``)
+        name = re.sub(_SCOPE + "$", "", undup(b.name))
         if id(b) in params or not name.endswith("_pad"):
             continue
         if any(id(src) in allocated or (id(b), id(src)) in moves for src in by_name.get(name[:-len("_pad")], ())):

@@ -741,13 +741,22 @@ def normalize(func: PrimFunc) -> "PrimFunc | None":
     return _normalize(align_unit_inits(as_lowered(func)))
 
 
-def normalize_pads_cut(func: PrimFunc) -> "PrimFunc | None":
-    """:func:`normalize` of ``func`` with ``pad_einsum``'s blocks first cut to what the outputs
-    need (:func:`.demand.restrict_pads`), or None when that cuts nothing: a second reading
-    for a function whose first one understood nothing."""
+def pads_cut_readings(func: PrimFunc):
+    """Further readings of ``func`` with ``pad_einsum``'s blocks cut to what the outputs need
+    (:func:`.demand.restrict_pads`), for a function whose first one (:func:`normalize`)
+    understood nothing: the function cut before it is normalized, then its normalized form cut
+    and normalized again (reading a pad through can leave an op computing over its padded
+    domain from a copy that no longer fills the padding: the elements no output needs). Each
+    is yielded (None where normalizing refuses it) only when the cut changes something."""
     lowered = align_unit_inits(as_lowered(func))
     cut = restrict_pads(lowered)
-    return None if cut is lowered else _normalize(cut)
+    if cut is not lowered:
+        yield _normalize(cut)
+    first = normalize(func)
+    if first is not None:
+        cut = restrict_pads(first)
+        if cut is not first:
+            yield _normalize(cut)
 
 
 def _normalize(func: PrimFunc) -> "PrimFunc | None":

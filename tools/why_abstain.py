@@ -22,7 +22,7 @@ from opinfo import api  # noqa: E402
 from opinfo.coverage import partial_writes  # noqa: E402
 from opinfo.decompose import Decomposer  # noqa: E402
 from opinfo.intermediate_check import uninitialised_reads  # noqa: E402
-from opinfo.normalize import normalize  # noqa: E402
+from opinfo.normalize import normalize, pads_cut_readings  # noqa: E402
 from opinfo.recognize import families  # noqa: E402
 from opinfo.semantic import Semantics  # noqa: E402
 
@@ -34,8 +34,16 @@ def report(name: str, func) -> None:
     print("  gates: partial", partial_writes(func), "misrealized", api._misrealized(merged),
           "moved", moved is not merged and (partial_writes(moved) or api._misrealized(moved)),
           "uninitialised", uninitialised_reads(func))
-    norm = normalize(func)
-    print("  normalize:", "None (a predicate may drop elements)" if norm is None else "ok")
+    _readings(func, normalize(func), "normalize")
+    for cut in pads_cut_readings(func):  # pad_einsum's blocks cut to demand (api.recognize_ops)
+        _readings(func, cut, "cut to demand")
+    with np.errstate(all="ignore"):
+        print("  answer:", [(o.name, dict(o.attrs)) for o in api.analyze(func).ops],
+              "| with conventions:", [o.name for o in api.analyze(func, conventions=True).ops])
+
+
+def _readings(func, norm, title: str) -> None:
+    print(f"  {title}:", "None (a predicate may drop elements)" if norm is None else "ok")
     if norm is not None:
         sem = Semantics(norm)
         print("  stages:", [(st.buffer.name if st.buffer is not None else None, type(st.expr).__name__)
@@ -46,9 +54,6 @@ def report(name: str, func) -> None:
                 with np.errstate(all="ignore"):
                     ok = dec.output(st)
                 print("  output", st.buffer.name, "decomposed" if ok else "not decomposed", [o.name for o in dec.ops])
-    with np.errstate(all="ignore"):
-        print("  answer:", [(o.name, dict(o.attrs)) for o in api.analyze(func).ops],
-              "| with conventions:", [o.name for o in api.analyze(func, conventions=True).ops])
 
 
 def main() -> None:
