@@ -127,11 +127,13 @@ def recognize_ops(func: PrimFunc) -> tuple:
     understands nothing, once more with ``pad_einsum``'s blocks cut to what the outputs need
     (:func:`.normalize.pads_cut_readings`)."""
     ops = _recognize_normalized(func, normalize(func))
-    for reading in () if ops else pads_cut_readings(func):
+    if ops:
+        return ops
+    for reading in pads_cut_readings(func):
         ops = _recognize_normalized(func, reading)
         if ops:
-            break
-    return ops
+            return ops
+    return ()
 
 
 def _recognize_normalized(original: PrimFunc, func: "PrimFunc | None") -> tuple:

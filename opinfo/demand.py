@@ -39,7 +39,6 @@ reading of the function understood nothing (:func:`.api.recognize_ops`).
 from __future__ import annotations
 
 import math
-import re
 
 import attrs
 import numpy as np
@@ -53,9 +52,10 @@ from .affine import const_of
 from .intermediate_check import (_ERRORS, _Site, _Unjudged, _aliased, _let_loads, _loads_of, _sites, _weights)
 from .predicates import conjunction
 from .probe import scalar_int, shape_envs, shape_vars
-from .pad_einsum import _SCOPE, undup
+from .pad_einsum import undup
 from .realize_check import SHAPE_VALUES
 from .rewrite import EMPTY, loaded, nest_of, own_nest, prune, stored, stores_in
+from .tags import cache_names
 
 MAX_INSTANCES = 1 << 17
 """Store iterations of one function (at one shape value) above which it is not restricted:
@@ -108,7 +108,7 @@ def _pad_artefacts(func: PrimFunc) -> set:
     out = set()
     for b in buffers.values():
         # a cache of a padded buffer keeps the name with its scope appended (``C_pad_local``)
-        name = re.sub(_SCOPE + "$", "", undup(b.name))
+        name = cache_names(undup(b.name))[-1]
         if id(b) in params or not name.endswith("_pad"):
             continue
         if any(id(src) in allocated or (id(b), id(src)) in moves for src in by_name.get(name[:-len("_pad")], ())):
@@ -121,7 +121,7 @@ def restrict_to_demand(func: PrimFunc) -> PrimFunc:
     docstring), or ``func`` itself."""
     if not _reads_unwritten(func):
         return func
-    return _restricted(func)
+    return _restricted(func, _pad_artefacts(func))
 
 
 def restrict_pads(func: PrimFunc) -> PrimFunc:
@@ -132,12 +132,13 @@ def restrict_pads(func: PrimFunc) -> PrimFunc:
     op's consumer reading the padded result directly and its crop storing to a buffer no one
     reads, and an op's padded domain only partly run, so that no pad/op/crop triple is left
     to undo; cut to the elements the outputs need, the pads are read only where they copy."""
-    if _reads_unwritten(func) or not _pad_artefacts(func):
-        return func
-    return _restricted(func)
+    artefacts = set() if _reads_unwritten(func) else _pad_artefacts(func)
+    return _restricted(func, artefacts) if artefacts else func
 
 
-def _restricted(func: PrimFunc) -> PrimFunc:
+def _restricted(func: PrimFunc, artefacts: set) -> PrimFunc:
+    """``func`` cut to its outputs' demand, the blocks storing to ``artefacts`` (the ids of
+    pad_einsum's buffers, :func:`_pad_artefacts`) to the box of their needed points."""
     if _aliased(func):
         return func
     try:
@@ -148,7 +149,6 @@ def _restricted(func: PrimFunc) -> PrimFunc:
     sites = [(store, chain, _loads_of(store) + _let_loads(chain)) for store, chain in sites]
     if not sites or any(_realize_of(chain) is None for _, chain, _ in sites):
         return func
-    artefacts = _pad_artefacts(func)
     plans = []
     try:
         for env in shape_envs(shape_vars(func), SHAPE_VALUES):

@@ -738,7 +738,14 @@ def _padded_nest(loops: list, realize: BlockRealize) -> bool:
 @remembered(16)  # the decomposition, then whole-function recognizers (tags.under_tag), ask again
 def normalize(func: PrimFunc) -> "PrimFunc | None":
     """The function the recognizers should read (see the module docstring), or None."""
-    return _normalize(align_unit_inits(as_lowered(func)))
+    return _normalize(_prepared(func))
+
+
+@remembered(16)  # normalize, then pads_cut_readings of a function it left unread
+def _prepared(func: PrimFunc) -> PrimFunc:
+    """``func`` as lowered (:func:`as_lowered`), its unit-axis inits aligned: what
+    :func:`_normalize` and its cut readings start from."""
+    return align_unit_inits(as_lowered(func))
 
 
 def pads_cut_readings(func: PrimFunc):
@@ -748,7 +755,7 @@ def pads_cut_readings(func: PrimFunc):
     and normalized again (reading a pad through can leave an op computing over its padded
     domain from a copy that no longer fills the padding: the elements no output needs). Each
     is yielded (None where normalizing refuses it) only when the cut changes something."""
-    lowered = align_unit_inits(as_lowered(func))
+    lowered = _prepared(func)
     cut = restrict_pads(lowered)
     if cut is not lowered:
         yield _normalize(cut)
