@@ -185,11 +185,15 @@ def _tile(load, space):
             reps.append(const_of(space.extents[R - r + d]))
             unit = True
             continue
+        if idx is o and always_equal(oute[R - r + d], ine[d]):
+            # a repeat of one: a schedule that splits the axis proves ``v % n`` is ``v``
+            reps.append(1)
+            continue
         if not (isinstance(idx, FloorMod) and idx.a is o and always_equal(sym(idx.b), ine[d])):
             return None
         moded = True
         reps.append(symbolic.ratio(oute[R - r + d], ine[d]))
-    if None in reps or (unit and (not moded or all(r == 1 for r in reps))):
+    if None in reps or not moded or (unit and all(r == 1 for r in reps)):
         # no axis read modulo its extent: a broadcast_to reads the same; nothing repeated: a
         # copy, which reshape's reading (tried next) names as TVM's tags say
         return None
