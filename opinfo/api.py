@@ -27,6 +27,7 @@ from .time_limit import TimeLimitExceeded, limited
 from .specialize import holds_at_every_extent, specialized_info
 from .normalize import as_lowered, cache_scope, forward_fills, merge_inits, normalize, pads_cut_readings
 from .rfactor_guarded import merge_guarded_rfactor, tails_as_identity
+from .row_strays import clip_row_strays, row_strays
 from .op_graph import folded_copies, folds_accounted, fusable, settle_copies, tags_agree
 from .recognize import families
 from .recognize.common import shape_of
@@ -287,6 +288,8 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     try:
         with limited(time_limit):  # no limit armed for None or 0
             info = _analyze(prim_func, name, context, conventions, kind)
+            if not (info.ops or info.undecided) and info.refused in (None, REFUSALS["partial"]):
+                info = _rows_inside(prim_func, name, context, conventions, kind, info)
             if not info.ops and not info.undecided and (info.refused is None or info.refused in SYMBOLIC_GATES):
                 # geometry over symbolic extents: read at concrete ones (:mod:`.specialize`);
                 # a gate that could not follow symbolic extents (dlight's tiles pad them to
@@ -296,6 +299,25 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
             return info
     except TimeLimitExceeded:
         return FuncInfo(name, kind, (), refused=REFUSALS["time_limit"].format(seconds=time_limit))
+
+
+def _rows_inside(prim_func: PrimFunc, name: str, context: "FuncContext | None", conventions: "bool | None",
+                 kind: str, refused: FuncInfo) -> FuncInfo:
+    """A function refused for storing outside a buffer (or not named), read restricted to the
+    rows inside where its stores pass only the end of a buffer's outermost axis, changing no element
+    (:mod:`.row_strays`; the block loops moved out of their blocks first, so a blockized
+    tile's outer variable meets the store): that reading, with a warning, when it names
+    ops; ``refused`` otherwise."""
+    moved = unblockize(move_block_loops(merge_partitions(prim_func)))
+    clipped = clip_row_strays(moved)
+    if clipped is moved:
+        return refused
+    info = _analyze(clipped, name, context, conventions, kind)
+    if not (info.ops or info.undecided):
+        return refused
+    buffers = sorted({s.buffer.name for s in row_strays(moved)})
+    warning = WARNINGS["row_strays"].format(buffers=", ".join(buffers))
+    return attrs.evolve(info, warnings=(warning,) + tuple(info.warnings))
 
 
 def _analyze(prim_func: PrimFunc, name: str, context: "FuncContext | None", conventions: "bool | None",
@@ -426,6 +448,8 @@ answer is checked afresh at every extent from 1 up (an output written only in pa
 extent differs there from the op lowered afresh, which writes all of it)."""
 
 WARNINGS = {
+    "row_strays": "TVM's code stores past the last row of {buffers} (a tile's tail the loops do not "
+                  "guard), outside the buffer's storage; the ops are what the rows inside hold",
     "stale": "TVM's build reads undefined storage here: {buffer} is read at a later iteration of a loop than "
              "the one that stored it, and TVM's lowering allocates it anew at each iteration of the loops "
              "around all its accesses ({loops}); the ops are what the loops compute as written",
