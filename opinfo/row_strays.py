@@ -80,7 +80,7 @@ def _row_clip(realize: BlockRealize, loops):
     if any(iv.kind != IterKind.SPATIAL for iv in block.iter_vars):
         return None
     buffer = store.buffer
-    if buffer.strides or len(store.indices) != len(buffer.shape):
+    if buffer.strides or not store.indices or len(store.indices) != len(buffer.shape):
         return None
     ranges = _ranges(realize, loops)
     if ranges is None:
