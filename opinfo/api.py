@@ -448,8 +448,9 @@ answer is checked afresh at every extent from 1 up (an output written only in pa
 extent differs there from the op lowered afresh, which writes all of it)."""
 
 WARNINGS = {
-    "row_strays": "TVM's code stores past the last row of {buffers} (a tile's tail the loops do not "
-                  "guard), outside the buffer's storage; the ops are what the rows inside hold",
+    "row_strays": "TVM's code stores past the end of an axis of {buffers} (a tile's tail the loops do not "
+                  "guard), where no element the function leaves changes (past the storage, or rewritten "
+                  "later as its loops run in order); the ops are what the elements inside hold",
     "stale": "TVM's build reads undefined storage here: {buffer} is read at a later iteration of a loop than "
              "the one that stored it, and TVM's lowering allocates it anew at each iteration of the loops "
              "around all its accesses ({loops}); the ops are what the loops compute as written",

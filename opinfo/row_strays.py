@@ -11,10 +11,16 @@ element of every buffer as the same blocks restricted to the rows inside do, and
 what :func:`clip_row_strays` makes: a predicate ``index < extent`` (and ``index >= 0`` where
 the index can go below the start) on each such block, its declared domain narrowed to it.
 
+Past an inner axis a store is no such thing: flattened, ``S[i, 9]`` of a row of 9 is
+``S[i + 1, 0]``. It is restricted too only when every such store is dead, the next access
+of the element it lands on (the loops run in order) being a store or none
+(:func:`.coverage.strays_dead`, the rule TVM's tile copies pass by): ``blockize`` of a split
+inner loop gives ``outer[i, 5]`` of rows of 5, which row ``i + 1`` then overwrites.
+
 Only blocks whose body is the one store (no init, spatial variables) are restricted: the
-store is the iteration's only effect. A store that may pass an inner axis (``S[i, 9]`` of a
-row of 9 is ``S[i + 1, 0]`` flattened) or whose indices are not affine over known ranges
-leaves the function as it is, and :func:`.coverage.partial_writes` refuses it.
+store is the iteration's only effect. A store whose indices are not affine over known
+ranges, or past an inner axis onto an element read later, leaves the function as it is,
+and :func:`.coverage.partial_writes` refuses it.
 
 :func:`.api.analyze` reads a function refused for writing outside a buffer once more
 restricted so (after the block loops are moved out of their blocks, where the outer
@@ -31,8 +37,9 @@ from tir.stmt import BlockRealize, BufferStore, IterKind
 
 from .affine import const_of, equal_extents
 from .block_loops import _bounded
-from .coverage import binding_spans, block_realizes, clippable, index_range
+from .coverage import binding_spans, block_realizes, clippable, index_range, strays_dead
 from .predicates import conjunction
+from .probe import shape_vars
 
 
 def _ranges(realize: BlockRealize, loops) -> "dict | None":
@@ -70,9 +77,10 @@ def _inside(index, axis, ranges: dict, realize: BlockRealize, loops) -> bool:
         and const_of(iv.dom.min) == 0 and equal_extents(iv.dom.extent, axis)
 
 
-def _row_clip(realize: BlockRealize, loops):
-    """The predicate restricting ``realize`` to the rows of its store's buffer, or None
-    when its store passes no end of the outermost axis or may pass another."""
+def _row_clip(realize: BlockRealize, loops, func: PrimFunc, symbols: frozenset):
+    """The predicate restricting ``realize`` to the elements inside its store's buffer, or
+    None when its store passes no end of an axis, or passes an inner axis where what it
+    stores there may be seen (:func:`.coverage.strays_dead`)."""
     block = realize.block
     store = block.body
     if block.init is not None or not isinstance(store, BufferStore) or not block.iter_vars:
@@ -85,32 +93,43 @@ def _row_clip(realize: BlockRealize, loops):
     ranges = _ranges(realize, loops)
     if ranges is None:
         return None
-    rows = const_of(buffer.shape[0])
-    span = index_range(store.indices[0], ranges) if rows is not None else None
-    if span is None:
+    past = []
+    for d, (index, axis) in enumerate(zip(store.indices, buffer.shape)):
+        size = const_of(axis)
+        if size is None:
+            if not _inside(index, axis, ranges, realize, loops):
+                return None
+            continue
+        span = index_range(index, ranges)
+        if span is None:
+            return None
+        first, last = span
+        if 0 <= first and last < size:
+            continue
+        if not clippable(index, ranges) or first > last or last < 0 or first >= size:
+            return None  # no element inside on this axis: not a tile's tail
+        past.append((index, first, last, size))
+    if not past:
         return None
-    first, last = span
-    if not (first < 0 or last >= rows) or not clippable(store.indices[0], ranges):
-        return None
-    if not all(_inside(i, axis, ranges, realize, loops) for i, axis in zip(store.indices[1:], buffer.shape[1:])):
-        return None  # maybe past an inner axis: flattened, inside the storage
-    if first > last or last < 0 or first >= rows:
-        return None  # no row inside: not a tile's tail
+    if any(index is not store.indices[0] for index, _, _, _ in past) and not strays_dead(func, store, symbols):
+        return None  # past an inner axis: flattened, it lands on an element something reads
     bind = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
-    index = substitute(store.indices[0], bind)
     terms = []
-    if first < 0:
-        terms.append(GE(index, IntImm(index.dtype, 0)))
-    if last >= rows:
-        terms.append(LT(index, IntImm(index.dtype, rows)))
+    for index, first, last, size in past:
+        index = substitute(index, bind)
+        if first < 0:
+            terms.append(GE(index, IntImm(index.dtype, 0)))
+        if last >= size:
+            terms.append(LT(index, IntImm(index.dtype, size)))
     return conjunction(terms)
 
 
 def _clips(func: PrimFunc) -> dict:
     """{id of a block realize: (its restricting predicate, its store)} (:func:`_row_clip`)."""
     clips = {}
+    symbols = frozenset(shape_vars(func))
     for realize, loops in block_realizes(func.body):
-        clip = _row_clip(realize, loops)
+        clip = _row_clip(realize, loops, func, symbols)
         if clip is not None:
             clips[id(realize)] = (clip, realize.block.body)
     return clips

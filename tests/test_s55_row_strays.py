@@ -16,7 +16,6 @@ from hypothesis import given, settings, strategies as st
 
 import opinfo
 import tir
-from opinfo.api import REFUSALS
 from opinfo.row_strays import clip_row_strays
 
 OPS = {"add": ("T_add", "+", np.add), "subtract": ("T_subtract", "-", np.subtract),
@@ -67,7 +66,7 @@ def test_blockized_tail_past_the_last_row_is_named_with_a_warning():
     info = opinfo.analyze(func)
     assert _names(info) == ["subtract"]
     assert [(o.role, o.buffer) for o in info.ops[0].operands] == [("lhs", "x"), ("rhs", "y")]
-    assert len(info.warnings) == 1 and "past the last row of out" in info.warnings[0]
+    assert len(info.warnings) == 1 and "past the end of an axis of out" in info.warnings[0]
     # the interpreter refuses the stray row; restricted to the rows inside, it runs the op
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((2, 5, 9)).astype("float32")
@@ -86,23 +85,28 @@ def test_rows_inside_need_no_clipping():
 def test_symbolic_columns_kept_by_their_loop():
     info = opinfo.analyze(_func(_text("multiply", 5, 0, 7, cols_var="n")))
     assert _names(info) == ["multiply"]
-    assert any("past the last row" in w for w in info.warnings)
+    assert any("past the end of an axis" in w for w in info.warnings)
 
 
-def test_store_past_an_inner_axis_is_refused():
-    # the inner loop runs 10 columns of a row of 9: out[i, 9] is out[i + 1, 0] flattened
-    text = _text("add", 5, 9, 5).replace("for ax1 in range(T.int64(9))", "for ax1 in range(T.int64(10))")
-    text = text.replace("v_ax1_i = T.axis.spatial(T.int64(9), ax1)", "v_ax1_i = T.axis.spatial(T.int64(10), ax1)")
-    info = opinfo.analyze(_func(text))
-    assert info.ops == () and info.refused == REFUSALS["partial"]
-    assert info.warnings == ()
+def _past_columns(rows: int, cols: int, tile_rows: int) -> str:
+    """The inner loop runs one column past each row: ``out[i, cols]`` is ``out[i + 1, 0]``."""
+    text = _text("add", rows, cols, tile_rows)
+    text = text.replace(f"for ax1 in range(T.int64({cols}))", f"for ax1 in range(T.int64({cols + 1}))")
+    return text.replace(f"v_ax1_i = T.axis.spatial(T.int64({cols}), ax1)",
+                        f"v_ax1_i = T.axis.spatial(T.int64({cols + 1}), ax1)")
 
 
-def test_past_rows_and_past_columns_together_are_refused():
-    text = _text("add", 5, 9, 6).replace("for ax1 in range(T.int64(9))", "for ax1 in range(T.int64(10))")
-    text = text.replace("v_ax1_i = T.axis.spatial(T.int64(9), ax1)", "v_ax1_i = T.axis.spatial(T.int64(10), ax1)")
-    info = opinfo.analyze(_func(text))
-    assert info.ops == ()
+@pytest.mark.parametrize("tile_rows", [5, 6])
+def test_store_past_an_inner_axis_rewritten_later_is_dropped(tile_rows):
+    # flattened, out[i, 9] is out[i + 1, 0], which row i + 1 stores afterwards; the last
+    # row's (and a tail row's) strays land past the storage
+    func = _func(_past_columns(5, 9, tile_rows))
+    info = opinfo.analyze(func)
+    assert _names(info) == ["add"] and info.warnings
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((2, 5, 9)).astype("float32")
+    clipped = clip_row_strays(opinfo.api.unblockize(opinfo.api.move_block_loops(func)))
+    np.testing.assert_allclose(tir.run(clipped, x, y), x + y, rtol=1e-6)
 
 
 def test_reduction_past_the_last_row_is_not_clipped():
@@ -139,3 +143,48 @@ def test_blockized_binary_ops_named_and_computed(op, rows, cols, extra, threads)
     x, y = rng.standard_normal((2, rows, cols)).astype("float32")
     clipped = clip_row_strays(opinfo.api.unblockize(opinfo.api.move_block_loops(func)))
     np.testing.assert_allclose(tir.run(clipped, x, y), OPS[op][2](x, y), rtol=1e-6)
+
+
+def _outer_text(rows: int, cols: int, reverse: bool = False) -> str:
+    """``outer`` blockized over rows with the inner loop running one column past the row
+    (TVM's blockize of a split inner loop): ``outer[i, cols]`` lands on ``outer[i + 1, 0]``.
+    ``reverse``: the rows run last to first, so the stray lands on a row already written."""
+    row = f"T.int64({rows - 1}) - i" if reverse else "i"
+    return f'''
+# from tvm.script import tir as T
+@T.prim_func(private=True)
+def outer(x: T.Buffer((T.int64({rows}),), "float32"), y: T.Buffer((T.int64({cols}),), "float32"), out: T.Buffer((T.int64({rows}), T.int64({cols})), "float32")):
+    T.func_attr({{"tir.noalias": True}})
+    for i in range(T.int64({rows})):
+        with T.block("outer_o"):
+            v_i_o = T.axis.spatial(T.int64({rows}), {row})
+            v_j_o = T.axis.spatial(T.int64(1), T.int64(0))
+            T.reads(x[v_i_o], y[T.int64(0):T.int64({cols + 1})])
+            T.writes(out[v_i_o, T.int64(0):T.int64({cols + 1})])
+            for j in range(T.int64({cols + 1})):
+                with T.block("outer"):
+                    v_j_i = T.axis.spatial(T.int64({cols + 1}), j)
+                    T.reads(x[v_i_o], y[v_j_i])
+                    T.writes(out[v_i_o, v_j_i])
+                    out[v_i_o, v_j_i] = x[v_i_o] * y[v_j_i]
+'''
+
+
+@pytest.mark.parametrize("rows, cols", [(4, 5), (1, 3), (3, 1)])
+def test_stray_column_overwritten_by_the_next_row_is_dropped(rows, cols):
+    func = _func(_outer_text(rows, cols))
+    info = opinfo.analyze(func)
+    assert _names(info) == ["outer"] and info.warnings
+    x = np.arange(1, rows + 1, dtype="float32")
+    y = np.arange(1, cols + 1, dtype="float32") * 0.5
+    clipped = clip_row_strays(opinfo.api.unblockize(opinfo.api.move_block_loops(func)))
+    np.testing.assert_allclose(tir.run(clipped, x, y), np.outer(x, y))
+
+
+def test_stray_column_landing_on_a_row_already_written_is_refused():
+    # rows last to first: outer[i, 5] overwrites outer[i + 1, 0], which nothing rewrites
+    func = _func(_outer_text(4, 5, reverse=True))
+    moved = opinfo.api.unblockize(opinfo.api.move_block_loops(func))
+    assert clip_row_strays(moved) is moved
+    info = opinfo.analyze(func)
+    assert info.ops == () and info.warnings == ()
