@@ -170,7 +170,7 @@ class BufferData:
                 idx = np.where(mask, idx, 0)
             bad = (idx < 0) | (idx >= extent)
             if np.any(bad):
-                message = message or self._oob_message(bad, indices, dim, where)
+                message = message or OobNote(self, (bad, indices, dim, where))
                 lanes, idx = np.logical_or(lanes, bad), np.where(bad, 0, idx)
             safe.append(idx)
         flat = self.flat_index(safe, None, where)
@@ -217,6 +217,29 @@ class BufferData:
             self.poison = np.zeros(self.flat.shape, dtype=bool)
             self.poison_message = message
         self.poison[flat] = True
+
+
+class OobNote:
+    """The message of an out-of-bounds load whose lanes are poisoned (:meth:`BufferData.load_poisoned`),
+    written out only when an error shows it: a data-dependent loop run point by point may
+    poison many loads whose values are discarded, and naming the first bad lane of each
+    costs more than the run."""
+
+    __slots__ = ("_data", "_args", "_text")
+
+    def __init__(self, data, args):
+        self._data, self._args, self._text = data, args, None
+
+    def __str__(self) -> str:
+        if self._text is None:
+            self._text = self._data._oob_message(*self._args)
+            self._data = self._args = None
+        return self._text
+
+    __repr__ = __str__
+
+    def __bool__(self) -> bool:
+        return True
 
 
 def compact_strides(shape) -> tuple:
