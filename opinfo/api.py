@@ -304,7 +304,7 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
 def _rows_inside(prim_func: PrimFunc, name: str, context: "FuncContext | None", conventions: "bool | None",
                  kind: str, refused: FuncInfo) -> FuncInfo:
     """A function refused for storing outside a buffer (or not named), read restricted to the
-    rows inside where its stores pass only the end of a buffer's outermost axis, changing no element
+    elements inside where its stores past the end of an axis change no element
     (:mod:`.row_strays`; the block loops moved out of their blocks first, so a blockized
     tile's outer variable meets the store): that reading, with a warning, when it names
     ops; ``refused`` otherwise."""

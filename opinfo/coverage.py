@@ -356,21 +356,31 @@ def _block_stores(func, as_run: bool, lets: "list | None" = None) -> list:
     stores nothing."""
     out: list = []
     for realize, loops in block_realizes(func.body):
-        block = realize.block
-        spans = binding_spans(realize, loops) if as_run else predicate_spans(realize, loops)
-        if spans is None:
-            continue
-        ranges = {}
-        for iv in block.iter_vars:
-            lo, ext = const_of(iv.dom.min), const_of(iv.dom.extent)
-            if as_run and iv.var in spans:
-                a, b = spans[iv.var]
-                ranges[iv.var] = (a, b - a + 1)
-            elif lo is not None and ext is not None:
-                a, b = spans.get(iv.var, (lo, lo + ext - 1))
-                ranges[iv.var] = (a, b - a + 1) if lo <= a <= b < lo + ext else (lo, ext)
-        _inner_stores(block.body, ranges, out, lets)
+        ranges = block_ranges(realize, loops, as_run)
+        if ranges is not None:
+            _inner_stores(realize.block.body, ranges, out, lets)
     return out
+
+
+def block_ranges(realize: BlockRealize, loops, as_run: bool = True) -> "dict | None":
+    """{block variable: (min, extent)} of a block (``loops``: those around it, up to the
+    enclosing block); None when its predicate never holds. ``as_run``: the values each
+    binding takes as TVM's code runs it (:func:`binding_spans`, when enumerable), else its
+    constant declared domain; otherwise the constant domains, narrowed to the values a
+    binding takes where the predicate holds when those lie inside (see :func:`_block_stores`)."""
+    spans = binding_spans(realize, loops) if as_run else predicate_spans(realize, loops)
+    if spans is None:
+        return None
+    ranges = {}
+    for iv in realize.block.iter_vars:
+        lo, ext = const_of(iv.dom.min), const_of(iv.dom.extent)
+        if as_run and iv.var in spans:
+            a, b = spans[iv.var]
+            ranges[iv.var] = (a, b - a + 1)
+        elif lo is not None and ext is not None:
+            a, b = spans.get(iv.var, (lo, lo + ext - 1))
+            ranges[iv.var] = (a, b - a + 1) if lo <= a <= b < lo + ext else (lo, ext)
+    return ranges
 
 
 def out_of_bounds_writes(func) -> bool:

@@ -1,4 +1,4 @@
-"""Stores past the last row of a buffer: TVM's code that stores there changes no element.
+"""Stores past the end of a buffer's axis where TVM's code changes no element.
 
 ``blockize`` of a loop split by a factor that does not divide it gives the outer block the
 split's whole last tile (``T.axis.spatial(6, ...)`` for an axis of 5) and keeps the tail's
@@ -32,33 +32,14 @@ import attrs
 
 from tir.expr import GE, LT, IntImm
 from tir.function import PrimFunc
-from tir.functor import substitute, transform_stmts
+from tir.functor import remembered, substitute, transform_stmts
 from tir.stmt import BlockRealize, BufferStore, IterKind
 
 from .affine import const_of, equal_extents
 from .block_loops import _bounded
-from .coverage import binding_spans, block_realizes, clippable, index_range, strays_dead
+from .coverage import block_ranges, block_realizes, clippable, index_range, strays_dead
 from .predicates import conjunction
 from .probe import shape_vars
-
-
-def _ranges(realize: BlockRealize, loops) -> "dict | None":
-    """{block variable: (min, extent)} over the values its binding takes as TVM's code runs
-    it (enumerated where it can be), else its constant declared domain; None when the
-    block never runs."""
-    spans = binding_spans(realize, loops)
-    if spans is None:
-        return None
-    out = {}
-    for iv in realize.block.iter_vars:
-        if iv.var in spans:
-            a, b = spans[iv.var]
-            out[iv.var] = (a, b - a + 1)
-            continue
-        lo, ext = const_of(iv.dom.min), const_of(iv.dom.extent)
-        if lo is not None and ext is not None:
-            out[iv.var] = (lo, ext)
-    return out
 
 
 def _inside(index, axis, ranges: dict, realize: BlockRealize, loops) -> bool:
@@ -90,11 +71,11 @@ def _row_clip(realize: BlockRealize, loops, func: PrimFunc, symbols: frozenset):
     buffer = store.buffer
     if buffer.strides or not store.indices or len(store.indices) != len(buffer.shape):
         return None
-    ranges = _ranges(realize, loops)
+    ranges = block_ranges(realize, loops)
     if ranges is None:
         return None
     past = []
-    for d, (index, axis) in enumerate(zip(store.indices, buffer.shape)):
+    for index, axis in zip(store.indices, buffer.shape):
         size = const_of(axis)
         if size is None:
             if not _inside(index, axis, ranges, realize, loops):
@@ -124,6 +105,7 @@ def _row_clip(realize: BlockRealize, loops, func: PrimFunc, symbols: frozenset):
     return conjunction(terms)
 
 
+@remembered(1)  # analyze's reading clips a function, then names the buffers it clipped
 def _clips(func: PrimFunc) -> dict:
     """{id of a block realize: (its restricting predicate, its store)} (:func:`_row_clip`)."""
     clips = {}
@@ -141,9 +123,9 @@ def row_strays(func: PrimFunc) -> list:
 
 
 def clip_row_strays(func: PrimFunc) -> PrimFunc:
-    """``func`` with every single-store block that stores past an end of its buffer's
-    outermost axis only restricted to the rows inside (module docstring); ``func`` itself
-    when there is none."""
+    """``func`` with every single-store block that stores past an end of an axis of its
+    buffer, changing no element there, restricted to the elements inside (module
+    docstring); ``func`` itself when there is none."""
     clips = _clips(func)
     if not clips:
         return func
