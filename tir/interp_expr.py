@@ -17,6 +17,7 @@ import numpy as np
 from . import expr as E
 from . import interp_intrin as intrin
 from .interp_data import InterpError, np_dtype, round_bfloat16
+from .interp_shared import MISSING as _MISSING, Shared, shared_classes
 from .intrinsics import CALL_STATEMENTS, legalized
 
 
@@ -40,6 +41,9 @@ class Ctx:
     steps_left: "int | None" = None
     """Loop iterations the run may still walk one at a time (None: no limit); a vectorised
     nest counts as one."""
+    shared: "Shared | None" = None
+    """While a large stored value is evaluated: the values of its repeated subtrees (see
+    :mod:`tir.interp_shared`)."""
 
     def data(self, buffer):
         try:
@@ -81,7 +85,50 @@ def evaluate(e: E.PrimExpr, ctx: Ctx, mask=None):
     handler = _HANDLERS.get(type(e))
     if handler is None:
         raise InterpError(f"{ctx.where}: cannot evaluate {type(e).__name__}")
+    shared = ctx.shared
+    if shared is not None:
+        number = shared.classes.get(id(e))
+        if number is not None:
+            value = shared.lookup(number, mask)
+            if value is _MISSING:
+                value = shared.values[(number, id(mask))] = handler(e, ctx, mask)
+                shared.alive.append(mask)
+            return value
     return handler(e, ctx, mask)
+
+
+
+def evaluate_shared(e: E.PrimExpr, ctx: Ctx, mask=None):
+    """:func:`evaluate`, computing each repeated subtree of ``e`` once per mask (a large
+    value TVM printed as a tree; see :mod:`tir.interp_shared`)."""
+    classes = _per_node(_SHARED_CLASSES, e, lambda: shared_classes(e))
+    if classes is None or ctx.shared is not None:
+        return evaluate(e, ctx, mask)
+    ctx.shared = Shared(classes)
+    try:
+        return evaluate(e, ctx, mask)
+    finally:
+        ctx.shared = None
+
+
+_SHARED_CLASSES: dict = {}
+"""Stored value -> :func:`shared_classes` of it (:func:`_per_node`)."""
+
+
+def narrow(ctx: Ctx, mask, cond, negate: bool = False):
+    """``mask`` and ``cond`` (or not ``cond``): the same object for the same mask and
+    condition value while a value is evaluated with sharing, so that equal subtrees under
+    equal conditions share their values."""
+    shared = ctx.shared
+    if shared is None:
+        return and_mask(mask, np.logical_not(cond) if negate else cond)
+    key = (id(mask), id(cond), negate)
+    out = shared.masks.get(key)
+    if out is None:
+        out = shared.masks[key] = and_mask(mask, np.logical_not(cond) if negate else cond)
+        shared.parents[id(out)] = mask
+        shared.alive.extend((mask, cond, out))
+    return out
 
 
 def _var(e, ctx, mask):
@@ -197,10 +244,10 @@ def _logical(e, ctx, mask):
     combine = np.logical_and if is_and else np.logical_or
     if np.ndim(a) == 0:
         return combine(a, evaluate(e.b, ctx, mask)) if bool(a) == is_and else np.bool_(a)
-    open_lanes = a if is_and else np.logical_not(a)
-    if not np.any(and_mask(mask, open_lanes)):
+    open_mask = narrow(ctx, mask, a, negate=not is_and)
+    if not np.any(open_mask):
         return np.asarray(a, dtype=bool)
-    return combine(a, evaluate(e.b, ctx, and_mask(mask, open_lanes)))
+    return combine(a, evaluate(e.b, ctx, open_mask))
 
 
 def _binary(e, ctx, mask):
@@ -268,8 +315,8 @@ def if_then_else(cond_e, then_e, else_e, ctx, mask):
         return evaluate(then_e if c else else_e, ctx, mask)
     if np.size(c) == 0:  # no lanes (a reduction over a data-dependent empty range)
         return np.zeros(np.shape(c), dtype=np_dtype(then_e.dtype))
-    t = evaluate(then_e, ctx, and_mask(mask, c)) if np.any(c) else None
-    f = evaluate(else_e, ctx, and_mask(mask, np.logical_not(c))) if not np.all(c) else None
+    t = evaluate(then_e, ctx, narrow(ctx, mask, c)) if np.any(c) else None
+    f = evaluate(else_e, ctx, narrow(ctx, mask, c, negate=True)) if not np.all(c) else None
     if t is None:
         return f
     if f is None:

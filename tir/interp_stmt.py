@@ -12,7 +12,7 @@ import numpy as np
 from . import expr as E
 from . import stmt as S
 from .interp_data import BufferData, InterpError, StepLimit, np_dtype
-from .interp_expr import Ctx, Poison, and_mask, evaluate
+from .interp_expr import Ctx, Poison, and_mask, evaluate, evaluate_shared
 
 
 def run_stmt(s: S.Stmt, ctx: Ctx, mask=None, vectorize: bool = True) -> None:
@@ -31,7 +31,7 @@ def _seq(s, ctx, mask, vec):
 def _store(s, ctx, mask, vec):
     ctx.poison = Poison()
     try:
-        value = evaluate(s.value, ctx, mask)
+        value = evaluate_shared(s.value, ctx, mask)
     finally:
         poison, ctx.poison = ctx.poison, None
     idx = [evaluate(i, ctx, mask) for i in s.indices]
