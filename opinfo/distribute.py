@@ -16,7 +16,10 @@ iteration domain (see :func:`.predicates.drop_predicates`, or shown by enumerati
 loops; nothing in the nest reads it, so a predicate skipping elements would be lost --
 under a consumer's loops the predicate bounds the region the consumer reads), every
 block of the nest is the only writer of what it writes (no
-block computes a piece of a buffer that another completes), no block's loops provably leave
+block computes a piece of a buffer that another completes) -- or, where several blocks of
+the nest write one buffer (``decompose_padding``'s fill and interior copy under one batch
+loop), every access of that buffer in the nest keeps its order against every conflicting
+one once the blocks run one after the other (:func:`_order_kept`, by enumeration) --, no block's loops provably leave
 part of its domain out (:func:`.realize_check.covers_domain`: a nest of its own would
 compute elements the function never computes, and a reader would stop reading garbage)
 unless no block reads any element left out (:func:`reads_within`), and no block under a
@@ -196,6 +199,81 @@ def _copied_before_read_at(paths: list, realize: BlockRealize, buf, env: dict) -
     return bool(np.all(first[read][copied] < at[copied]))
 
 
+def _order_kept(stmt, buf, symbols) -> bool:
+    """Several blocks of the nest ``stmt`` store to ``buf`` (decompose_padding's fill and
+    interior copy computed at one batch loop): given nests of their own, in program order,
+    every access of ``buf`` in the nest keeps its order against every conflicting one (the
+    same element, one of the two a store), at each of a few values of the shape variables.
+    Then every load reads the store it read, and every element ends with the store it
+    ended with. False when that cannot be enumerated or a writer's body is not one store."""
+    paths = _paths(stmt)
+    for r, _ in paths:
+        body = r.block.body
+        if id(buf) in stored(r.block) and (r.block.init is not None or not isinstance(body, BufferStore)
+                                           or body.buffer is not buf):
+            return False
+    return all(_order_kept_at(paths, buf, env) for env in shape_envs(symbols, SHAPE_VALUES))
+
+
+def _order_kept_at(paths: list, buf, env: dict) -> bool:
+    dims = [scalar_int(d, env) for d in buf.shape]
+    if None in dims:
+        return False
+    doms, size = [(0, d) for d in dims], math.prod(dims)
+    keys, elements, owners, writes = [], [], [], []
+    try:
+        for k, (r, path) in enumerate(paths):
+            store = r.block.body
+            sites = [(i, False) for i in _load_sites(r.block, buf)]
+            if isinstance(store, BufferStore) and store.buffer is buf:
+                sites.append((store.indices, True))
+            if not sites:
+                continue
+            pts = block_points(r, tuple(step for step in path if isinstance(step, For)), env, MAX_READ_POINTS)
+            if pts is None:
+                return False
+            cols = _run_keys(path, pts)
+            for indices, is_write in sites:
+                flat = flat_points([evaluate_points(i, pts.block_env, pts.count) for i in indices], doms, pts.count)
+                if flat is None:
+                    return False
+                keys.append(cols)
+                elements.append(flat.astype(np.int64))
+                owners.append(k)
+                writes.append(is_write)
+    except POINT_ERRORS:
+        return False
+    if not elements:
+        return True
+    depth = max(len(c) for c in keys)
+    columns = [np.concatenate([c[d] if d < len(c) else np.full(len(e), -1.0) for c, e in zip(keys, elements)])
+               for d in range(depth)]
+    order = np.lexsort(columns[::-1])
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    starts = np.cumsum([0] + [len(e) for e in elements])
+    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    # per block: the first and last rank at which it stores and loads each element
+    first = {}
+    last = {}
+    for n, (e, k, w) in enumerate(zip(elements, owners, writes)):
+        at = rank[starts[n]:starts[n + 1]]
+        lo = first.setdefault((k, w), np.full(size, big, dtype=np.int64))
+        hi = last.setdefault((k, w), np.full(size, small, dtype=np.int64))
+        np.minimum.at(lo, e, at)
+        np.maximum.at(hi, e, at)
+    blocks = sorted({k for k, _ in first})
+    for a in blocks:
+        for b in blocks:
+            if b <= a:
+                continue
+            # every access of block a conflicting with one of the later block b runs first
+            for wa, wb in ((True, True), (True, False), (False, True)):
+                if (a, wa) in last and (b, wb) in first and np.any(last[(a, wa)] >= first[(b, wb)]):
+                    return False
+    return True
+
+
 def _loop_vars(expr) -> set:
     found = set()
     post_order_visit(expr, lambda n: found.add(id(n)) if isinstance(n, Var) else None)
@@ -294,6 +372,13 @@ def _distributed(stmt, writers: dict, dom: dict, func, symbols=frozenset()) -> "
     def within(k: int) -> bool:
         return reads_within(func, *found[k], symbols)
 
+    kept: dict = {}
+
+    def order_kept(key, buf) -> bool:
+        if key not in kept:
+            kept[key] = _order_kept(stmt, buf, symbols)
+        return kept[key]
+
     if len(found) == 1:
         realize, loops = found[0]
         skips = functools.cache(lambda: _skips_unread(realize, lambda: covers(0), lambda: within(0)))
@@ -307,7 +392,7 @@ def _distributed(stmt, writers: dict, dom: dict, func, symbols=frozenset()) -> "
     local = _writer_counts(r.block for r, _ in found)
     for k, (realize, loops) in enumerate(found):
         shared = [b for b in stored(realize.block) if writers.get(b, 0) != 1]
-        if any(local[b] != 1 for b in shared):
+        if any(local[b] != 1 and not order_kept(b, stored(realize.block)[b]) for b in shared):
             return None
         if shared and any(b in loaded(realize.block) for b in shared):
             return None  # what it computes depends on when the other writers ran

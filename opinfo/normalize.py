@@ -197,7 +197,8 @@ def merge_inits(func: PrimFunc) -> PrimFunc:
 
 def _constant_fill(block: Block, place, symbols) -> "BufferStore | None":
     """The store of a block that sets every element of its buffer to one constant (its
-    loops run its whole domain, it stores at its variables in order)."""
+    loops run its whole domain, it stores at its variables, each once, in any order:
+    ``reorder_block_iter_var`` permutes a block's variables, not its store)."""
     stores = _init_of(block)
     if stores is None or len(stores) != 1 or place is None:
         return None
@@ -206,8 +207,12 @@ def _constant_fill(block: Block, place, symbols) -> "BufferStore | None":
     store = stores[0]
     if not isinstance(store.value, (FloatImm, IntImm)) or len(store.indices) != len(block.iter_vars):
         return None
-    for i, iv, dim in zip(store.indices, block.iter_vars, store.buffer.shape):
-        if i is not iv.var or const_of(iv.dom.min) != 0 or affine(iv.dom.extent) != affine(dim):
+    ivars = {id(iv.var): iv for iv in block.iter_vars}
+    if len({id(i) for i in store.indices}) != len(ivars):
+        return None
+    for i, dim in zip(store.indices, store.buffer.shape):
+        iv = ivars.get(id(i))
+        if iv is None or const_of(iv.dom.min) != 0 or affine(iv.dom.extent) != affine(dim):
             return None
     return store
 
