@@ -19,7 +19,8 @@ elements would change the op; the semantic layer ignores predicates):
 * the pad producers, padded op block and crop consumer of ``pad_einsum`` become the op
   block again (see :mod:`.pad_einsum`);
 * the constant fill and the interior copy of ``decompose_padding`` become one pad block
-  again (see :mod:`.padding`);
+  again (see :mod:`.padding`), the copy's ``reindex`` first composed into it (see
+  :mod:`.reindex_store`);
 * ``T.where`` predicates of non-divisible splits are dropped (see :mod:`.predicates`);
 * the separate init block of ``decompose_reduction`` (spatial iterators only, no reads,
   stores of constants) is put back as the ``init`` of the reduction block that next
@@ -78,6 +79,7 @@ from .pad_einsum import holds_blocks, named_pad, undup, unpad_einsum
 from .loop_partition import merge_partitions
 from .predicates import drop_predicates, is_true, loop_domain, restates_domain
 from .radix_store import radix_stores
+from .reindex_store import compose_reindex_copies
 from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, inside_points, scalar_int,
                     shape_envs, shape_vars, vars_in)
 from .realize_check import SHAPE_VALUES, covers_domain
@@ -779,7 +781,7 @@ def _normalize(func: PrimFunc) -> "PrimFunc | None":
     func = unpad_einsum(distribute(merge_inits(forward_fills(clip_copies(restrict_to_demand(func))))))
     # a dlight row reduction's rfactor with its split's tail guarded is merged while the
     # guard is there to read (:mod:`.rfactor_guarded`)
-    merged = merge_guarded_rfactor(merge_padding(read_through_copies(func, pads_only=True)))
+    merged = merge_guarded_rfactor(merge_padding(compose_reindex_copies(read_through_copies(func, pads_only=True))))
     func = drop_predicates(merged)
     if func is None:
         # dlight's GEMV rule: the guard of the tail, in the first of three stages, moved
@@ -791,7 +793,7 @@ def _normalize(func: PrimFunc) -> "PrimFunc | None":
     func = drop_idle_vars(func)
     # a decompose_padding pair whose predicates only drop_predicates reads (digits of split
     # loops) is merged once they are gone
-    func = merge_rfactor(merge_inits(forward_fills(merge_padding(func))))
+    func = merge_rfactor(merge_inits(forward_fills(merge_padding(compose_reindex_copies(func)))))
     # a reduction's init merged only now (dlight's decompose_reduction under thread loops):
     # the nest its two halves shared may be split now, and a padded reduction whose init
     # was apart (dlight's Matmul rule) read back through its pads

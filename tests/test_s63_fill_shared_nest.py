@@ -101,3 +101,70 @@ def test_conv1d_padded_with_ones_is_not_the_convolution():
     args = _args(CONV1D_SHAPES)
     assert not np.allclose(tir.run(mutant, *args), tir.run(fixture_func(CONV1D), *args))
     assert all(op.name != "nn.conv1d" for op in opinfo.analyze(mutant).ops)
+
+
+# A grouped conv3d (one input channel per group): decompose_padding's interior copy
+# reindexed (it stores x transposed into ``pad_temp_local_reindex``; a copy of that name
+# stores it at shifted indices into the pad buffer), and the schedule's simplifier dropped
+# the unit input-channel variable from the data's channel index, keeping it in the weight's.
+CONV3D = "s63_conv3d_pad_copy_reindexed"
+CONV3D_ATTRS = {"strides": [1, 2, 1], "padding": [2, 0, 3, 1, 2, 4], "dilation": [1, 1, 1], "groups": 4}
+CONV3D_SHAPES = [(1, 4, 10, 9, 8), (4, 1, 2, 2, 3)]
+
+
+def test_conv3d_with_reindexed_interior_copy_is_named():
+    func = fixture_func(CONV3D)
+    (op,) = opinfo.analyze(func).ops
+    assert op.name == "nn.conv3d"
+    got = op.to_json()["attrs"]
+    assert {k: got[k] for k in CONV3D_ATTRS} == CONV3D_ATTRS
+    args = _args(CONV3D_SHAPES)
+    np.testing.assert_allclose(tir.run(func, *args), tir.run(_lowered("nn.conv3d", CONV3D_SHAPES, **CONV3D_ATTRS), *args),
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_reindex_copy_composed_into_its_writer():
+    from opinfo.reindex_store import compose_reindex_copies
+
+    func = distribute(fixture_func(CONV3D))
+    composed = compose_reindex_copies(func)
+    names = [b.name for b in composed.blocks()]
+    assert "pad_temp_local_reindex" not in names and "pad_temp" in names
+    args = _args(CONV3D_SHAPES)
+    np.testing.assert_allclose(tir.run(composed, *args), tir.run(func, *args), rtol=1e-6, atol=1e-6)
+
+
+def test_copy_not_named_as_reindex_is_kept():
+    """A copy block named otherwise may be an op of its own: nothing is composed."""
+    from opinfo.reindex_store import compose_reindex_copies
+
+    text = replaced(CONV3D, 'T.sblock("pad_temp_local_reindex")', 'T.sblock("pad_temp_local_moved")')
+    func = distribute(_func(text))
+    assert compose_reindex_copies(func) is func
+
+
+def test_a_reader_between_keeps_the_copy():
+    """A block between the writer and the copy that reads the copy's destination would see
+    the copied values early: nothing is composed."""
+    from opinfo.reindex_store import _pair
+    from opinfo.partial_copy import top_positions
+    from opinfo.probe import shape_vars
+    import attrs as attrs_
+    from tir.expr import BufferLoad
+    from tir.stmt import BufferStore
+
+    func = distribute(fixture_func(CONV3D))
+    blocks = list(func.blocks())
+    copy = next(b for b in blocks if b.name == "pad_temp_local_reindex")
+    writer = next(b for b in blocks if b.name == "pad_temp")
+    params = {id(b) for b in func.buffers}
+    symbols = frozenset(shape_vars(func))
+    assert _pair(copy, blocks, top_positions(func), params, symbols)[0] is writer
+    # a reader of the destination placed (by position) between the two statements
+    dst = copy.body.buffer
+    reader = attrs_.evolve(copy, name="peek", body=BufferStore(dst, BufferLoad(dst, copy.body.indices),
+                                                                copy.body.indices))
+    places = dict(top_positions(func))
+    k_c = places[id(copy)][0]
+    places[id(reader)] = (k_c, None, ())
+    assert _pair(copy, blocks + [reader], places, params, symbols) is None

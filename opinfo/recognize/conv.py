@@ -73,7 +73,9 @@ def _with_unit_channel(e: Reduce, space: Space, x: BufferLoad, w: BufferLoad) ->
     channel alone; the reduction over ``rc`` in ``[0, 1)`` computes the same."""
     red = {id(iv.var) for iv in e.axes}
     outs = [v for v in space.indices if isinstance(v, Var)]
-    units = [k for k, (i, n) in enumerate(zip(w.indices, w.buffer.shape)) if const_of(i) == 0 and const_of(n) == 1]
+    unit_vars = _lone_unit_reductions(e, x, w)
+    units = [k for k, (i, n) in enumerate(zip(w.indices, w.buffer.shape))
+             if const_of(n) == 1 and (const_of(i) == 0 or any(i is u for u in unit_vars))]
     chans = [v for v in outs if any(_reads(i, v) for i in w.indices)]
     if len(units) != 1 or len(chans) != 1:
         return None
@@ -86,14 +88,39 @@ def _with_unit_channel(e: Reduce, space: Space, x: BufferLoad, w: BufferLoad) ->
     if len(dims) != 1 or any(_reads(x.indices[dims[0]], v) for v in outs if v is not o) or \
             any(_reads(x.indices[dims[0]], iv.var) for iv in e.axes):
         return None
-    rc = Var("v_rc", o.dtype)
+    kept = w.indices[units[0]]
+    if isinstance(kept, Var):  # the weight reads the unit reduction variable: the data gets it too
+        rc, axes = kept, tuple(e.axes)
+    else:
+        rc = Var("v_rc", o.dtype)
+        axes = tuple(e.axes) + (IterVar(rc, Range(IntImm(o.dtype, 0), IntImm(o.dtype, 1)), IterKind.REDUCE),)
     new_w = attrs.evolve(w, indices=tuple(rc if k == units[0] else i for k, i in enumerate(w.indices)))
-    new_x = attrs.evolve(x, indices=tuple(Add(i, rc) if j == dims[0] else i for j, i in enumerate(x.indices)))
+    new_x = attrs.evolve(x, indices=tuple(Add(i, rc if rc.dtype == i.dtype else Cast(i.dtype, rc)) if j == dims[0] else i
+                                          for j, i in enumerate(x.indices)))
     source = transform(e.source, lambda n: None,
                        lambda n: new_w if n is w else new_x if n is x else None)
-    dtype = o.dtype
-    iv = IterVar(rc, Range(IntImm(dtype, 0), IntImm(dtype, 1)), IterKind.REDUCE)
-    return attrs.evolve(e, axes=tuple(e.axes) + (iv,), source=source)
+    return attrs.evolve(e, axes=axes, source=source)
+
+
+def _lone_unit_reductions(e: Reduce, x: BufferLoad, w: BufferLoad) -> list:
+    """The reduction variables of extent 1 (from 0) that the weight reads alone as one of its
+    indices and nothing else of the reduction reads (a schedule's simplifier dropped the
+    variable's term from the data's channel index, ``x[.., o, ..] * w[o, rc, ..]``, knowing
+    it is 0, and kept the bare variable)."""
+    out = []
+    for iv in e.axes:
+        v = iv.var
+        if const_of(iv.dom.min) != 0 or const_of(iv.dom.extent) != 1:
+            continue
+        if sum(1 for i in w.indices if i is v) != 1 or any(_reads(i, v) for i in w.indices if i is not v):
+            continue
+        if any(_reads(i, v) for i in x.indices):
+            continue
+        uses = []
+        pre_order_visit(e.source, lambda n: uses.append(n) if n is v else True)
+        if len(uses) == 1:
+            out.append(v)
+    return out
 
 
 def _reads(e, v: Var) -> bool:
