@@ -45,7 +45,7 @@ from tir.function import PrimFunc
 from tir.functor import post_order_visit, substitute, transform
 from tir.stmt import Block, BlockRealize, BufferStore, For, SeqStmt
 
-from .coverage import same_index_copy
+from .coverage import copy_order, same_index_copy
 from .pad_einsum import pad_source, undup
 from .probe import (POINT_ERRORS, block_points, evaluate_points, flat_points, inside_points, scalar_int, shape_envs,
                     shape_vars)
@@ -125,13 +125,25 @@ def _copy_form(block: Block) -> "tuple | None":
         return None
     if not auto and not cache_block(block, dst):
         return None  # an op's block storing into a cache (cache_write of a take): the op stays
-    if same_index_copy(store):
-        return dst, (load.buffer,), lambda idx: BufferLoad(load.buffer, tuple(idx)), None
+    order = copy_order(store)
+    if order is not None:
+        # the load indexes the source with the store's index expressions, in the order
+        # ``order`` gives (a read_at tile copy into a transposed cache: S[c, q] = P[q, c])
+        return dst, (load.buffer,), lambda idx: BufferLoad(load.buffer, _permuted(idx, order)), None
     if not by_vars:
         return None
     # the store indexed by the block's variables, each once (reindex_cache_read): the
     # load with those replaced
     return dst, (load.buffer,), lambda idx: _substituted(load, store.indices, idx), None
+
+
+def _permuted(idx, order: tuple) -> tuple:
+    """The source's indices for ``idx`` into the copy: ``order[d]`` is the source axis the
+    copy's ``d``-th index reads (:func:`.coverage.copy_order`)."""
+    out = [None] * len(order)
+    for d, k in enumerate(order):
+        out[k] = idx[d]
+    return tuple(out)
 
 
 def _auto_copy(block: Block) -> bool:

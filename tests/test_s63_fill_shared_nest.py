@@ -168,3 +168,32 @@ def test_a_reader_between_keeps_the_copy():
     k_c = places[id(copy)][0]
     places[id(reader)] = (k_c, None, ())
     assert _pair(copy, blocks + [reader], places, params, symbols) is None
+
+
+# variance over the last axis, scheduled with rfactor, cache_read into a transposed shared
+# buffer and read_at: once the transposing cache is read through, the read_at tile copy
+# stores ``S[c, q, ..] = x[q, c, ..]`` with non-variable index expressions -- the same
+# expressions in another order, which partial_copy reads through as well.
+VARIANCE = "s63_variance_read_at_transposed"
+
+
+def test_variance_through_a_transposing_tile_copy_is_named():
+    func = fixture_func(VARIANCE)
+    (op,) = opinfo.analyze(func).ops
+    assert (op.name, op.to_json()["attrs"]) == ("variance", {"axis": [3], "keepdims": True})
+    # the fixture's write_at copy stores one tile past the end of its buffer (the
+    # interpreter refuses it); what opinfo reads, with that copy restricted to the buffer,
+    # computes the variance
+    from opinfo.normalize import normalize
+
+    args = _args([(5, 4, 9, 4)])
+    np.testing.assert_allclose(tir.run(normalize(func), *args),
+                               tir.run(_lowered("variance", [(5, 4, 9, 4)], axis=[3], keepdims=True), *args),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_permuted_copy_reads_the_source_in_its_order():
+    from opinfo.partial_copy import _permuted
+
+    # S[i0, i1, i2] = P[i2, i0, i1]: copy_order is (1, 2, 0)
+    assert _permuted(("a", "b", "c"), (1, 2, 0)) == ("c", "a", "b")
