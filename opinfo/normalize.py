@@ -79,6 +79,7 @@ from .pad_einsum import holds_blocks, named_pad, undup, unpad_einsum
 from .loop_partition import merge_partitions
 from .predicates import drop_predicates, is_true, loop_domain, restates_domain
 from .radix_store import radix_stores
+from .tags import cache_names
 from .reindex_store import compose_reindex_copies
 from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, inside_points, scalar_int,
                     shape_envs, shape_vars, vars_in)
@@ -305,7 +306,14 @@ def _cache_named(block: Block, store: BufferStore, load: BufferLoad) -> bool:
     (``reindex_cache_write``/``reindex_cache_read`` name their copy after the cache buffer,
     ``compute_local``, the printer numbering either when names repeat; an op of a fused
     kernel writes a global buffer)."""
-    return any(undup(b.name) == undup(block.name) and cache_scope(b) for b in (store.buffer, load.buffer))
+    name = undup(block.name)
+    if any(undup(b.name) == name and cache_scope(b) for b in (store.buffer, load.buffer)):
+        return True
+    # a cache of a cache (``compute_shared`` copying ``compute_shared_shared``): named after
+    # the buffer less scope suffixes, a name that itself carries one (an op's block keeps
+    # the op's bare name)
+    return len(cache_names(name)) > 1 and any(
+        cache_scope(b) and name in cache_names(undup(b.name)) for b in (store.buffer, load.buffer))
 
 
 _MAX_POINTS = 1 << 16
