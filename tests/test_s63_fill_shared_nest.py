@@ -222,3 +222,40 @@ def test_selu_through_a_cache_of_a_cache_is_named():
 def test_transposing_copy_named_as_an_op_is_kept():
     text = replaced(SELU, 'T.sblock("compute_shared")', 'T.sblock("T_transpose")')
     assert [op.name for op in opinfo.analyze(_func(text)).ops] != ["nn.selu"]
+
+
+# A grouped conv3d_transpose with a kernel depth of 1 whose depth tap the schedule's
+# simplifier took out of the data's index (``data_pad[v0, c, v8, ..]`` beside
+# ``kernel_transform[.., v2, ..]``, ``v2`` in [0, 1)): the one data dimension without a
+# tap gets the one unit reduction variable no data index reads.
+CONV3D_T = "s63_conv3d_transpose_unit_depth_dropped"
+CONV3D_T_ATTRS = {"strides": [1, 1, 1], "padding": [0, 0, 1, 0, 0, 2], "output_padding": [0, 0, 0],
+                  "dilation": [1, 1, 1], "groups": 2}
+
+
+def test_conv3d_transpose_with_a_dropped_unit_tap_is_named():
+    func = fixture_func(CONV3D_T)
+    (op,) = opinfo.analyze(func).ops
+    assert op.name == "nn.conv3d_transpose"
+    got = op.to_json()["attrs"]
+    assert {k: got[k] for k in CONV3D_T_ATTRS} == CONV3D_T_ATTRS
+    assert (got["data_layout"], got["kernel_layout"]) == ("NCDHW", "IODHW")
+    shapes = [(2, 4, 9, 8, 6), (4, 3, 1, 2, 3)]
+    args = _args(shapes)
+    want = tir.run(_lowered("nn.conv3d_transpose", shapes, kernel_layout="IODHW", **CONV3D_T_ATTRS), *args)
+    np.testing.assert_allclose(tir.run(func, *args), want, rtol=1e-4, atol=1e-4)
+
+
+def test_two_untapped_dimensions_are_not_guessed():
+    """With the depth tap dropped from the data and a second data dimension reading its
+    output variable alone, which one the unit variable belongs to is not settled."""
+    from opinfo.affine import affine
+    from opinfo.recognize.conv_transpose_dims import _Reader
+    from tir.expr import Var
+
+    rd = _Reader.__new__(_Reader)  # only the fields _unit_taps reads
+    y1, y2, u = Var("y1", "int64"), Var("y2", "int64"), Var("u", "int64")
+    rd.out_vars, rd.red, rd.spatial = [y1, y2], {u: 1}, []
+    forms = [affine(y1), affine(y2)]
+    assert not rd._unit_taps([(0, forms[0]), (1, forms[1])], forms)
+    assert rd._unit_taps([(1, forms[1])], forms) and rd.spatial[0].r is u

@@ -65,6 +65,12 @@ def _spatial(d, f, out_vars, red) -> "SpatialDim | None":
     return SpatialDim(d, ys[0], rs[0], stride, inner.get(ONE, 0))
 
 
+def _output_alone(f, out_vars) -> bool:
+    """``f`` is one output variable plus a constant."""
+    vs = [k for k in f if k is not ONE]
+    return len(vs) == 1 and isinstance(vs[0], Var) and vs[0] in out_vars and f[vs[0]] == 1
+
+
 def _channel(f, red) -> "tuple | None":
     """(reduction var, group key) of a channel form ``i``, ``c // O * I + i`` or, with one
     output channel per group, ``c * I + i`` (the key is None, the FloorDiv atom or ``c``)."""
@@ -107,6 +113,7 @@ class _Reader:
         if None in forms:
             return False
         wforms = [affine(i) for i in self.w.indices]
+        pending = []
         for d, f in enumerate(forms):
             atom, ch = _single(f), _channel(f, self.red)
             if ch is not None and f in wforms and self.chan is None:
@@ -116,9 +123,29 @@ class _Reader:
             else:
                 sp = _spatial(d, f, self.out_vars, self.red)
                 if sp is None:
-                    return False
+                    if self.batch is None or not _output_alone(f, self.out_vars):
+                        return False
+                    pending.append((d, f))
+                    continue
                 self.spatial.append(sp)
+        if pending and not self._unit_taps(pending, forms):
+            return False
         return self.batch is not None and self.chan is not None and 1 <= len(self.spatial) <= 3
+
+    def _unit_taps(self, pending: list, forms: list) -> bool:
+        """A spatial dimension of one tap whose variable a schedule's simplifier took out of
+        the data's index (``data_pad[.., y, ..] * kernel[.., r, ..]``, ``r`` in [0, 1)): given
+        back when exactly one data dimension lacks it and exactly one reduction variable of
+        extent 1 is read by no data index; it is 0, so ``y + r`` reads the same."""
+        used = {k for f in forms for k in f if isinstance(k, Var)}
+        free = [v for v, n in self.red.items() if n == 1 and v not in used]
+        if len(pending) != 1 or len(free) != 1:
+            return False
+        (d, f), r = pending[0], free[0]
+        y = next(k for k in f if isinstance(k, Var))
+        self.spatial.append(SpatialDim(d, y, r, 1, f.get(ONE, 0)))
+        self.spatial.sort(key=lambda sp: sp.data_dim)
+        return True
 
     def vars_used_once(self) -> bool:
         reds = [self.chan_red] + [sp.r for sp in self.spatial]
