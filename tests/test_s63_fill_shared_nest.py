@@ -259,3 +259,24 @@ def test_two_untapped_dimensions_are_not_guessed():
     forms = [affine(y1), affine(y2)]
     assert not rd._unit_taps([(0, forms[0]), (1, forms[1])], forms)
     assert rd._unit_taps([(1, forms[1])], forms) and rd.spatial[0].r is u
+
+
+# A depthwise conv3d_transpose (groups 4, one input channel per group) whose input-channel
+# reduction variable the schedule dropped with its block variable: data_pad[v8, v3, ..]
+# beside kernel_transform[0, v3, ..]; the channel gets a unit variable back.
+CONV3D_TC = "s63_conv3d_transpose_unit_channel_dropped"
+CONV3D_TC_ATTRS = {"strides": [1, 2, 1], "padding": [1, 0, 2, 1, 1, 2], "output_padding": [0, 0, 0],
+                   "dilation": [1, 1, 1], "groups": 4}
+
+
+def test_conv3d_transpose_with_a_dropped_unit_channel_is_named():
+    func = fixture_func(CONV3D_TC)
+    (op,) = opinfo.analyze(func).ops
+    assert op.name == "nn.conv3d_transpose"
+    got = op.to_json()["attrs"]
+    assert {k: got[k] for k in CONV3D_TC_ATTRS} == CONV3D_TC_ATTRS
+    assert (got["data_layout"], got["kernel_layout"]) == ("NCDHW", "IODHW")
+    shapes = [(1, 4, 10, 9, 8), (4, 1, 2, 2, 3)]
+    args = _args(shapes)
+    want = tir.run(_lowered("nn.conv3d_transpose", shapes, kernel_layout="IODHW", **CONV3D_TC_ATTRS), *args)
+    np.testing.assert_allclose(tir.run(func, *args), want, rtol=1e-4, atol=1e-4)

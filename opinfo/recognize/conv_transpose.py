@@ -22,10 +22,13 @@ samples we have uses another value. Otherwise abstain.
 """
 from __future__ import annotations
 
+import attrs
 import numpy as np
 
-from tir.expr import BufferLoad, Call, Cast, Mul, Var
-from tir.functor import pre_order_visit
+from tir.buffer import Range
+from tir.expr import Add, BufferLoad, Call, Cast, IntImm, Mul, Var
+from tir.functor import pre_order_visit, transform
+from tir.stmt import IterKind, IterVar
 
 from ..affine import float_of
 from ..probe import NotEvaluable, evaluate
@@ -68,7 +71,39 @@ def match_conv_transpose(expr, space: Space, ctx) -> "Match | None":
             roles = classify(e, space, data[0], weight[0])
             if roles is not None and _guards_hold(roles, data[1], weight[1]):
                 return _match(roles, space, data[0], weight[0])
+            restored = _with_unit_channel(e, space, data[0], weight[0])
+            if restored is not None:
+                e2, x2, w2 = restored
+                roles = classify(e2, space, x2, w2)
+                if roles is not None and _guards_hold(roles, data[1], weight[1]):
+                    return _match(roles, space, x2, w2)
     return None
+
+
+def _with_unit_channel(e: Reduce, space: Space, x: BufferLoad, w: BufferLoad) -> "tuple | None":
+    """(``e``, data load, weight load) with an input-channel reduction variable of extent 1
+    given back, when a schedule dropped it with its block variable (one input channel per
+    group: ``x[.., c + rc, ..] * w[c + rc, c % 1, ..]`` printed as ``x[.., c, ..] *
+    w[c, 0, ..]``). Only when exactly one data index and one weight index are one and the same output variable alone
+    (the channel; the batch is read by the data only), tried once the plain reading failed;
+    ``rc`` in [0, 1) is 0, so the reduction computes the same."""
+    outs = [v for v in space.indices if isinstance(v, Var)]
+
+    def alone(i):
+        return i if isinstance(i, Var) and any(i is v for v in outs) else None
+
+    pairs = [(j, k) for j, i in enumerate(x.indices) for k, wi in enumerate(w.indices)
+             if alone(i) is not None and alone(wi) is i]
+    if len(pairs) != 1 or not e.axes:
+        return None
+    j, k = pairs[0]
+    c = x.indices[j]
+    rc = Var("v_rc", c.dtype)
+    new_x = attrs.evolve(x, indices=tuple(Add(i, rc) if d == j else i for d, i in enumerate(x.indices)))
+    new_w = attrs.evolve(w, indices=tuple(Add(i, rc) if d == k else i for d, i in enumerate(w.indices)))
+    source = transform(e.source, lambda n: None, lambda n: new_w if n is w else new_x if n is x else None)
+    iv = IterVar(rc, Range(IntImm(c.dtype, 0), IntImm(c.dtype, 1)), IterKind.REDUCE)
+    return attrs.evolve(e, axes=tuple(e.axes) + (iv,), source=source), new_x, new_w
 
 
 # ---------------------------------------------------------------- guards
