@@ -147,6 +147,19 @@ def _run_keys(path: tuple, pts) -> list:
             np.asarray(pts.leaves[step.loop_var], dtype=float)[pts.keep] for step in path]
 
 
+def _ranks(keys: list, elements: list) -> np.ndarray:
+    """One rank per point in run order, the points of ``elements[n]`` ordered by the run-key
+    columns ``keys[n]`` (:func:`_run_keys`); paths part at a sequence position, so a column a
+    shorter path lacks is never compared."""
+    depth = max(len(c) for c in keys)
+    columns = [np.concatenate([c[d] if d < len(c) else np.full(len(e), -1.0) for c, e in zip(keys, elements)])
+               for d in range(depth)]
+    order = np.lexsort(columns[::-1]) if columns else np.zeros(0, dtype=np.int64)
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank
+
+
 def _copied_before_read(stmt, realize: BlockRealize, buf, symbols) -> bool:
     """Every load of ``buf`` by another block of the nest ``stmt`` of an element ``realize``
     stores runs after ``realize`` first stored that element, at each of a few values of the
@@ -182,14 +195,7 @@ def _copied_before_read_at(paths: list, realize: BlockRealize, buf, env: dict) -
                 writes.append(r is realize)
     except POINT_ERRORS:
         return False
-    depth = max(len(c) for c in keys)
-    # one rank per point in run order; paths part at a sequence position, so a column a
-    # shorter path lacks is never compared
-    columns = [np.concatenate([c[d] if d < len(c) else np.full(len(e), -1.0) for c, e in zip(keys, elements)])
-               for d in range(depth)]
-    order = np.lexsort(columns[::-1]) if columns else np.zeros(0, dtype=np.int64)
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
+    rank = _ranks(keys, elements)
     flat_all = np.concatenate(elements).astype(np.int64)
     is_write = np.concatenate([np.full(len(e), w) for e, w in zip(elements, writes)])
     first = np.full(math.prod(dims), np.iinfo(np.int64).max, dtype=np.int64)
@@ -245,12 +251,7 @@ def _order_kept_at(paths: list, buf, env: dict) -> bool:
         return False
     if not elements:
         return True
-    depth = max(len(c) for c in keys)
-    columns = [np.concatenate([c[d] if d < len(c) else np.full(len(e), -1.0) for c, e in zip(keys, elements)])
-               for d in range(depth)]
-    order = np.lexsort(columns[::-1])
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
+    rank = _ranks(keys, elements)
     starts = np.cumsum([0] + [len(e) for e in elements])
     big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
     # per block: the first and last rank at which it stores and loads each element

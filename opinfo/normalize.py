@@ -86,7 +86,8 @@ from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_
 from .realize_check import SHAPE_VALUES, covers_domain
 from .reduce_fuse import fuse_split_reductions, split_fused_reductions
 from .unit_axes import align_unit_inits, restore_unit_vars
-from .rewrite import EMPTY, drop_idle_loops, loaded, nest_of, own_nest, prune, stored, stores_in, without_allocs
+from .rewrite import (EMPTY, drop_idle_loops, loaded, nest_of, own_nest, prune, stored, stores_in, whole_buffer_vars,
+                      without_allocs)
 from .rfactor import merge_rfactor
 from .rfactor_guarded import merge_guarded_rfactor, tails_as_identity, trim_guarded_reductions
 
@@ -208,16 +209,9 @@ def _constant_fill(block: Block, place, symbols) -> "BufferStore | None":
     if covers_domain(*place, symbols) is not True:
         return None
     store = stores[0]
-    if not isinstance(store.value, (FloatImm, IntImm)) or len(store.indices) != len(block.iter_vars):
+    if not isinstance(store.value, (FloatImm, IntImm)):
         return None
-    ivars = {id(iv.var): iv for iv in block.iter_vars}
-    if len({id(i) for i in store.indices}) != len(ivars):
-        return None
-    for i, dim in zip(store.indices, store.buffer.shape):
-        iv = ivars.get(id(i))
-        if iv is None or const_of(iv.dom.min) != 0 or affine(iv.dom.extent) != affine(dim):
-            return None
-    return store
+    return store if whole_buffer_vars(block, store.indices, store.buffer.shape) is not None else None
 
 
 def forward_fills(func: PrimFunc) -> PrimFunc:

@@ -32,27 +32,20 @@ from tir.buffer import BufferRegion, Range
 from tir.expr import LE, LT, BufferLoad, Call, IntImm, Sub, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_stmts, post_order_visit, substitute, transform
-from tir.stmt import Block, BlockRealize, BufferStore, For, IterKind, SeqStmt
+from tir.stmt import Block, BlockRealize, BufferStore, For, SeqStmt
 
 from .affine import ONE, add_forms, affine, const_of, equal_extents
 from .predicates import conjunction, implied, loop_domain
 from .recognize.guard import conjuncts, nonneg_form
 from .probe import shape_vars
 from .realize_check import runs_whole_domain
-from .rewrite import loaded, nest_of, own_nest, stored
+from .rewrite import loaded, nest_of, own_nest, spatial_store, store_vars, stored, whole_buffer_vars
 
 
 def _alone(stmt) -> "BlockRealize | None":
     """The block of a nest of loops holding nothing else."""
     nest = nest_of(stmt)
     return nest[1] if nest is not None else None
-
-
-def _spatial_store(realize: BlockRealize) -> "BufferStore | None":
-    block = realize.block
-    if block.init is not None or any(iv.kind != IterKind.SPATIAL for iv in block.iter_vars):
-        return None
-    return block.body if isinstance(block.body, BufferStore) else None
 
 
 def _in_domain(term, realize: BlockRealize) -> bool:
@@ -78,23 +71,14 @@ def _keeps_all(realize: BlockRealize, dom: dict) -> bool:
     return all(_in_domain(t, realize) or implied(t, realize, dom) for t in conjuncts(pred))
 
 
-def _store_vars(block: Block, store: BufferStore) -> "tuple | None":
-    """The block's iteration variables in the order ``store`` indexes with them, when it
-    stores at each of them once and at nothing else (``reorder_block_iter_var`` permutes a
-    block's variables, not its store)."""
-    by_var = {id(iv.var): iv for iv in block.iter_vars}
-    if len(store.indices) != len(by_var) or {id(i) for i in store.indices} != set(by_var):
-        return None
-    return tuple(by_var[id(i)] for i in store.indices)
-
-
 def _constant_store(realize: BlockRealize) -> "tuple | None":
     """(store, the block's variables in its index order) of a spatial block storing a
-    constant at its variables (each once, in any order: :func:`_store_vars`), else None."""
-    store = _spatial_store(realize)
+    constant at its variables (each once, in any order: :func:`.rewrite.store_vars`), else
+    None."""
+    store = spatial_store(realize.block)
     if store is None or not _is_const(store.value):
         return None
-    ivs = _store_vars(realize.block, store)
+    ivs = store_vars(realize.block, store.indices)
     return None if ivs is None else (store, ivs)
 
 
@@ -103,9 +87,8 @@ def _fill(realize: BlockRealize) -> "BufferStore | None":
     found = _constant_store(realize)
     if found is None:
         return None
-    store, ivs = found
-    doms = [(const_of(iv.dom.min), affine(iv.dom.extent)) for iv in ivs]
-    return store if doms == [(0, affine(s)) for s in store.buffer.shape] else None
+    store = found[0]
+    return store if whole_buffer_vars(realize.block, store.indices, store.buffer.shape) is not None else None
 
 
 def _widened(realize: BlockRealize, func: PrimFunc, symbols) -> "BlockRealize | None":
@@ -183,7 +166,7 @@ _FILL_SUFFIX = "_pad_const"
 def _merged(fill: BlockRealize, copy: BlockRealize, offsets: list) -> "BlockRealize | None":
     """One pad block over the fill's variables (see the module docstring)."""
     fstore, cstore = fill.block.body, copy.block.body
-    ivs = _store_vars(fill.block, fstore)  # in the buffer's order (_fill checked it is one)
+    ivs = store_vars(fill.block, fstore.indices)  # in the buffer's order (_fill checked it is one)
     ws = [iv.var for iv in ivs]
     tests = _guard(ws, offsets, fstore.buffer.shape)
     if not tests:
@@ -210,7 +193,7 @@ def _pair(first, second, before: list, writers: dict, dom: dict, symbols=frozens
         return None  # a loop cut short leaves part of the fill or of the interior undone
     if _fill(fill) is None and func is not None:
         fill = _widened(fill, func, symbols) or fill
-    fstore, cstore = _fill(fill), _spatial_store(copy)
+    fstore, cstore = _fill(fill), spatial_store(copy.block)
     if fstore is None or cstore is None or cstore.buffer is not fstore.buffer:
         return None
     buf = fstore.buffer

@@ -34,37 +34,14 @@ from tir.builder import access_regions
 from tir.expr import BufferLoad, Cast, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_visit, substitute, transform
-from tir.stmt import Block, BlockRealize, BufferStore, IterKind
+from tir.stmt import Block, BlockRealize
 
-from .affine import affine, const_of
 from .ew_tags import REINDEX
 from .pad_einsum import undup
 from .partial_copy import top_positions
 from .probe import shape_vars
 from .realize_check import covers_domain
-from .rewrite import EMPTY, loaded, prune, stored, without_allocs
-
-
-def _at_own_vars(block: Block, store, buf) -> "list | None":
-    """The block's variables in the order ``store`` indexes ``buf`` with them, when it does
-    so with each once, every domain from 0 over ``buf``'s extent at that position."""
-    ivars = {id(iv.var): iv for iv in block.iter_vars}
-    indices = store.indices
-    if len(indices) != len(ivars) or len({id(i) for i in indices}) != len(ivars):
-        return None
-    out = []
-    for i, dim in zip(indices, buf.shape):
-        iv = ivars.get(id(i)) if isinstance(i, Var) else None
-        if iv is None or const_of(iv.dom.min) != 0 or affine(iv.dom.extent) != affine(dim):
-            return None
-        out.append(iv)
-    return out
-
-
-def _spatial_store(block: Block) -> "BufferStore | None":
-    if block.init is not None or any(iv.kind != IterKind.SPATIAL for iv in block.iter_vars):
-        return None
-    return block.body if isinstance(block.body, BufferStore) else None
+from .rewrite import EMPTY, loaded, prune, spatial_store, stored, whole_buffer_vars, without_allocs
 
 
 def _touches(block: Block, buf) -> bool:
@@ -73,7 +50,7 @@ def _touches(block: Block, buf) -> bool:
 
 def _pair(copy: Block, blocks: list, places: dict, params: set, symbols) -> "tuple | None":
     """(writer, its new store) for a ``reindex`` copy that can be composed (module doc)."""
-    store = _spatial_store(copy)
+    store = spatial_store(copy)
     if store is None or not isinstance(store.value, BufferLoad) or not REINDEX.search(undup(copy.name)):
         return None
     src, dst = store.value.buffer, store.buffer
@@ -81,15 +58,15 @@ def _pair(copy: Block, blocks: list, places: dict, params: set, symbols) -> "tup
         return None
     if all(isinstance(i, Var) for i in store.indices):
         return None  # a permutation: drop_cache_copies' case
-    read_vars = _at_own_vars(copy, store.value, src)
+    read_vars = whole_buffer_vars(copy, store.value.indices, src.shape)
     writers = [b for b in blocks if id(src) in stored(b)]
     if read_vars is None or len(writers) != 1 or any(id(src) in loaded(b) for b in blocks if b is not copy):
         return None
     (writer,) = writers
-    wstore = _spatial_store(writer)
+    wstore = spatial_store(writer)
     if wstore is None or wstore.buffer is not src or id(writer) not in places or id(copy) not in places:
         return None
-    write_vars = _at_own_vars(writer, wstore, src)
+    write_vars = whole_buffer_vars(writer, wstore.indices, src.shape)
     if write_vars is None:
         return None
     (k_w, realize_w, loops_w), (k_c, realize_c, loops_c) = places[id(writer)], places[id(copy)]

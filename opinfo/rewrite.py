@@ -7,9 +7,9 @@ import attrs
 
 from tir.expr import Add, BufferLoad, IntImm, Var
 from tir.functor import post_order_stmts, post_order_visit, pre_order_stmts, transform
-from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, SeqStmt
+from tir.stmt import Block, BlockRealize, BufferStore, For, ForKind, IterKind, SeqStmt
 
-from .affine import const_of
+from .affine import affine, const_of
 
 EMPTY = SeqStmt(())
 """Put in place of a removed statement; :func:`prune` then drops it."""
@@ -113,3 +113,30 @@ def own_nest(realize: BlockRealize) -> For:
     for var, extent in reversed(loops):
         body = For(var, IntImm(var.dtype, 0), extent, ForKind.SERIAL, body)
     return body
+
+
+def spatial_store(block: Block) -> "BufferStore | None":
+    """The body of a block with spatial variables only and no init, when it is one store."""
+    if block.init is not None or any(iv.kind != IterKind.SPATIAL for iv in block.iter_vars):
+        return None
+    return block.body if isinstance(block.body, BufferStore) else None
+
+
+def store_vars(block: Block, indices) -> "tuple | None":
+    """The block's iteration variables in the order ``indices`` use them, when they are each
+    of the block's variables once and nothing else (``reorder_block_iter_var`` permutes a
+    block's variables, not its store)."""
+    by_var = {id(iv.var): iv for iv in block.iter_vars}
+    if len(indices) != len(by_var) or {id(i) for i in indices} != set(by_var):
+        return None
+    return tuple(by_var[id(i)] for i in indices)
+
+
+def whole_buffer_vars(block: Block, indices, shape) -> "tuple | None":
+    """:func:`store_vars`, when each variable's domain runs from 0 over the extent of the
+    dimension it indexes (the indices reach every element of a buffer of ``shape``)."""
+    ivs = store_vars(block, indices)
+    if ivs is None or any(const_of(iv.dom.min) != 0 or affine(iv.dom.extent) != affine(n)
+                          for iv, n in zip(ivs, shape)):
+        return None
+    return ivs

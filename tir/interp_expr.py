@@ -97,7 +97,6 @@ def evaluate(e: E.PrimExpr, ctx: Ctx, mask=None):
     return handler(e, ctx, mask)
 
 
-
 def evaluate_shared(e: E.PrimExpr, ctx: Ctx, mask=None):
     """:func:`evaluate`, computing each repeated subtree of ``e`` once per mask (a large
     value TVM printed as a tree; see :mod:`tir.interp_shared`)."""

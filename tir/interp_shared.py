@@ -9,9 +9,9 @@ distinct ones, and evaluating it node by node was most of the time spent running
 consing), and :class:`Shared` remembers, during one evaluation of that value, the value of
 each class per mask: a lane mask is narrowed only by ``if_then_else``, ``select`` and the
 short-circuit ``and``/``or``, whose narrowed masks are remembered too, so equal subtrees met
-under equal conditions see the very same mask object and share one value. A value is never
-reused under another mask (its lanes outside the mask were not computed, and its loads were
-checked on its own lanes only).
+under equal conditions see the very same mask object and share one value. A value is reused
+only under its own mask or one narrowed from it (lanes outside the mask it was computed
+under were not computed, and its loads were checked on those lanes only).
 
 Values are equal only when the variables they read are bound the same way, so an expression
 that binds variables (``Let``) or has effects (runtime calls) is evaluated as a tree.

@@ -90,16 +90,30 @@ def _with_unit_channel(e: Reduce, space: Space, x: BufferLoad, w: BufferLoad) ->
         return None
     kept = w.indices[units[0]]
     if isinstance(kept, Var):  # the weight reads the unit reduction variable: the data gets it too
-        rc, axes = kept, tuple(e.axes)
+        rc, added = kept, ()
     else:
-        rc = Var("v_rc", o.dtype)
-        axes = tuple(e.axes) + (IterVar(rc, Range(IntImm(o.dtype, 0), IntImm(o.dtype, 1)), IterKind.REDUCE),)
+        iv = unit_reduction(o.dtype)
+        rc, added = iv.var, (iv,)
     new_w = attrs.evolve(w, indices=tuple(rc if k == units[0] else i for k, i in enumerate(w.indices)))
     new_x = attrs.evolve(x, indices=tuple(Add(i, rc if rc.dtype == i.dtype else Cast(i.dtype, rc)) if j == dims[0] else i
                                           for j, i in enumerate(x.indices)))
-    source = transform(e.source, lambda n: None,
-                       lambda n: new_w if n is w else new_x if n is x else None)
-    return attrs.evolve(e, axes=axes, source=source)
+    return with_loads(e, ((w, new_w), (x, new_x)), added)
+
+
+def unit_reduction(dtype) -> IterVar:
+    """A fresh reduction variable of extent 1: it takes the one value 0, so adding it to an
+    index reads the same element."""
+    rc = Var("v_rc", dtype)
+    return IterVar(rc, Range(IntImm(dtype, 0), IntImm(dtype, 1)), IterKind.REDUCE)
+
+
+def with_loads(e: Reduce, swaps, added=()) -> Reduce:
+    """``e`` with each load of ``swaps`` ((load, new load) pairs, the very nodes of its
+    source) replaced, and the reduction axes ``added``."""
+    def pre(n):
+        return next((new for old, new in swaps if n is old), None)
+
+    return attrs.evolve(e, axes=tuple(e.axes) + tuple(added), source=transform(e.source, lambda n: None, pre))
 
 
 def _lone_unit_reductions(e: Reduce, x: BufferLoad, w: BufferLoad) -> list:

@@ -25,15 +25,14 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from tir.buffer import Range
-from tir.expr import Add, BufferLoad, Call, Cast, IntImm, Mul, Var
-from tir.functor import pre_order_visit, transform
-from tir.stmt import IterKind, IterVar
+from tir.expr import Add, BufferLoad, Call, Cast, Mul, Var
+from tir.functor import pre_order_visit
 
 from ..affine import float_of
 from ..probe import NotEvaluable, evaluate
 from ..semantic import Inlined, Reduce
 from .common import Match, Space, strip
+from .conv import unit_reduction, with_loads
 from .conv_transpose_dims import Roles, classify
 from .guard import conjuncts
 
@@ -84,9 +83,10 @@ def _with_unit_channel(e: Reduce, space: Space, x: BufferLoad, w: BufferLoad) ->
     """(``e``, data load, weight load) with an input-channel reduction variable of extent 1
     given back, when a schedule dropped it with its block variable (one input channel per
     group: ``x[.., c + rc, ..] * w[c + rc, c % 1, ..]`` printed as ``x[.., c, ..] *
-    w[c, 0, ..]``). Only when exactly one data index and one weight index are one and the same output variable alone
-    (the channel; the batch is read by the data only), tried once the plain reading failed;
-    ``rc`` in [0, 1) is 0, so the reduction computes the same."""
+    w[c, 0, ..]``; conv's :func:`.conv._with_unit_channel` for the weight's other forms).
+    Only when exactly one data index and one weight index are one and the same output
+    variable alone (the channel; the batch is read by the data only), tried once the plain
+    reading failed; ``rc`` in [0, 1) is 0, so the reduction computes the same."""
     outs = [v for v in space.indices if isinstance(v, Var)]
 
     def alone(i):
@@ -97,13 +97,10 @@ def _with_unit_channel(e: Reduce, space: Space, x: BufferLoad, w: BufferLoad) ->
     if len(pairs) != 1 or not e.axes:
         return None
     j, k = pairs[0]
-    c = x.indices[j]
-    rc = Var("v_rc", c.dtype)
-    new_x = attrs.evolve(x, indices=tuple(Add(i, rc) if d == j else i for d, i in enumerate(x.indices)))
-    new_w = attrs.evolve(w, indices=tuple(Add(i, rc) if d == k else i for d, i in enumerate(w.indices)))
-    source = transform(e.source, lambda n: None, lambda n: new_w if n is w else new_x if n is x else None)
-    iv = IterVar(rc, Range(IntImm(c.dtype, 0), IntImm(c.dtype, 1)), IterKind.REDUCE)
-    return attrs.evolve(e, axes=tuple(e.axes) + (iv,), source=source), new_x, new_w
+    iv = unit_reduction(x.indices[j].dtype)
+    new_x = attrs.evolve(x, indices=tuple(Add(i, iv.var) if d == j else i for d, i in enumerate(x.indices)))
+    new_w = attrs.evolve(w, indices=tuple(Add(i, iv.var) if d == k else i for d, i in enumerate(w.indices)))
+    return with_loads(e, ((x, new_x), (w, new_w)), (iv,)), new_x, new_w
 
 
 # ---------------------------------------------------------------- guards
