@@ -84,8 +84,8 @@ from .reindex_store import compose_reindex_copies
 from .probe import (NotEvaluable, collect_vars, distinct, evaluate_points, flat_points, inside_points, scalar_int,
                     shape_envs, shape_vars, vars_in)
 from .realize_check import SHAPE_VALUES, covers_domain
-from .reduce_fuse import fuse_split_reductions, split_fused_reductions
-from .unit_axes import align_unit_inits, restore_unit_vars
+from .reduce_fuse import fuse_split_reductions, split_fused_copies, split_fused_reductions
+from .unit_axes import align_unit_inits, pin_unstored_unit_vars, restore_unit_vars
 from .rewrite import (EMPTY, drop_idle_loops, loaded, nest_of, own_nest, prune, stored, stores_in, whole_buffer_vars,
                       without_allocs)
 from .rfactor import merge_rfactor
@@ -807,6 +807,10 @@ def _normalize(func: PrimFunc) -> "PrimFunc | None":
         dropped = drop_cache_copies(func)
         if dropped is func:
             dropped = read_through_copies(func, within_domains=True)
+        if dropped is func:
+            # a copy at the digits of one fused variable (the thread coordinates of a
+            # cache's write-back) gets a variable per axis: a copy the passes above read
+            dropped = split_fused_copies(func)
         if dropped is func and changed:
             # a copy read through may leave no reader of the elements a block's shared loops
             # skip: the nest that distribute refused at first may now be split (its checks
@@ -826,8 +830,8 @@ def _normalize(func: PrimFunc) -> "PrimFunc | None":
     # a store at a mixed-radix index of block variables (reindex after reverse_compute_inline
     # of a reshape) gets one variable over that dimension
     # (a variable split back into the digits its loops fuse may make one with another)
-    return radix_stores(restore_unit_vars(trim_guarded_reductions(_split_reductions_fused(split_fused_reductions(
-        _split_reductions_fused(drop_unit_reduction_terms(unit_reductions(_rfactors_merged(merge_padding(func))))))))))
+    return radix_stores(restore_unit_vars(pin_unstored_unit_vars(trim_guarded_reductions(_split_reductions_fused(split_fused_reductions(
+        _split_reductions_fused(drop_unit_reduction_terms(unit_reductions(_rfactors_merged(merge_padding(func)))))))))))
 
 
 def _split_reductions_fused(func: PrimFunc) -> PrimFunc:

@@ -296,9 +296,9 @@ def _symbolic_tiling(digits: list, extent) -> "list | None":
     return tiles[:-1] + [(top, None, _form_expr({atom: c // top for atom, c in form.items()}, extent.dtype))]
 
 
-def _split_once(realize: BlockRealize, apart=False) -> "BlockRealize | None":
+def _split_once(realize: BlockRealize, apart=False, spatial=False) -> "BlockRealize | None":
     block = realize.block
-    if block.init is None:
+    if (block.init is None) != spatial or not block.iter_vars:
         return None
     parts = _parts(block) + list(block.reads) + list(block.writes)
     for pos, iv in enumerate(block.iter_vars):
@@ -346,9 +346,10 @@ def _split_once(realize: BlockRealize, apart=False) -> "BlockRealize | None":
     return None
 
 
-def split_fused_reductions(func: PrimFunc) -> PrimFunc:
+def split_fused_reductions(func: PrimFunc, spatial: bool = False) -> PrimFunc:
     """``func`` with every reduction variable read only through digits that tile its
-    extent split into one variable per digit (see the module doc)."""
+    extent split into one variable per digit (see the module doc). With ``spatial``, the
+    variables of blocks without an init instead (:func:`split_fused_copies`)."""
     from .unpack import unpack_all
 
     known: list = []
@@ -365,9 +366,19 @@ def split_fused_reductions(func: PrimFunc) -> PrimFunc:
             return None
         out = None
         while True:
-            step = _split_once(out if out is not None else n, apart)
+            step = _split_once(out if out is not None else n, apart, spatial)
             if step is None:
                 return out
             out = step
 
     return transform_stmts(func, post)
+
+
+def split_fused_copies(func: PrimFunc) -> PrimFunc:
+    """``func`` with the variables of blocks that have no init split as
+    :func:`split_fused_reductions` splits a reduction's: a copy TVM wrote from the fused
+    thread coordinates of a cache (``out[c // 27, c % 27 // 3, c % 3, j] = cache[c // 27, j,
+    c % 27 // 3, c % 3]``) stores at one variable per axis once split, and reads as the
+    permuting copy it is. The same renaming of block coordinates: the loops, the order the
+    instances run in and every value stored are unchanged."""
+    return split_fused_reductions(func, spatial=True)

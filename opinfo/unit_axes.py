@@ -24,7 +24,7 @@ import attrs
 from tir.buffer import Range
 from tir.expr import BufferLoad, IntImm, Var
 from tir.function import PrimFunc
-from tir.functor import pre_order_stmts, substitute, transform, transform_stmts
+from tir.functor import pre_order_stmts, pre_order_visit, substitute, transform, transform_stmts
 from tir.stmt import BlockRealize, BufferStore, IterKind, IterVar
 from tir.structural import same_ir
 
@@ -162,6 +162,38 @@ def align_unit_inits(func: PrimFunc) -> PrimFunc:
     the same element. (TVM's ``transform_layout`` of an intermediate of unit extents, as a
     full reduction's ``x_red[0, 0, 0, 0]``, permutes the init's indices alone.)"""
     return transform_stmts(func, lambda n: _init_aligned(n) if isinstance(n, BlockRealize) else None)
+
+
+def _pinned(realize: BlockRealize) -> "BlockRealize | None":
+    """The block with its spatial variables of extent 1 that no store index uses replaced by
+    their one value and dropped (see :func:`pin_unstored_unit_vars`); None when it has none."""
+    block = realize.block
+    if block.init is not None or not block.iter_vars:
+        return None
+    used: set = set()
+    for store in _stores(block):
+        for i in store.indices:
+            pre_order_visit(i, lambda n: used.add(id(n)) if isinstance(n, Var) else True)
+    pin = {k: iv for k, iv in enumerate(block.iter_vars)
+           if iv.kind == IterKind.SPATIAL and id(iv.var) not in used
+           and const_of(iv.dom.extent) == 1 and const_of(iv.dom.min) is not None}
+    if not pin or len(pin) == len(block.iter_vars):
+        return None
+    mapping = {iv.var: iv.dom.min for iv in pin.values()}
+    keep = [k for k in range(len(block.iter_vars)) if k not in pin]
+    new = attrs.evolve(block, iter_vars=tuple(block.iter_vars[k] for k in keep),
+                       body=substitute(block.body, mapping))
+    return attrs.evolve(realize, iter_values=tuple(realize.iter_values[k] for k in keep), block=new)
+
+
+def pin_unstored_unit_vars(func: PrimFunc) -> PrimFunc:
+    """``func`` with each spatial block's variables over a domain of extent 1 that none of
+    its store indices uses written as their one value. Such a variable takes that value
+    only; once ``reindex`` has rewritten a block to store at the output's indices it may
+    still read an intermediate at it (group_norm's gamma, reshaped to (groups, 1), read at
+    ``[g, v]`` for the unit ``v`` of a group of one channel), where no output position
+    binds it."""
+    return transform_stmts(func, lambda n: _pinned(n) if isinstance(n, BlockRealize) else None)
 
 
 RESTORED = "opinfo.unit_axes_restored"
