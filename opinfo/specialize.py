@@ -28,10 +28,14 @@ residue, hence at every length.
 """
 from __future__ import annotations
 
+import math
+
 import attrs
 import numpy as np
 
-from tir.expr import Add, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Max, Min, Mul, Sub
+from tir import dtype as dt
+from tir.expr import (EQ, GE, GT, LE, LT, NE, Add, And, Call, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Max,
+                      Min, Mul, Not, Or, Select, Sub)
 from tir.function import PrimFunc
 from tir.functor import pre_order_visit, substitute, transform
 
@@ -101,7 +105,34 @@ def _folded(n):
         return None
 
 
+_COMPARE = {EQ: lambda a, b: a == b, NE: lambda a, b: a != b, LT: lambda a, b: a < b,
+            LE: lambda a, b: a <= b, GT: lambda a, b: a > b, GE: lambda a, b: a >= b,
+            And: lambda a, b: bool(a and b), Or: lambda a, b: bool(a or b)}
+
+
+def _chosen(n):
+    """The branch of an ``if_then_else`` or ``Select`` whose condition is a constant (a
+    ceil_mode pool's output length ``if_then_else(w % 2 == 0, w // 2, w // 2 + 1)``, bound);
+    None otherwise."""
+    if isinstance(n, Select):
+        cond, yes, no = n.condition, n.true_value, n.false_value
+    elif isinstance(n, Call) and n.op == "if_then_else" and len(n.args) == 3:
+        cond, yes, no = n.args
+    else:
+        return None
+    return (yes if cond.value else no) if isinstance(cond, IntImm) and cond.dtype.lanes == 1 else None
+
+
 def _computed(n):
+    if isinstance(n, (Select, Call)):
+        return _chosen(n)
+    if isinstance(n, Not):
+        return IntImm(dt.bool_, int(not n.a.value)) if isinstance(n.a, IntImm) and n.dtype.lanes == 1 else None
+    if type(n) in _COMPARE:
+        a, b = n.a, n.b
+        if isinstance(a, IntImm) and isinstance(b, IntImm) and n.dtype.lanes == 1:
+            return IntImm(dt.bool_, int(_COMPARE[type(n)](a.value, b.value)))
+        return None
     if isinstance(n, Cast):
         v = n.value
         if isinstance(v, IntImm) and n.dtype.lanes == 1 and (n.dtype.is_integer or n.dtype.is_float):
@@ -186,10 +217,13 @@ def _holds_below(func: PrimFunc, variables: list, first: int, ops) -> bool:
     left out; one where it computes something else refutes it."""
     from .verify import CHEAP_STEPS, verify_fused, verify_op
 
+    past = above_constants(func)
     for binding in _sweep(variables, first):
         bound = bind(func, binding)
         if any(const_of(e) is None or const_of(e) <= 0 for b in bound.buffers for e in b.shape):
             continue  # no elements (or an extent the binding does not fix): nothing to compare
+        if min(v.value for v in binding.values()) >= past and _work(bound) > CHECK_WORK:
+            continue  # past every constant of the body, and too large to run in a moment
         if len(ops) == 1:
             refuted = verify_op(bound, ops[0], max_steps=CHEAP_STEPS) is False
         else:
@@ -197,6 +231,27 @@ def _holds_below(func: PrimFunc, variables: list, first: int, ops) -> bool:
         if refuted:
             return False
     return True
+
+
+CHECK_WORK = 1 << 24
+"""Loop iterations above which :func:`_holds_below` leaves out an extent where every symbol
+is past the body's constants (a conv3d_transpose over three symbolic lengths runs tens of
+millions at the larger ones, seconds each): the forms it looks for change below the
+constants, and every extent up to them is still run."""
+
+
+def _work(func: PrimFunc) -> int:
+    """Loop iterations of ``func`` (its extents constant): each block's enclosing loops'
+    extents multiplied, summed over its blocks; a very large number when one is not constant."""
+    from .coverage import block_realizes
+
+    total = 0
+    for _, loops in block_realizes(func.body):
+        extents = [const_of(lp.extent) for lp in loops]
+        if None in extents:
+            return CHECK_WORK + 1
+        total += math.prod(extents)
+    return total
 
 
 def _sweep(variables: list, first: int) -> list:

@@ -20,6 +20,8 @@ import tir
 from opinfo.normalize import normalize
 from opinfo.reduce_fuse import split_fused_copies
 from opinfo.unit_axes import pin_unstored_unit_vars
+from tir.functor import pre_order_stmts
+from tir.stmt import For
 from tests.fixture_util import assert_same_values, fixture_func
 
 GROUP_NORM = "s64_group_norm_reindexed_unit_gamma_var"
@@ -152,3 +154,30 @@ def test_digits_read_out_of_order_keep_the_fused_form():
     # packed layout's channel keeps TVM's form)
     func = _func(_fused_copy([2, 3], 0, order=[1, 0]))
     assert split_fused_copies(func) is func
+
+
+# ---------------------------------------------------------------- specialized extents
+# A ceil_mode pool over a symbolic width declares its output length
+# ``if_then_else(w % 2 == 0, w // 2, w // 2 + 1)``; bound to a length (opinfo.specialize),
+# that is a constant only once the condition is folded and the branch chosen.
+
+MAX_POOL_CEIL = "s64_max_pool1d_ceil_symbolic_width"
+
+
+def test_a_ceil_mode_pool_over_a_symbolic_width_is_named():
+    assert _ops(fixture_func(MAX_POOL_CEIL)) == [("nn.max_pool1d", {
+        "pool_size": (1,), "strides": (2,), "dilation": (1,), "padding": (0, 0), "ceil_mode": True,
+        "count_include_pad": False, "layout": "NWC", "out_layout": "NWC"})]
+
+
+def test_binding_folds_comparisons_and_chooses_branches():
+    from opinfo.specialize import bind
+    func = fixture_func(MAX_POOL_CEIL)
+    (w,) = [v for v in func.buffers[0].shape if isinstance(v, tir.Var)]
+    for n, out in ((6, 3), (7, 4)):
+        bound = bind(func, {w: tir.IntImm(w.dtype, n)})
+        assert [int(e.value) for e in bound.buffers[1].shape] == [2, out, 3]
+        extents = []
+        pre_order_stmts(bound.body, lambda s: extents.append(s.extent) or True if isinstance(s, For) else True)
+        assert len(extents) == 7 and all(isinstance(e, tir.IntImm) for e in extents)
+        assert out in [e.value for e in extents]

@@ -76,9 +76,14 @@ def _axes(w: Window, space: Space, binding: "dict | None" = None) -> "list | Non
             return None
         before = -dm.offset
         padded = guarded = None
-        extent = padded_extent_of(w, dm) if not binding else None
         if binding and p.padded_shape is not None and p.pad_value is not None:
-            return None  # a pad buffer of symbolic extents: not read here
+            # a pad buffer of symbolic extents: its extent at this length
+            declared = padded_extent_of(w, dm, declared=True)
+            extent = const_of(substitute(declared, binding)) if declared is not None else None
+            if extent is None:
+                return None
+        else:
+            extent = padded_extent_of(w, dm)
         if extent is not None:
             padded = extent - size - before
         elif p.padded_shape is not None and p.pad_value is not None:

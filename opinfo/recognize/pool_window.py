@@ -262,14 +262,16 @@ def _packed(space: Space, outer: int, inner: int) -> bool:
     return unit and isinstance(b, Var) and const_of(space.dom.get(b)) == k
 
 
-def padded_extent_of(w: Window, dm: Dim) -> "int | None":
+def padded_extent_of(w: Window, dm: Dim, declared: bool = False) -> "int | None":
     """The padded buffer's extent along pooled dimension ``dm`` (when a pad buffer was
     seen): looked up by its window variable, or by its output variable alone when the
-    window variable was folded away."""
+    window variable was folded away. With ``declared``, the extent expression the buffer
+    declares (symbolic ones too)."""
     p = w.padded
     if p.padded_shape is None or p.pad_value is None:
         return None
     if dm.out is None or any(uses(idx, {id(dm.red)}) for idx in p.pad_indices):
-        return padded_extent(p, dm.out, dm.red)
-    hits = [p.padded_shape[j] for j, idx in enumerate(p.pad_indices) if dm.out in (affine(idx) or {})]
+        return padded_extent(p, dm.out, dm.red, declared)
+    shape = p.padded_exprs if declared else p.padded_shape
+    hits = [shape[j] for j, idx in enumerate(p.pad_indices) if dm.out in (affine(idx) or {})]
     return hits[0] if len(hits) == 1 else None

@@ -23,16 +23,18 @@ class Padded:
     """The guard conditions (in the reader's variables), checked by ``guard.guard_sides``."""
     pad_indices: tuple = ()
     """The reader's indices into the padded intermediate buffer (with ``padded_shape``)."""
+    padded_exprs: tuple = ()
+    """``padded_shape`` as the buffer declares it (expressions: a symbolic extent too)."""
 
 
 def unpad(e, ctx) -> "Padded | None":
     """The parameter load under pad guards and Inlined markers, or None."""
-    shape, value, conds, at = None, None, (), ()
+    shape, value, conds, at, exprs = None, None, (), (), ()
     while True:
         if isinstance(e, Inlined):
             if shape is None and len(e.buffer.shape) == len(e.indices):
                 shape = tuple(const_of(s) for s in e.buffer.shape)
-                at = tuple(e.indices)
+                at, exprs = tuple(e.indices), tuple(e.buffer.shape)
             e = e.value
             continue
         if isinstance(e, Call) and e.op == "if_then_else":
@@ -44,19 +46,20 @@ def unpad(e, ctx) -> "Padded | None":
         break
     if not isinstance(e, BufferLoad) or not ctx.is_param(e.buffer):
         return None
-    return Padded(e, shape, value, conds, at)
+    return Padded(e, shape, value, conds, at, exprs)
 
 
-def padded_extent(p: Padded, out, red) -> "int | None":
+def padded_extent(p: Padded, out, red, declared: bool = False) -> "int | None":
     """Extent of the padded buffer along the dimension the reader indexes with ``out`` and
-    ``red`` (``o * stride + r * dilation``), when a pad buffer was seen."""
+    ``red`` (``o * stride + r * dilation``), when a pad buffer was seen; with ``declared``,
+    the extent expression the buffer declares (symbolic ones too)."""
     if p.padded_shape is None or p.pad_value is None:
         return None
     hits = []
     for j, idx in enumerate(p.pad_indices):
         f = affine(idx) or {}
         if (out is None or out in f) and red in f:
-            hits.append(p.padded_shape[j])
+            hits.append((p.padded_exprs if declared else p.padded_shape)[j])
     return hits[0] if len(hits) == 1 else None
 
 
