@@ -181,3 +181,13 @@ def test_binding_folds_comparisons_and_chooses_branches():
         pre_order_stmts(bound.body, lambda s: extents.append(s.extent) or True if isinstance(s, For) else True)
         assert len(extents) == 7 and all(isinstance(e, tir.IntImm) for e in extents)
         assert out in [e.value for e in extents]
+
+
+def test_the_work_of_a_bound_function_counts_each_blocks_iterations():
+    from opinfo.specialize import CHECK_WORK, _work, bind
+    func = fixture_func(MAX_POOL_CEIL)
+    (w,) = [v for v in func.buffers[0].shape if isinstance(v, tir.Var)]
+    bound = bind(func, {w: tir.IntImm(w.dtype, 7)})
+    # the root block once; pad_temp: 2 x (7 + 1) x 3; pool_max: 2 x 4 x 3 x 1
+    assert _work(bound) == 1 + 2 * 8 * 3 + 2 * 4 * 3
+    assert _work(func) == CHECK_WORK + 1  # a symbolic extent: too large to say
