@@ -86,7 +86,9 @@ def bindings(variables: list, first: int = FIRST) -> list:
 def bind(func: PrimFunc, binding: dict) -> PrimFunc:
     """``func`` with the variables of ``binding`` replaced by its constants, and the
     arithmetic on constants that leaves folded as TVM folds a static function's
-    (``T.Cast("float32", T.int64(17)) / T.float32(8.0)`` is ``T.float32(2.125)``)."""
+    (``T.Cast("float32", T.int64(17)) / T.float32(8.0)`` is ``T.float32(2.125)``; a
+    comparison of constants is a constant, and an ``if_then_else`` or ``Select`` on one is
+    the branch it picks)."""
     return transform(substitute(func, binding), _folded)
 
 
