@@ -191,3 +191,33 @@ def test_the_work_of_a_bound_function_counts_each_blocks_iterations():
     # the root block once; pad_temp: 2 x (7 + 1) x 3; pool_max: 2 x 4 x 3 x 1
     assert _work(bound) == 1 + 2 * 8 * 3 + 2 * 4 * 3
     assert _work(func) == CHECK_WORK + 1  # a symbolic extent: too large to say
+
+
+# ---------------------------------------------------------------- tile read as broadcast_to
+# TVM simplifies ``v % 8`` to ``v`` where a tile repeats an axis once: a tile that only adds
+# leading axes has broadcast_to's loops, told apart by its tag (T_tile).
+
+TILE = "s64_tile_adding_an_axis"
+
+
+def test_a_tile_adding_an_axis_is_named_with_one_repeat_per_output_axis():
+    assert _ops(fixture_func(TILE)) == [("tile", {"repeats": (2, 1)})]
+
+
+def test_the_same_loops_tagged_broadcast_to_are_broadcast_to():
+    func = fixture_func(TILE, lambda t: t.replace('T.sblock("T_tile")', 'T.sblock("T_broadcast_to")'))
+    assert _ops(func) == [("broadcast_to", {"shape": (2, 8)})]
+
+
+def test_a_tile_adding_no_axis_is_not_named_from_broadcast_loops():
+    # x (2, 1) tiled to (2, 4): repeats (1, 4) or (4,) lower alike
+    text = '''
+@T.prim_func(private=True)
+def main(x: T.Buffer((T.int64(2), T.int64(1)), "float32"), T_tile: T.Buffer((T.int64(2), T.int64(4)), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for ax0, ax1 in T.grid(T.int64(2), T.int64(4)):
+        with T.block("T_tile"):
+            v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+            T_tile[v_ax0, v_ax1] = x[v_ax0, T.int64(0)]
+'''
+    assert _ops(_func(text)) == []

@@ -28,8 +28,8 @@ def match_movement(expr, space: Space, ctx) -> "Match | None":
     if not pure_space(space):
         return None
     if isinstance(e, BufferLoad) and ctx.is_param(e.buffer):
-        return _take(e, space, ctx) or _affine_copy(e, space, flip_tagged(ctx)) or _mod_copy(e, space) \
-            or match_pad_modes(e, space, ctx)
+        return _take(e, space, ctx) or _as_tile(_affine_copy(e, space, flip_tagged(ctx)), e, space, ctx) \
+            or _mod_copy(e, space) or match_pad_modes(e, space, ctx)
     if isinstance(e, Call) and e.op == "if_then_else" or isinstance(e, Select):
         return match_select_movement(e, space, ctx)
     return None
@@ -48,6 +48,23 @@ def match_intermediate_movement(expr, space: Space, ctx) -> "Match | None":
     if not isinstance(e, Inlined) or not pure_space(space):
         return None
     return _affine_copy(e, space) or _mod_copy(e, space)
+
+
+def _as_tile(m: "Match | None", load, space: Space, ctx) -> "Match | None":
+    """A broadcast_to reading of a block TVM tagged as tile's (``T_tile``) that adds leading
+    axes, as that tile: every axis a repeat of one or of an axis of extent 1 (``v % 1`` is 0),
+    so no axis is read modulo its extent (what :func:`_tile` reads). Its repeats are the
+    output's extents over the data's (ones prepended), and have the output's rank: a tile
+    adding axes takes as many repeats as the result has axes. With no axis added, how many
+    leading ones the repeats held is not seen: the broadcast_to reading stands (and the tag
+    makes :mod:`opinfo.copy_tags` abstain)."""
+    if m is None or m.name != "broadcast_to" or space.rank <= len(load.indices) or "T_tile" not in tags(ctx.sem.func):
+        return m
+    out = const_extents(space)
+    ins = [1] * (space.rank - len(load.indices)) + [const_of(e) for e in load.buffer.shape]
+    if None in out or None in ins or any(i != 1 and i != o for i, o in zip(ins, out)):
+        return m
+    return Match("tile", {"repeats": [o // i for i, o in zip(ins, out)]}, data_operand(load, space))
 
 
 def flip_tagged(ctx) -> bool:
