@@ -830,8 +830,9 @@ def _normalize(func: PrimFunc) -> "PrimFunc | None":
     # a store at a mixed-radix index of block variables (reindex after reverse_compute_inline
     # of a reshape) gets one variable over that dimension
     # (a variable split back into the digits its loops fuse may make one with another)
-    return radix_stores(restore_unit_vars(pin_unstored_unit_vars(trim_guarded_reductions(_split_reductions_fused(split_fused_reductions(
-        _split_reductions_fused(drop_unit_reduction_terms(unit_reductions(_rfactors_merged(merge_padding(func)))))))))))
+    split = _split_reductions_fused(split_fused_reductions(
+        _split_reductions_fused(drop_unit_reduction_terms(unit_reductions(_rfactors_merged(merge_padding(func)))))))
+    return radix_stores(restore_unit_vars(pin_unstored_unit_vars(trim_guarded_reductions(split))))
 
 
 def _split_reductions_fused(func: PrimFunc) -> PrimFunc:

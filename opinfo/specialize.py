@@ -40,6 +40,7 @@ from tir.function import PrimFunc
 from tir.functor import pre_order_visit, substitute, transform
 
 from .affine import const_of
+from .coverage import block_realizes
 from .recognize.running import above_constants
 from .recognize.window import symbolic_in
 from .unit_axes import scheduled
@@ -245,8 +246,6 @@ constants, and every extent up to them is still run."""
 def _work(func: PrimFunc) -> int:
     """Loop iterations of ``func`` (its extents constant): each block's enclosing loops'
     extents multiplied, summed over its blocks; a very large number when one is not constant."""
-    from .coverage import block_realizes
-
     total = 0
     for _, loops in block_realizes(func.body):
         extents = [const_of(lp.extent) for lp in loops]

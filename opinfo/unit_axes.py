@@ -24,11 +24,12 @@ import attrs
 from tir.buffer import Range
 from tir.expr import BufferLoad, IntImm, Var
 from tir.function import PrimFunc
-from tir.functor import pre_order_stmts, pre_order_visit, substitute, transform, transform_stmts
+from tir.functor import pre_order_stmts, substitute, transform, transform_stmts
 from tir.stmt import BlockRealize, BufferStore, IterKind, IterVar
 from tir.structural import same_ir
 
 from .affine import const_of
+from .probe import collect_vars
 
 
 def _own(n):
@@ -173,16 +174,17 @@ def _pinned(realize: BlockRealize) -> "BlockRealize | None":
     used: set = set()
     for store in _stores(block):
         for i in store.indices:
-            pre_order_visit(i, lambda n: used.add(id(n)) if isinstance(n, Var) else True)
-    pin = {k: iv for k, iv in enumerate(block.iter_vars)
-           if iv.kind == IterKind.SPATIAL and id(iv.var) not in used
-           and const_of(iv.dom.extent) == 1 and const_of(iv.dom.min) is not None}
+            collect_vars(i, used)
+    pin = [iv for iv in block.iter_vars if iv.kind == IterKind.SPATIAL and iv.var not in used
+           and const_of(iv.dom.extent) == 1 and const_of(iv.dom.min) is not None]
     if not pin or len(pin) == len(block.iter_vars):
         return None
-    mapping = {iv.var: iv.dom.min for iv in pin.values()}
-    keep = [k for k in range(len(block.iter_vars)) if k not in pin]
+    mapping = {iv.var: iv.dom.min for iv in pin}
+    keep = [k for k, iv in enumerate(block.iter_vars) if iv.var not in mapping]
     new = attrs.evolve(block, iter_vars=tuple(block.iter_vars[k] for k in keep),
-                       body=substitute(block.body, mapping))
+                       body=substitute(block.body, mapping),
+                       reads=tuple(substitute(r, mapping) for r in block.reads),
+                       writes=tuple(substitute(w, mapping) for w in block.writes))
     return attrs.evolve(realize, iter_values=tuple(realize.iter_values[k] for k in keep), block=new)
 
 
