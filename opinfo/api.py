@@ -39,6 +39,7 @@ from .semantic import Reduce, Semantics
 from .packed_ops import recognize_packed
 from .pad_einsum import pad_artifact, pad_einsum_left, unpad_einsum
 from .partial_copy import read_through_copies
+from .copies_in_place import read_through_in_place
 from . import copy_tags
 from .tags import cache_names, tags
 from .attention import recognize_attention
@@ -290,6 +291,8 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
             info = _analyze(prim_func, name, context, conventions, kind)
             if not (info.ops or info.undecided) and info.refused in (None, REFUSALS["partial"]):
                 info = _rows_inside(prim_func, name, context, conventions, kind, info)
+            if not (info.ops or info.undecided) and info.refused is not None:
+                info = _copies_in_place(prim_func, name, context, conventions, kind, info)
             if not info.ops and not info.undecided and (info.refused is None or info.refused in SYMBOLIC_GATES):
                 # geometry over symbolic extents: read at concrete ones (:mod:`.specialize`);
                 # a gate that could not follow symbolic extents (dlight's tiles pad them to
@@ -318,6 +321,22 @@ def _rows_inside(prim_func: PrimFunc, name: str, context: "FuncContext | None", 
     buffers = sorted({s.buffer.name for s in row_strays(moved)})
     warning = WARNINGS["row_strays"].format(buffers=", ".join(buffers))
     return attrs.evolve(info, warnings=(warning,) + tuple(info.warnings))
+
+
+def _copies_in_place(prim_func: PrimFunc, name: str, context: "FuncContext | None", conventions: "bool | None",
+                     kind: str, refused: FuncInfo) -> FuncInfo:
+    """A refused function read with its cache copies read through where they sit inside
+    their readers' loops (:mod:`.copies_in_place`: confirmed by running both): that
+    reading, with a warning, when it names ops; ``refused`` otherwise."""
+    rewritten = read_through_in_place(prim_func)
+    if rewritten is None:
+        return refused
+    info = _analyze(rewritten, name, context, conventions, kind)
+    if not (info.ops or info.undecided) and info.refused in (None, REFUSALS["partial"]):
+        info = _rows_inside(rewritten, name, context, conventions, kind, info)
+    if not (info.ops or info.undecided):
+        return refused
+    return attrs.evolve(info, warnings=(WARNINGS["copies_in_place"],) + tuple(info.warnings))
 
 
 def _analyze(prim_func: PrimFunc, name: str, context: "FuncContext | None", conventions: "bool | None",
@@ -451,6 +470,9 @@ WARNINGS = {
     "row_strays": "TVM's code stores past the end of an axis of {buffers} (a tile's tail the loops do not "
                   "guard), where no element the function leaves changes (past the storage, or rewritten "
                   "later as its loops run in order); the ops are what the elements inside hold",
+    "copies_in_place": "TVM's cache copies here run past the end of their buffers (thread blocks of a fused "
+                       "loop whose last one overruns); read through, running the function with those stores "
+                       "dropped gives the same outputs; the ops are what it computes read so",
     "stale": "TVM's build reads undefined storage here: {buffer} is read at a later iteration of a loop than "
              "the one that stored it, and TVM's lowering allocates it anew at each iteration of the loops "
              "around all its accesses ({loops}); the ops are what the loops compute as written",

@@ -92,7 +92,7 @@ _INDEX_BLOCK = re.compile(r"index_\d+$")
 """The name ``cache_index`` gives the blocks computing an index expression into a buffer."""
 
 
-def _copy_form(block: Block) -> "tuple | None":
+def copy_form(block: Block) -> "tuple | None":
     """(S, the buffers the block loads, index map, guard) for a copy block ``S[...] = P[...]``,
     a ``cache_index`` block ``S[v...] = e(v)`` (no loads) or ``pad_einsum``'s pad producer
     (``guard``: where it copies; None for the others): the map takes the indices a reader
@@ -222,7 +222,7 @@ def read_through_copies(func: PrimFunc, pads_only: bool = False, within_domains:
     chosen: dict = {}  # id(copy block) -> form
     used: set = set()
     for block in blocks:
-        form = _copy_form(block)
+        form = copy_form(block)
         if form is None or (pads_only and form[3] is None) or (index_only and form[1]):
             continue
         touched = {id(form[0])} | {id(b) for b in form[1]}
@@ -231,8 +231,13 @@ def read_through_copies(func: PrimFunc, pads_only: bool = False, within_domains:
         if _readable_through(block, form, blocks, params, places, symbols, within_domains):
             chosen[id(block)] = form
             used |= touched
-    if not chosen:
-        return func
+    return read_through(func, chosen) if chosen else func
+
+
+def read_through(func: PrimFunc, chosen: dict) -> PrimFunc:
+    """``func`` with the copy blocks ``chosen`` (id(block) -> :func:`copy_form`) removed and
+    their destinations' loads reading the sources instead."""
+    blocks = list(func.blocks())
     maps = {id(dst): (sources, index_map) for dst, sources, index_map, _ in chosen.values()}
 
     # a block copying an index buffer (pad_einsum's crop of a padded one) becomes an index

@@ -22,18 +22,23 @@ __all__ = ["interpret", "InterpError", "StepLimit"]
 
 
 def interpret(func: PrimFunc, *args, vectorize: bool = True, scratch_fill: "float | None" = None,
-              max_steps: "int | None" = None) -> None:
+              max_steps: "int | None" = None, drop_strays: bool = False) -> None:
     """Run ``func`` on ``args`` (one per parameter, in order); buffers are written in place.
     ``scratch_fill``: the value storage the function allocates starts with (zeros when None).
     ``max_steps``: how many loop iterations the run may walk one at a time (the nests it
-    cannot vectorise) before it stops with :class:`StepLimit` (None: no limit)."""
+    cannot vectorise) before it stops with :class:`StepLimit` (None: no limit).
+    ``drop_strays``: a store out of bounds lands where a compact row-major layout puts it
+    (an index past the end of an inner axis: an element of a later row) and is dropped past
+    the end of the storage, instead of an error (how a schedule's over-reaching copies are
+    read when checking that reading through them changes nothing)."""
     name = func.name or "prim_func"
     if len(args) != len(func.params):
         raise InterpError(f"{name}: expects {len(func.params)} arguments ({_param_names(func)}), got {len(args)}")
     func = for_engines(func)  # vector stores (VectorizeLoop) lane by lane, thread launches as loops
     if vectorize:
         func = dissolve_outer_blocks(func)  # blockize's outer blocks: one perfect nest for the grid
-    ctx = Ctx(where=f"function {name!r}", scratch_fill=scratch_fill, steps_left=max_steps)
+    ctx = Ctx(where=f"function {name!r}", scratch_fill=scratch_fill, steps_left=max_steps,
+              drop_strays=drop_strays)
     arrays = bind_params(func, args, ctx, name)
     with np.errstate(all="ignore"):
         run_stmt(func.body, ctx, None, vectorize)
@@ -102,8 +107,9 @@ def storage(buf, arr, ctx) -> BufferData:
     offset = int(evaluate(buf.elem_offset, ctx)) if buf.elem_offset is not None else 0
     bf16 = buf.dtype.code == "bfloat"
     if strides == compact_strides(shape) and offset == 0 and arr.flags.c_contiguous and arr.flags.writeable:
-        return BufferData(buf.name, arr.reshape(-1), shape, strides, 0, bf16)
+        return BufferData(buf.name, arr.reshape(-1), shape, strides, 0, bf16, drop_strays=ctx.drop_strays)
     data = BufferData.allocate(buf.name, shape, arr.dtype, strides, offset, bf16)
+    data.drop_strays = ctx.drop_strays
     if arr.size:
         data.view()[...] = arr
     return data

@@ -72,6 +72,9 @@ class BufferData:
     """Flat bool mask of elements computed from an out-of-bounds load (None: none are)."""
     poison_message: str = ""
     """The first such out-of-bounds load, reported if a poisoned element is ever used."""
+    drop_strays: bool = False
+    """Stores out of bounds land at their flat position, or nowhere past the storage,
+    instead of an error (``tir.interpret``'s ``drop_strays``)."""
 
     @staticmethod
     def allocate(name: str, shape, dtype: np.dtype, strides=None, offset: int = 0, bf16=False) -> "BufferData":
@@ -141,7 +144,12 @@ class BufferData:
 
     def load(self, indices, mask, where: str):
         """Gather the elements at ``indices``; reading a poisoned element is an error."""
-        flat = self.flat_index(indices, mask, where)
+        if self.drop_strays and len(indices) == len(self.shape):
+            flat, bad = self._layout_flat(indices, mask)
+            if bad is not None:
+                raise InterpError(f"{where}: reads past the storage of {self.name!r}")
+        else:
+            flat = self.flat_index(indices, mask, where)
         if self.poison is not None:
             used = self.poison[flat]
             if np.any(used if mask is None else np.logical_and(used, mask)):
@@ -152,6 +160,8 @@ class BufferData:
     def load_poisoned(self, indices, mask, where: str):
         """(values, poisoned lanes, message): like :meth:`load`, but an out-of-bounds lane, or
         one reading a poisoned element, is poisoned instead of an error (and reads element 0)."""
+        if self.drop_strays and len(indices) == len(self.shape):
+            return self._load_layout(indices, mask, where)
         if mask is None and len(indices) == len(self.shape):
             # the common scalar read inside the buffer (a data-dependent loop run point by point)
             flat = self.offset
@@ -189,7 +199,13 @@ class BufferData:
         ``poison`` (lanes, message) marks lanes whose value was computed from an out-of-bounds
         load: allowed only into scratch storage, whose elements then remember it.
         """
-        flat = self.flat_index(indices, mask, where)
+        if self.drop_strays and len(indices) == len(self.shape):
+            inside = self._flat_inside(indices, mask)
+            if inside is None:
+                return
+            flat, mask = inside
+        else:
+            flat = self.flat_index(indices, mask, where)
         if self.bf16:
             value = round_bfloat16(value)
         lanes = poison[0] if poison is not None else False
@@ -209,6 +225,50 @@ class BufferData:
         if self.poison is not None:
             self.poison[flat[~lanes]] = False
         self.flat[flat.ravel()] = value.ravel()
+
+    def _layout_flat(self, indices, mask) -> tuple:
+        """(flat positions, lanes past the storage or None) of ``indices`` as the layout
+        places them, whatever each index's own range (:attr:`drop_strays`); lanes off
+        ``mask`` and past the storage point at 0."""
+        flat = self.offset
+        for idx, stride in zip(indices, self.strides):
+            flat = flat + idx * stride
+        size = self.flat.size
+        if isinstance(flat, _SCALARS):
+            if 0 <= flat < size or (mask is not None and not np.any(mask)):
+                return (flat if 0 <= flat < size else 0), None
+            return 0, True
+        if mask is not None and not _all(mask):
+            flat = np.where(mask, flat, 0)
+        bad = np.logical_or(np.less(flat, 0), np.greater_equal(flat, size))
+        if not np.any(bad):
+            return flat, None
+        return np.where(bad, 0, flat), bad
+
+    def _load_layout(self, indices, mask, where: str):
+        """:meth:`load_poisoned` of a buffer with :attr:`drop_strays`: lanes past the
+        storage, or reading a poisoned element, poisoned."""
+        flat, bad = self._layout_flat(indices, mask)
+        lanes, message = (False, "") if bad is None else (bad, f"{where}: reads past the storage of {self.name!r}")
+        if self.poison is not None:
+            used = self.poison[flat]
+            used = used if mask is None else np.logical_and(used, mask)
+            if np.any(used):
+                message = message or self.poison_message
+                lanes = np.logical_or(lanes, used)
+        value = self.flat.take(flat) if isinstance(flat, np.ndarray) else self.flat[int(flat)]
+        return value, lanes, message
+
+    def _flat_inside(self, indices, mask) -> "tuple | None":
+        """(flat positions, mask) of a store with :attr:`drop_strays`: lanes past the storage
+        dropped; None when no lane is left."""
+        flat, bad = self._layout_flat(indices, mask)
+        if bad is None:
+            return flat, mask
+        if bad is True:
+            return None
+        keep = np.logical_not(bad) if mask is None else np.logical_and(mask, np.logical_not(bad))
+        return (flat, keep) if np.any(keep) else None
 
     def _poison(self, flat, message: str, where: str) -> None:
         if not self.scratch:

@@ -38,6 +38,9 @@ class Ctx:
     """Value storage the function allocates itself starts with (None: zeros). A check that a
     function never reads such storage before writing it runs with a value no computation
     is likely to produce."""
+    drop_strays: bool = False
+    """Stores out of bounds of storage the function allocates are dropped instead of an
+    error (``tir.interpret``'s ``drop_strays``)."""
     steps_left: "int | None" = None
     """Loop iterations the run may still walk one at a time (None: no limit); a vectorised
     nest counts as one."""

@@ -133,6 +133,7 @@ def allocate(buffer, ctx: Ctx) -> None:
             fill = 7  # junk an integer can hold
         data.flat[...] = fill
     data.scratch = True
+    data.drop_strays = ctx.drop_strays
     ctx.bufs[buffer] = data
 
 
