@@ -70,7 +70,8 @@ def read_through_in_place(func: PrimFunc) -> "PrimFunc | None":
 
 def _copies(func: PrimFunc) -> dict:
     """id(block) -> copy form for the copy blocks of ``func`` that are the only writers of
-    an intermediate buffer of the source's shape, at most one per buffer involved."""
+    an intermediate buffer, at most one per buffer involved (a transposing copy too: its
+    readers load the source at the permuted indices)."""
     params = {id(b) for b in func.buffers}
     blocks = list(func.blocks())
     writers: dict = {}
@@ -83,7 +84,7 @@ def _copies(func: PrimFunc) -> dict:
         if form is None or form[3] is not None or len(form[1]) != 1:
             continue  # pad producers and index blocks are partial_copy's
         dst, (src,) = form[0], form[1]
-        if id(dst) in params or writers.get(id(dst)) != 1 or not _same_shape(dst, src):
+        if id(dst) in params or writers.get(id(dst)) != 1:
             continue
         touched = {id(dst), id(src)}
         if touched & used:

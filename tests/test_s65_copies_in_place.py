@@ -111,3 +111,4 @@ def test_interpreter_drop_strays_places_stores_by_layout():
     # y[0, 3] lands on y[1, 0] and is overwritten by y[1, 0] in loop order; y[1, 3] is past
     # the storage and dropped
     np.testing.assert_array_equal(_strays(True), np.arange(6, dtype="float32").reshape(2, 3) * 2)
+

@@ -54,6 +54,8 @@ def match_conv(expr, space: Space, ctx) -> "Match | None":
     for p, w0 in _candidates(e.source, ctx):
         restored = _with_unit_channel(e, space, p.load, w0)
         if restored is None:
+            restored = _with_unit_taps(e, space, p.load, w0)
+        if restored is None:
             continue
         for padded, w in _candidates(restored.source, ctx):
             views = conv_views(restored, space, padded.load, w)
@@ -98,6 +100,35 @@ def _with_unit_channel(e: Reduce, space: Space, x: BufferLoad, w: BufferLoad) ->
     new_x = attrs.evolve(x, indices=tuple(Add(i, rc if rc.dtype == i.dtype else Cast(i.dtype, rc)) if j == dims[0] else i
                                           for j, i in enumerate(x.indices)))
     return with_loads(e, ((w, new_w), (x, new_x)), added)
+
+
+def _with_unit_taps(e: Reduce, space: Space, x: BufferLoad, w: BufferLoad) -> "Reduce | None":
+    """``e`` with the kernel taps of spatial dimensions of extent 1 given back to the data's
+    indices, when a schedule's simplifier took them out knowing they are 0 (``x[n, c, y, x]
+    * w[o, c, ry, rx]``, ``ry`` and ``rx`` in [0, 1), after ``transform_layout``): the
+    reduction variables of extent 1 the weight alone reads, each once, and the data axes that
+    read one output variable alone, the first of them being the batch (every convolution
+    layout puts N first, so it must be axis 0) and the others, in order, the spatial axes
+    that lost those taps in the weight's order of them. ``y + ry`` reads the same element."""
+    unit_vars = _lone_unit_reductions(e, x, w)
+    if not unit_vars:
+        return None
+    outs = [v for v in space.indices if isinstance(v, Var)]
+    red = {id(iv.var) for iv in e.axes}
+    alone = []
+    for j, i in enumerate(x.indices):
+        f = affine(i)
+        vs = [k for k in (f or {}) if isinstance(k, Var)]
+        if len(vs) == 1 and id(vs[0]) not in red and any(vs[0] is o for o in outs) and f[vs[0]] > 0:
+            alone.append(j)
+    if not alone or alone[0] != 0 or len(alone) != len(unit_vars) + 1:
+        return None
+    taps = sorted(unit_vars, key=lambda v: next(k for k, i in enumerate(w.indices) if i is v))
+    given = dict(zip(alone[1:], taps))
+    new_x = attrs.evolve(x, indices=tuple(
+        Add(i, given[j] if given[j].dtype == i.dtype else Cast(i.dtype, given[j])) if j in given else i
+        for j, i in enumerate(x.indices)))
+    return with_loads(e, ((x, new_x),))
 
 
 def unit_reduction(dtype) -> IterVar:

@@ -1,0 +1,65 @@
+"""Session 65: convolutions whose kernel taps of extent 1 a simplifier took out of the data's
+indices (``pad_temp[n, c, y * 2, x + rx]`` beside ``w[o, c, ry, rx]``, ``ry`` in [0, 1)), as
+TVM prints them after ``transform_layout`` packs the buffers (NCHW4c / OIHW4i4o with a single
+block of channels): :func:`opinfo.recognize.conv._with_unit_taps` gives the taps back.
+"""
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings, strategies as st
+
+import opinfo
+import tir
+import tir.topi
+from tests.fixture_util import fixture_func
+
+
+def _without_unit_taps(func):
+    """``func`` (a lowered convolution) printed and read back with the ``+ v_r..`` term of
+    every reduction variable of extent 1 dropped from the padded data's indices; the names
+    of those variables."""
+    text = tir.to_script(func)
+    (block,) = [b for b in func.blocks() if b.init is not None]
+    unit = [iv.var.name for iv in block.iter_vars if iv.kind == tir.IterKind.REDUCE and iv.dom.extent.value == 1]
+    for name in unit:
+        text = re.sub(rf"(pad_temp\[[^\]]*?) \+ {name}\b", r"\1", text)
+    return tir.parse(text), unit
+
+
+@settings(max_examples=25, deadline=None)
+@given(kh=st.sampled_from([1, 3]), kw=st.sampled_from([1, 2]), sh=st.integers(1, 2), sw=st.integers(1, 2),
+       layout=st.sampled_from([("NCHW", "OIHW"), ("NHWC", "HWIO"), ("NHWC", "OHWI")]))
+def test_conv_read_with_unit_taps_dropped_from_the_data_index(kh, kw, sh, sw, layout):
+    data_layout, kernel_layout = layout
+    extent = {"N": 2, "C": 4, "H": 7, "W": 6, "O": 3, "I": 4}
+    want = {"strides": (sh, sw), "data_layout": data_layout, "kernel_layout": kernel_layout}
+    kernel = {**extent, "H": kh, "W": kw}
+    func = tir.topi.lower("nn.conv2d", [(tuple(extent[c] for c in data_layout), "float32"),
+                                        (tuple(kernel[c] for c in kernel_layout), "float32")], **want)
+    dropped, unit = _without_unit_taps(func)
+    assert (tir.to_script(dropped) != tir.to_script(func)) == bool(unit)
+    (op,) = opinfo.analyze(dropped).ops
+    assert op.name == "nn.conv2d"
+    assert {k: op.attrs[k] for k in want} == want
+    assert op.attrs["padding"] == (0, 0, 0, 0) and op.attrs["dilation"] == (1, 1) and op.attrs["groups"] == 1
+
+
+def test_packed_conv_with_one_channel_block_and_unit_kernel():
+    # NCHW4c data of 4 channels (its outer channel axis read at 0), an OIHW4i4o kernel 1 x 1
+    func = fixture_func("s65_packed_conv_unit_taps")
+    (op,) = opinfo.analyze(func).ops
+    assert op.name == "nn.conv2d"
+    assert dict(op.attrs) == {"strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1,
+                              "data_layout": "NCHW4c", "kernel_layout": "OIHW4i4o", "out_layout": "NCHW4c"}
+
+
+def test_a_batch_read_at_0_is_not_taken_for_a_spatial_axis():
+    # the batch of one printed as 0: the first data axis reading an output variable alone is
+    # then a spatial one, and no tap is given back (the function abstains, it is not misread)
+    func = tir.topi.lower("nn.conv2d", [((1, 4, 7, 6), "float32"), ((3, 4, 1, 2), "float32")])
+    dropped, _ = _without_unit_taps(func)
+    text = re.sub(r"pad_temp\[v_nn, ", "pad_temp[T.int64(0), ", tir.to_script(dropped))
+    text = re.sub(r"conv2d_nchw\[v_nn, ", "conv2d_nchw[T.int64(0), ", text)
+    ops = opinfo.analyze(tir.parse(text)).ops
+    assert all(op.attrs.get("data_layout") in (None, "NCHW") for op in ops)
