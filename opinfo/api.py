@@ -291,7 +291,7 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
             info = _analyze(prim_func, name, context, conventions, kind)
             if not (info.ops or info.undecided) and info.refused in (None, REFUSALS["partial"]):
                 info = _rows_inside(prim_func, name, context, conventions, kind, info)
-            if not (info.ops or info.undecided) and info.refused is not None:
+            if not (info.ops or info.undecided):
                 info = _copies_in_place(prim_func, name, context, conventions, kind, info)
             if not info.ops and not info.undecided and (info.refused is None or info.refused in SYMBOLIC_GATES):
                 # geometry over symbolic extents: read at concrete ones (:mod:`.specialize`);
@@ -325,9 +325,9 @@ def _rows_inside(prim_func: PrimFunc, name: str, context: "FuncContext | None", 
 
 def _copies_in_place(prim_func: PrimFunc, name: str, context: "FuncContext | None", conventions: "bool | None",
                      kind: str, refused: FuncInfo) -> FuncInfo:
-    """A refused function read with its cache copies read through where they sit inside
-    their readers' loops (:mod:`.copies_in_place`: confirmed by running both): that
-    reading, with a warning, when it names ops; ``refused`` otherwise."""
+    """A function refused or not named, read with its cache copies read through where they
+    sit inside their readers' loops (:mod:`.copies_in_place`: confirmed by running both):
+    that reading, with a warning, when it names ops; ``refused`` otherwise."""
     rewritten = read_through_in_place(prim_func)
     if rewritten is None:
         return refused
@@ -470,9 +470,10 @@ WARNINGS = {
     "row_strays": "TVM's code stores past the end of an axis of {buffers} (a tile's tail the loops do not "
                   "guard), where no element the function leaves changes (past the storage, or rewritten "
                   "later as its loops run in order); the ops are what the elements inside hold",
-    "copies_in_place": "TVM's cache copies here run past the end of their buffers (thread blocks of a fused "
-                       "loop whose last one overruns); read through, running the function with those stores "
-                       "dropped gives the same outputs; the ops are what it computes read so",
+    "copies_in_place": "TVM's cache copies here (read_at/write_at tiles running past the end of their buffers, "
+                       "cache_inplace round trips) are read through: the function as written (stores past the "
+                       "end of a buffer dropped) and read through leave the same outputs when run; the ops are "
+                       "what it computes read so",
     "stale": "TVM's build reads undefined storage here: {buffer} is read at a later iteration of a loop than "
              "the one that stored it, and TVM's lowering allocates it anew at each iteration of the loops "
              "around all its accesses ({loops}); the ops are what the loops compute as written",

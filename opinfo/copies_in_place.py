@@ -34,6 +34,7 @@ from .block_loops import move_block_loops
 from .blockize import unblockize
 from .coverage import same_index_copy
 from .loop_partition import merge_partitions
+from .normalize import cache_scope
 from .partial_copy import copy_form, read_through
 from .rewrite import EMPTY, loaded, prune, stored
 
@@ -60,6 +61,8 @@ def read_through_in_place(func: PrimFunc) -> "PrimFunc | None":
             out = read_through(out, chosen)
             continue
         written = _write_through(out)
+        if written is None:
+            written = _round_trips(out)
         if written is None:
             break
         out = written
@@ -96,17 +99,18 @@ def _copies(func: PrimFunc) -> dict:
 
 def _write_through(func: PrimFunc) -> "PrimFunc | None":
     """``func`` with one ``write_at``-style copy ``D[i...] = S[i...]`` undone: ``S`` an
-    intermediate of ``D``'s shape that one other block writes (and may read, accumulating)
+    intermediate in a cache's scope (a global one may be an op's result copied by another
+    op's block, a ``T_divide`` by 1), of ``D``'s shape that one other block writes (and may read, accumulating)
     and no other block reads, ``D`` written by the copy alone; that block then stores into
     ``D`` and the copy is removed. None when there is no such copy."""
     params = {id(b) for b in func.buffers}
     blocks = list(func.blocks())
     for copy in blocks:
-        form = copy_form(copy)
-        if form is None or form[3] is not None or len(form[1]) != 1 or not same_index_copy(copy.body):
+        pair = _plain_copy(copy)
+        if pair is None:
             continue
-        dst, (src,) = form[0], form[1]
-        if id(src) in params or not _same_shape(dst, src):
+        dst, src = pair
+        if id(src) in params or not cache_scope(src) or not _same_shape(dst, src):
             continue
         others = [b for b in blocks if b is not copy]
         writers = [b for b in others if id(src) in stored(b)]
@@ -114,15 +118,48 @@ def _write_through(func: PrimFunc) -> "PrimFunc | None":
             continue
         if any(id(src) in loaded(b) for b in others if b is not writers[0]):
             continue
-        return _retarget(func, copy, src, dst)
+        return _retarget(func, [copy], src, dst)
     return None
 
 
-def _retarget(func: PrimFunc, copy, src, dst) -> PrimFunc:
-    """``func`` without the block ``copy``, every access of ``src`` made to ``dst``."""
+def _plain_copy(block) -> "tuple | None":
+    """(destination, source) of a block ``D[i...] = S[i...]``: one index tuple on both
+    sides, buffers of one dtype, no init; else None."""
+    store = block.body
+    if block.init is not None or not isinstance(store, BufferStore) or not isinstance(store.value, BufferLoad):
+        return None
+    src = store.value.buffer
+    if src is store.buffer or src.dtype != store.buffer.dtype or not same_index_copy(store):
+        return None
+    return store.buffer, src
+
+
+def _round_trips(func: PrimFunc) -> "PrimFunc | None":
+    """``func`` with one ``cache_inplace`` buffer undone: an intermediate ``S`` in a cache's
+    scope, of the shape of ``D`` that copies ``S[i...] = D[i...]`` fill and copies ``D[i...] = S[i...]`` write
+    back around the blocks updating it; those blocks then update ``D`` and the copies are
+    removed. None when there is none."""
+    params = {id(b) for b in func.buffers}
+    blocks = list(func.blocks())
+    forms = {id(b): _plain_copy(b) for b in blocks}
+    for block in blocks:
+        if forms[id(block)] is None:
+            continue
+        s_buf, d_buf = forms[id(block)]
+        if id(s_buf) in params or not cache_scope(s_buf) or not _same_shape(s_buf, d_buf):
+            continue
+        trips = [b for b in blocks if forms.get(id(b)) in ((s_buf, d_buf), (d_buf, s_buf))]
+        if any(forms[id(b)] == (d_buf, s_buf) for b in trips):
+            return _retarget(func, trips, s_buf, d_buf)
+    return None
+
+
+def _retarget(func: PrimFunc, copies, src, dst) -> PrimFunc:
+    """``func`` without the blocks ``copies``, every access of ``src`` made to ``dst``."""
+    removed = {id(b) for b in copies}
 
     def pre(n):
-        if isinstance(n, BlockRealize) and n.block is copy:
+        if isinstance(n, BlockRealize) and id(n.block) in removed:
             return EMPTY
         return None
 
@@ -159,17 +196,31 @@ def _same_shape(a, b) -> bool:
 
 
 def _same_outputs(func: PrimFunc, rewritten: PrimFunc) -> bool:
-    """Whether ``func`` (stores past its own storage dropped) and ``rewritten`` leave the
-    same arrays on random inputs, each function's storage starting as each of :data:`JUNK`."""
-    from tir.interp_expr import nan_propagating_minmax
-
-    from .verify import cheap_binding, random_inputs
+    """Whether ``func`` (stores past its buffers placed by the layout) and ``rewritten`` leave
+    the same arrays on random inputs, each function's storage starting as each of
+    :data:`JUNK`; symbolic extents at :func:`.verify.cheap_binding`'s value and at 1, 2 and 3
+    (where a tile's overrun falls changes with them)."""
+    from .recognize.running import symbols
+    from .verify import cheap_binding
 
     binding = cheap_binding(func)
     if binding is None:
         return False
+    values = [binding] + ([v for v in SMALL_BINDINGS if v != binding] if symbols(func.buffers) else [])
+    return all(_same_at(func, rewritten, value) for value in values)
+
+
+SMALL_BINDINGS = (1, 2, 3)
+"""Values of symbolic extents the rewrite is also checked at."""
+
+
+def _same_at(func: PrimFunc, rewritten: PrimFunc, value: int) -> bool:
+    from tir.interp_expr import nan_propagating_minmax
+
+    from .verify import random_inputs
+
     try:
-        arrays = random_inputs(func, np.random.default_rng(0), symbolic=binding)
+        arrays = random_inputs(func, np.random.default_rng(0), symbolic=value)
     except ValueError:
         return False
     for junk in JUNK:

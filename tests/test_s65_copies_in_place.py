@@ -112,3 +112,28 @@ def test_interpreter_drop_strays_places_stores_by_layout():
     # the storage and dropped
     np.testing.assert_array_equal(_strays(True), np.arange(6, dtype="float32").reshape(2, 3) * 2)
 
+
+
+def test_an_in_place_cache_of_a_reduction_is_undone():
+    # cache_inplace of a decomposed max: copied out, updated and copied back at each step
+    func = fixture_func("s65_inplace_cache_max")
+    info = opinfo.analyze(func)
+    assert [(op.name, dict(op.attrs)) for op in info.ops] == [("max", {"axis": (0,), "keepdims": False})]
+    assert WARNINGS["copies_in_place"] in info.warnings
+    assert "x_red_shared" not in {b.name for b in read_through_in_place(func).blocks()}
+
+
+def test_an_in_place_cache_written_back_before_its_update_is_kept():
+    # the copy back runs before the update, which the next copy in overwrites: the output
+    # keeps its init; reading through would compute the max
+    text = replaced("s65_inplace_cache_max")
+    update = text[text.index('            with T.block("x_red_update"):'):text.rindex('            with T.block("x_red_shared"):')]
+    text = text.replace(update, "", 1)
+    text = text.rstrip("\n") + "\n" + update
+    (_, func), = tir.parse(text).prim_funcs()
+    x = np.random.default_rng(3).standard_normal(5).astype("float32")
+    out = np.zeros((), "float32")
+    interpret(func, x, out)
+    assert out < -1e38
+    assert read_through_in_place(func) is None
+    assert opinfo.analyze(func).ops == ()
