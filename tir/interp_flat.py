@@ -154,8 +154,20 @@ def _distinct(accesses: dict, touched: set, ctx: Ctx, shape) -> bool:
     accesses shares storage with one (a view of it)."""
     lanes = int(np.prod(shape, dtype=np.int64))
     for buf, idx in accesses.items():
+        data = ctx.data(buf)
+        indices = [evaluate(i, ctx) for i in idx]
+        if data.drop_strays and len(indices) == len(data.shape):
+            # stores land where the layout puts them, past the storage nowhere: the lanes
+            # inside must still meet distinct elements
+            flat, bad = data._layout_flat(indices, None)
+            flat = np.broadcast_to(flat, shape).reshape(-1)
+            if bad is not None:
+                flat = flat[~np.broadcast_to(bad, shape).reshape(-1)]
+            if np.unique(flat).size != flat.size:
+                return False
+            continue
         try:
-            flat = ctx.data(buf).flat_index([evaluate(i, ctx) for i in idx], None, ctx.where)
+            flat = data.flat_index(indices, None, ctx.where)
         except InterpError:
             return False  # out of bounds on some lane: the walk reports it where it happens
         flat = np.broadcast_to(flat, shape).reshape(-1)
