@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 import opinfo
@@ -27,13 +28,14 @@ def _without_unit_taps(func):
     return tir.parse(text), unit
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(kh=st.sampled_from([1, 3]), kw=st.sampled_from([1, 2]), sh=st.integers(1, 2), sw=st.integers(1, 2),
-       layout=st.sampled_from([("NCHW", "OIHW"), ("NHWC", "HWIO"), ("NHWC", "OHWI")]))
-def test_conv_read_with_unit_taps_dropped_from_the_data_index(kh, kw, sh, sw, layout):
+       layout=st.sampled_from([("NCHW", "OIHW"), ("NHWC", "HWIO"), ("NHWC", "OHWI")]),
+       pad=st.sampled_from([(0, 0, 0, 0), (1, 0, 1, 0), (0, 1, 1, 2)]))
+def test_conv_read_with_unit_taps_dropped_from_the_data_index(kh, kw, sh, sw, layout, pad):
     data_layout, kernel_layout = layout
     extent = {"N": 2, "C": 4, "H": 7, "W": 6, "O": 3, "I": 4}
-    want = {"strides": (sh, sw), "data_layout": data_layout, "kernel_layout": kernel_layout}
+    want = {"strides": (sh, sw), "data_layout": data_layout, "kernel_layout": kernel_layout, "padding": pad}
     kernel = {**extent, "H": kh, "W": kw}
     func = tir.topi.lower("nn.conv2d", [(tuple(extent[c] for c in data_layout), "float32"),
                                         (tuple(kernel[c] for c in kernel_layout), "float32")], **want)
@@ -42,7 +44,22 @@ def test_conv_read_with_unit_taps_dropped_from_the_data_index(kh, kw, sh, sw, la
     (op,) = opinfo.analyze(dropped).ops
     assert op.name == "nn.conv2d"
     assert {k: op.attrs[k] for k in want} == want
-    assert op.attrs["padding"] == (0, 0, 0, 0) and op.attrs["dilation"] == (1, 1) and op.attrs["groups"] == 1
+    assert op.attrs["dilation"] == (1, 1) and op.attrs["groups"] == 1
+
+
+@pytest.mark.parametrize("name, data, weight, given", [
+    ("nn.conv3d", (1, 4, 5, 6, 7), (3, 4, 1, 3, 1), dict(strides=(1, 2, 1), padding=(1, 0, 0, 0, 1, 1))),
+    ("nn.conv1d", (2, 4, 9), (5, 4, 1), dict(strides=(2,), padding=(1, 1))),
+    ("nn.conv2d", (2, 4, 7, 6), (4, 1, 1, 1), dict(groups=4, padding=(1, 1, 0, 0))),
+    ("nn.conv2d", (2, 7, 6, 4), (1, 2, 4, 3), dict(padding=(1, 0, 1, 0), data_layout="NHWC", kernel_layout="HWIO")),
+])
+def test_padded_conv_with_unit_taps_dropped_reads_as_the_plain_one(name, data, weight, given):
+    # the taps go back into the pad guard too (it tests the padded index they were taken from)
+    func = tir.topi.lower(name, [(data, "float32"), (weight, "float32")], **given)
+    dropped, unit = _without_unit_taps(func)
+    assert unit
+    want = [(op.name, dict(op.attrs)) for op in opinfo.analyze(func).ops]
+    assert want and [(op.name, dict(op.attrs)) for op in opinfo.analyze(dropped).ops] == want
 
 
 def test_packed_conv_with_one_channel_block_and_unit_kernel():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import attrs
 
 from tir.buffer import Range
-from tir.expr import Add, BufferLoad, Cast, IntImm, Mul, Var
+from tir.expr import Add, BufferLoad, Cast, IntImm, Mul, PrimExpr, Sub, Var
 from tir.functor import pre_order_visit, transform
 from tir.stmt import IterKind, IterVar
 
@@ -124,11 +124,45 @@ def _with_unit_taps(e: Reduce, space: Space, x: BufferLoad, w: BufferLoad) -> "R
     if not alone or alone[0] != 0 or len(alone) != len(unit_vars) + 1:
         return None
     taps = sorted(unit_vars, key=lambda v: next(k for k, i in enumerate(w.indices) if i is v))
-    given = dict(zip(alone[1:], taps))
-    new_x = attrs.evolve(x, indices=tuple(
-        Add(i, given[j] if given[j].dtype == i.dtype else Cast(i.dtype, given[j])) if j in given else i
-        for j, i in enumerate(x.indices)))
-    return with_loads(e, ((x, new_x),))
+    terms = []
+    for j, r in zip(alone[1:], taps):
+        term = _output_term(x.indices[j])
+        if term is None:
+            return None
+        terms.append((term, Add(term, r if r.dtype == term.dtype else Cast(term.dtype, r))))
+    # the term is given its tap wherever it occurs: in the data's index and in the guard of a
+    # pad read through (``1 <= y * 2 and ...`` tests the padded index the tap was taken from)
+    def pre(n):
+        for term, given in terms:
+            if n is term or _same_scaled(n, term):
+                return given
+        return None
+
+    return attrs.evolve(e, source=transform(e.source, lambda n: None, pre))
+
+
+def _same_scaled(n, term) -> bool:
+    """Whether ``n`` is ``term``, a ``y * s`` of the very variable ``y`` by the same constant."""
+    if not isinstance(n, Mul) or not isinstance(term, Mul):
+        return False
+    a, b = (n.a, n.b) if isinstance(n.a, Var) else (n.b, n.a)
+    ta, tb = (term.a, term.b) if isinstance(term.a, Var) else (term.b, term.a)
+    return a is ta and const_of(b) is not None and const_of(b) == const_of(tb)
+
+
+def _output_term(index) -> "PrimExpr | None":
+    """The part ``y * s`` (or ``y``) of a data index ``y * s + offset`` that reads the output
+    variable, as a node of ``index``; None for another form."""
+    while isinstance(index, (Add, Sub)) and const_of(index.b) is not None:
+        index = index.a
+    if isinstance(index, Add) and const_of(index.a) is not None:
+        index = index.b
+    if isinstance(index, Var):
+        return index
+    if isinstance(index, Mul) and (isinstance(index.a, Var) and const_of(index.b) is not None
+                                   or isinstance(index.b, Var) and const_of(index.a) is not None):
+        return index
+    return None
 
 
 def unit_reduction(dtype) -> IterVar:
