@@ -100,9 +100,9 @@ def _copies(func: PrimFunc) -> dict:
 def _write_through(func: PrimFunc) -> "PrimFunc | None":
     """``func`` with one ``write_at``-style copy ``D[i...] = S[i...]`` undone: ``S`` an
     intermediate in a cache's scope (a global one may be an op's result copied by another
-    op's block, a ``T_divide`` by 1), of ``D``'s shape that one other block writes (and may read, accumulating)
-    and no other block reads, ``D`` written by the copy alone; that block then stores into
-    ``D`` and the copy is removed. None when there is no such copy."""
+    op's block, a ``T_divide`` by 1) and of ``D``'s shape, which one other block writes (and
+    may read, accumulating) and no other block reads; ``D`` written by the copy alone. That
+    block then stores into ``D`` and the copy is removed. None when there is no such copy."""
     params = {id(b) for b in func.buffers}
     blocks = list(func.blocks())
     for copy in blocks:
@@ -136,9 +136,9 @@ def _plain_copy(block) -> "tuple | None":
 
 def _round_trips(func: PrimFunc) -> "PrimFunc | None":
     """``func`` with one ``cache_inplace`` buffer undone: an intermediate ``S`` in a cache's
-    scope, of the shape of ``D`` that copies ``S[i...] = D[i...]`` fill and copies ``D[i...] = S[i...]`` write
-    back around the blocks updating it; those blocks then update ``D`` and the copies are
-    removed. None when there is none."""
+    scope and of the shape of ``D``, which copies ``S[i...] = D[i...]`` fill and copies
+    ``D[i...] = S[i...]`` write back around the blocks updating it; those blocks then update
+    ``D`` and the copies are removed. None when there is none."""
     params = {id(b) for b in func.buffers}
     blocks = list(func.blocks())
     forms = {id(b): _plain_copy(b) for b in blocks}
