@@ -183,7 +183,11 @@ class BufferData:
                 message = message or OobNote(self, (bad, indices, dim, where))
                 lanes, idx = np.logical_or(lanes, bad), np.where(bad, 0, idx)
             safe.append(idx)
-        flat = self.flat_index(safe, None, where)
+        return self._gather_poisoned(self.flat_index(safe, None, where), mask, lanes, message)
+
+    def _gather_poisoned(self, flat, mask, lanes, message) -> tuple:
+        """(values at ``flat``, ``lanes`` with those reading a poisoned element added, the
+        first message)."""
         if self.poison is not None:
             used = self.poison[flat]
             used = used if mask is None else np.logical_and(used, mask)
@@ -250,14 +254,7 @@ class BufferData:
         storage, or reading a poisoned element, poisoned."""
         flat, bad = self._layout_flat(indices, mask)
         lanes, message = (False, "") if bad is None else (bad, f"{where}: reads past the storage of {self.name!r}")
-        if self.poison is not None:
-            used = self.poison[flat]
-            used = used if mask is None else np.logical_and(used, mask)
-            if np.any(used):
-                message = message or self.poison_message
-                lanes = np.logical_or(lanes, used)
-        value = self.flat.take(flat) if isinstance(flat, np.ndarray) else self.flat[int(flat)]
-        return value, lanes, message
+        return self._gather_poisoned(flat, mask, lanes, message)
 
     def _flat_inside(self, indices, mask) -> "tuple | None":
         """(flat positions, mask) of a store with :attr:`drop_strays`: lanes past the storage
