@@ -288,9 +288,7 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
     name = name if name is not None else prim_func.name
     try:
         with limited(time_limit):  # no limit armed for None or 0
-            info = _analyze(prim_func, name, context, conventions, kind)
-            if not (info.ops or info.undecided) and info.refused in (None, REFUSALS["partial"]):
-                info = _rows_inside(prim_func, name, context, conventions, kind, info)
+            info = _analyze_or_rows_inside(prim_func, name, context, conventions, kind)
             if not (info.ops or info.undecided):
                 info = _copies_in_place(prim_func, name, context, conventions, kind, info)
             if not info.ops and not info.undecided and (info.refused is None or info.refused in SYMBOLIC_GATES):
@@ -302,6 +300,16 @@ def analyze(prim_func: PrimFunc, name: "str | None" = None, context: "FuncContex
             return info
     except TimeLimitExceeded:
         return FuncInfo(name, kind, (), refused=REFUSALS["time_limit"].format(seconds=time_limit))
+
+
+def _analyze_or_rows_inside(prim_func: PrimFunc, name: str, context: "FuncContext | None",
+                            conventions: "bool | None", kind: str) -> FuncInfo:
+    """:func:`_analyze`, then :func:`_rows_inside` when that names nothing and refuses at
+    most for a partial write."""
+    info = _analyze(prim_func, name, context, conventions, kind)
+    if not (info.ops or info.undecided) and info.refused in (None, REFUSALS["partial"]):
+        info = _rows_inside(prim_func, name, context, conventions, kind, info)
+    return info
 
 
 def _rows_inside(prim_func: PrimFunc, name: str, context: "FuncContext | None", conventions: "bool | None",
@@ -331,9 +339,7 @@ def _copies_in_place(prim_func: PrimFunc, name: str, context: "FuncContext | Non
     rewritten = read_through_in_place(prim_func)
     if rewritten is None:
         return refused
-    info = _analyze(rewritten, name, context, conventions, kind)
-    if not (info.ops or info.undecided) and info.refused in (None, REFUSALS["partial"]):
-        info = _rows_inside(rewritten, name, context, conventions, kind, info)
+    info = _analyze_or_rows_inside(rewritten, name, context, conventions, kind)
     if not (info.ops or info.undecided):
         return refused
     return attrs.evolve(info, warnings=(WARNINGS["copies_in_place"],) + tuple(info.warnings))

@@ -215,6 +215,7 @@ SMALL_BINDINGS = (1, 2, 3)
 
 
 def _same_at(func: PrimFunc, rewritten: PrimFunc, value: int) -> bool:
+    from tir.interp import interpret
     from tir.interp_expr import nan_propagating_minmax
 
     from .verify import random_inputs
@@ -229,7 +230,7 @@ def _same_at(func: PrimFunc, rewritten: PrimFunc, value: int) -> bool:
             args = [a.copy() for a in arrays]
             try:
                 with np.errstate(all="ignore"), nan_propagating_minmax():
-                    _interpret(f, args, junk, STEPS)
+                    interpret(f, *args, scratch_fill=junk, max_steps=STEPS, drop_strays=True)
             except Exception:  # noqa: BLE001 - a function the interpreter cannot run is not rewritten
                 return False
             results.append(args)
@@ -237,8 +238,3 @@ def _same_at(func: PrimFunc, rewritten: PrimFunc, value: int) -> bool:
             return False
     return True
 
-
-def _interpret(func, args, junk, max_steps) -> None:
-    from tir.interp import interpret
-
-    interpret(func, *args, scratch_fill=junk, max_steps=max_steps, drop_strays=True)

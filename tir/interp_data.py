@@ -144,8 +144,8 @@ class BufferData:
 
     def load(self, indices, mask, where: str):
         """Gather the elements at ``indices``; reading a poisoned element is an error."""
-        if self.drop_strays and len(indices) == len(self.shape):
-            flat, bad = self._layout_flat(indices, mask)
+        if self.by_layout(indices):
+            flat, bad = self.layout_flat(indices, mask)
             if bad is not None:
                 raise InterpError(f"{where}: reads past the storage of {self.name!r}")
         else:
@@ -160,7 +160,7 @@ class BufferData:
     def load_poisoned(self, indices, mask, where: str):
         """(values, poisoned lanes, message): like :meth:`load`, but an out-of-bounds lane, or
         one reading a poisoned element, is poisoned instead of an error (and reads element 0)."""
-        if self.drop_strays and len(indices) == len(self.shape):
+        if self.by_layout(indices):
             return self._load_layout(indices, mask, where)
         if mask is None and len(indices) == len(self.shape):
             # the common scalar read inside the buffer (a data-dependent loop run point by point)
@@ -203,7 +203,7 @@ class BufferData:
         ``poison`` (lanes, message) marks lanes whose value was computed from an out-of-bounds
         load: allowed only into scratch storage, whose elements then remember it.
         """
-        if self.drop_strays and len(indices) == len(self.shape):
+        if self.by_layout(indices):
             inside = self._flat_inside(indices, mask)
             if inside is None:
                 return
@@ -230,7 +230,12 @@ class BufferData:
             self.poison[flat[~lanes]] = False
         self.flat[flat.ravel()] = value.ravel()
 
-    def _layout_flat(self, indices, mask) -> tuple:
+    def by_layout(self, indices) -> bool:
+        """Whether an access at ``indices`` is placed by the layout (:attr:`drop_strays`; an
+        index tuple of another rank is left to :meth:`flat_index`'s error)."""
+        return self.drop_strays and len(indices) == len(self.shape)
+
+    def layout_flat(self, indices, mask) -> tuple:
         """(flat positions, lanes past the storage or None) of ``indices`` as the layout
         places them, whatever each index's own range (:attr:`drop_strays`); lanes off
         ``mask`` and past the storage point at 0."""
@@ -252,14 +257,14 @@ class BufferData:
     def _load_layout(self, indices, mask, where: str):
         """:meth:`load_poisoned` of a buffer with :attr:`drop_strays`: lanes past the
         storage, or reading a poisoned element, poisoned."""
-        flat, bad = self._layout_flat(indices, mask)
+        flat, bad = self.layout_flat(indices, mask)
         lanes, message = (False, "") if bad is None else (bad, f"{where}: reads past the storage of {self.name!r}")
         return self._gather_poisoned(flat, mask, lanes, message)
 
     def _flat_inside(self, indices, mask) -> "tuple | None":
         """(flat positions, mask) of a store with :attr:`drop_strays`: lanes past the storage
         dropped; None when no lane is left."""
-        flat, bad = self._layout_flat(indices, mask)
+        flat, bad = self.layout_flat(indices, mask)
         if bad is None:
             return flat, mask
         if bad is True:

@@ -39,8 +39,8 @@ class Ctx:
     function never reads such storage before writing it runs with a value no computation
     is likely to produce."""
     drop_strays: bool = False
-    """Stores out of bounds of storage the function allocates are dropped instead of an
-    error (``tir.interpret``'s ``drop_strays``)."""
+    """Accesses out of bounds are placed by the layout, those past the storage dropped
+    (stores) or poisoned (loads), instead of an error (``tir.interpret``'s ``drop_strays``)."""
     steps_left: "int | None" = None
     """Loop iterations the run may still walk one at a time (None: no limit); a vectorised
     nest counts as one."""

@@ -152,26 +152,23 @@ def _bind_lanes(loops, ctx: Ctx):
 def _distinct(accesses: dict, touched: set, ctx: Ctx, shape) -> bool:
     """Each written buffer's elements differ from lane to lane, and no other buffer the nest
     accesses shares storage with one (a view of it)."""
-    lanes = int(np.prod(shape, dtype=np.int64))
     for buf, idx in accesses.items():
         data = ctx.data(buf)
         indices = [evaluate(i, ctx) for i in idx]
-        if data.drop_strays and len(indices) == len(data.shape):
+        bad = None
+        if data.by_layout(indices):
             # stores land where the layout puts them, past the storage nowhere: the lanes
             # inside must still meet distinct elements
-            flat, bad = data._layout_flat(indices, None)
-            flat = np.broadcast_to(flat, shape).reshape(-1)
-            if bad is not None:
-                flat = flat[~np.broadcast_to(bad, shape).reshape(-1)]
-            if np.unique(flat).size != flat.size:
-                return False
-            continue
-        try:
-            flat = data.flat_index(indices, None, ctx.where)
-        except InterpError:
-            return False  # out of bounds on some lane: the walk reports it where it happens
+            flat, bad = data.layout_flat(indices, None)
+        else:
+            try:
+                flat = data.flat_index(indices, None, ctx.where)
+            except InterpError:
+                return False  # out of bounds on some lane: the walk reports it where it happens
         flat = np.broadcast_to(flat, shape).reshape(-1)
-        if lanes and np.unique(flat).size != lanes:
+        if bad is not None:
+            flat = flat[~np.broadcast_to(bad, shape).reshape(-1)]
+        if np.unique(flat).size != flat.size:
             return False
     written = [ctx.data(b).flat for b in accesses]
     for b in touched:
