@@ -2,6 +2,9 @@
 indices (``pad_temp[n, c, y * 2, x + rx]`` beside ``w[o, c, ry, rx]``, ``ry`` in [0, 1)), as
 TVM prints them after ``transform_layout`` packs the buffers (NCHW4c / OIHW4i4o with a single
 block of channels): :func:`opinfo.recognize.conv._with_unit_taps` gives the taps back.
+The dilation of such an axis went with its tap (every dilation reads the same element through
+a kernel axis of extent 1): the reading marks it assumed, so the function on its own abstains
+and keeps the reading as undecided; under conventions (networks) it is reported with 1.
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ def _without_unit_taps(func):
     (block,) = [b for b in func.blocks() if b.init is not None]
     unit = [iv.var.name for iv in block.iter_vars if iv.kind == tir.IterKind.REDUCE and iv.dom.extent.value == 1]
     for name in unit:
-        text = re.sub(rf"(pad_temp\[[^\]]*?) \+ {name}\b", r"\1", text)
+        text = re.sub(rf"(pad_temp\[[^\]]*?) \+ {name}\b( \* T\.int64\(\d+\))?", r"\1", text)
     return tir.parse(text), unit
 
 
@@ -41,10 +44,27 @@ def test_conv_read_with_unit_taps_dropped_from_the_data_index(kh, kw, sh, sw, la
                                         (tuple(kernel[c] for c in kernel_layout), "float32")], **want)
     dropped, unit = _without_unit_taps(func)
     assert (tir.to_script(dropped) != tir.to_script(func)) == bool(unit)
-    (op,) = opinfo.analyze(dropped).ops
+    if not unit:
+        (op,) = opinfo.analyze(dropped).ops
+    else:
+        alone = opinfo.analyze(dropped)
+        assert not alone.ops and [op.name for op in alone.undecided] == ["nn.conv2d"]
+        assert "dilation" in alone.undecided[0].assumed
+        (op,) = opinfo.analyze(dropped, conventions=True).ops
     assert op.name == "nn.conv2d"
     assert {k: op.attrs[k] for k in want} == want
     assert op.attrs["dilation"] == (1, 1) and op.attrs["groups"] == 1
+
+
+@pytest.mark.parametrize("dilation", [(2, 1), (1, 3), (2, 2)])
+def test_the_dilation_of_a_dropped_tap_is_left_open(dilation):
+    # a 1 x 1 kernel dilated or not: once the taps are out of the index the loops are the same
+    data, weight = ((2, 4, 7, 6), "float32"), ((3, 4, 1, 1), "float32")
+    plain, _ = _without_unit_taps(tir.topi.lower("nn.conv2d", [data, weight]))
+    dilated, _ = _without_unit_taps(tir.topi.lower("nn.conv2d", [data, weight], dilation=dilation))
+    assert tir.to_script(dilated) == tir.to_script(plain)
+    info = opinfo.analyze(dilated)
+    assert not info.ops and "dilation" in info.undecided[0].assumed
 
 
 @pytest.mark.parametrize("name, data, weight, given", [
@@ -59,13 +79,15 @@ def test_padded_conv_with_unit_taps_dropped_reads_as_the_plain_one(name, data, w
     dropped, unit = _without_unit_taps(func)
     assert unit
     want = [(op.name, dict(op.attrs)) for op in opinfo.analyze(func).ops]
-    assert want and [(op.name, dict(op.attrs)) for op in opinfo.analyze(dropped).ops] == want
+    assert want and [(op.name, dict(op.attrs)) for op in opinfo.analyze(dropped, conventions=True).ops] == want
+    assert not opinfo.analyze(dropped).ops  # the dropped taps' dilation is open
 
 
 def test_packed_conv_with_one_channel_block_and_unit_kernel():
     # NCHW4c data of 4 channels (its outer channel axis read at 0), an OIHW4i4o kernel 1 x 1
     func = fixture_func("s65_packed_conv_unit_taps")
-    (op,) = opinfo.analyze(func).ops
+    assert not opinfo.analyze(func).ops
+    (op,) = opinfo.analyze(func, conventions=True).ops
     assert op.name == "nn.conv2d"
     assert dict(op.attrs) == {"strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1,
                               "data_layout": "NCHW4c", "kernel_layout": "OIHW4i4o", "out_layout": "NCHW4c"}

@@ -38,8 +38,11 @@ def report(name: str, func) -> None:
     for cut in pads_cut_readings(func):  # pad_einsum's blocks cut to demand (api.recognize_ops)
         _readings(func, cut, "cut to demand")
     with np.errstate(all="ignore"):
-        print("  answer:", [(o.name, dict(o.attrs)) for o in api.analyze(func).ops],
+        info = api.analyze(func)
+        print("  answer:", [(o.name, dict(o.attrs)) for o in info.ops],
               "| with conventions:", [o.name for o in api.analyze(func, conventions=True).ops])
+        for o in info.undecided:
+            print("  undecided:", o.name, dict(o.attrs), "assumed", tuple(o.assumed))
 
 
 def _readings(func, norm, title: str) -> None:

@@ -52,16 +52,18 @@ def match_conv(expr, space: Space, ctx) -> "Match | None":
         if got is not None:
             return got
     for p, w0 in _candidates(e.source, ctx):
-        restored = _with_unit_channel(e, space, p.load, w0)
+        restored, assumed = _with_unit_channel(e, space, p.load, w0), ()
         if restored is None:
-            restored = _with_unit_taps(e, space, p.load, w0)
+            # a tap taken out of the data's index took its dilation with it: any dilation
+            # reads the same element through a kernel axis of extent 1
+            restored, assumed = _with_unit_taps(e, space, p.load, w0), ("dilation",)
         if restored is None:
             continue
         for padded, w in _candidates(restored.source, ctx):
             views = conv_views(restored, space, padded.load, w)
             got = _conv(restored, space, padded, w, views) if views is not None else None
             if got is not None:
-                return got
+                return attrs.evolve(got, assumed=tuple(got.assumed) + assumed)
     return None
 
 
