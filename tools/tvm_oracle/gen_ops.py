@@ -966,6 +966,9 @@ def schedule(mod, rng):
 
 
 SAVE_PLAIN = bool(os.environ.get("OPINFO_SAVE_PLAIN"))
+ALL_SCHEDULED = bool(os.environ.get("OPINFO_ALL_SCHEDULED"))
+"""With OPINFO_ALL_SCHEDULED=1 every case is a ``scheduled`` one (split/reorder, pads inlined:
+the sample's variant), none dynamic: a wider hunt through the sample's own schedules."""
 """With OPINFO_SAVE_PLAIN=1, a scheduled case's function before scheduling is written beside it
 (``CASE.plain``, not a ``.py``: the scorer reads every ``.py``), for tools/schedule_audit.py."""
 EXTENDED = [t for t in os.environ.get("OPINFO_SCHEDULE", "").split(",") if t]
@@ -1381,8 +1384,8 @@ def main(out_dir, seed, per_op, only=None):
     names = only or list(SPECS)
     for name in names:
         for j in range(per_op):
-            variant = ["plain", "plain", "scheduled", "plain"][j % 4]
-            dynamic = j % 3 == 1
+            variant = "scheduled" if ALL_SCHEDULED else ["plain", "plain", "scheduled", "plain"][j % 4]
+            dynamic = j % 3 == 1 and not ALL_SCHEDULED
             cid = f"{name.replace('.', '_')}_{seed}_{j}"
             try:
                 mod, attrs, inputs = build(name, rng, dynamic)
