@@ -10,6 +10,7 @@ from ..semantic import ArgReduce, Reduce
 from .common import Match, Space, loads_in, strip
 from .extent import same_extent
 from ..tags import tags
+from ..unit_axes import rebuilt
 
 POOL_TAGS = frozenset({"adaptive_pool_sum", "adaptive_pool_avg", "pool_sum", "pool_avg"})
 """TVM's compute tags of average pooling. A pool whose windows cover whole axes (adaptive
@@ -49,6 +50,22 @@ def _axes_keepdims(ins: Space, out: Space, reduce_vars) -> "tuple | None":
     if len(out.indices) == len(kept) and all(a is b for a, b in zip(out.indices, kept)):
         return axis, False
     return None
+
+
+def unit_axes_open(ins: Space, axis, ctx) -> dict:
+    """``axis`` marked open (assumed: the function alone abstains; unconventional: no
+    importer's convention settles it either, so a network abstains too) when the input keeps an axis of extent 1 in a function whose blocks a
+    scheduler rebuilt (:func:`.unit_axes.rebuilt`: dlight drops the loops of extent 1, a
+    reduced one's variable with them, and :func:`.unit_axes.restore_unit_vars` gives the
+    element read at 0 the output's unit variable back): ``max(x, axis=[0, 1], keepdims=True)``
+    and ``axis=[1]`` over a ``(1, 6)`` tensor then print the same block. Plain and split
+    loops keep a variable for every axis, reduced or kept, and decide it."""
+    if ctx is None or not rebuilt(ctx.sem.func):
+        return {}
+    kept = [d for d in range(ins.rank) if d not in axis]
+    if not any(const_of(ins.extents[d]) == 1 for d in kept):
+        return {}
+    return {"assumed": ("axis",), "unconventional": ("axis",)}
 
 
 def _init_ok(comb, init, dtype) -> bool:
@@ -92,7 +109,8 @@ def match_reduce(expr, space: Space, ctx) -> "Match | None":
     if got is None:
         return None
     ins, axis, keep = got
-    return Match(e.combiner, {"axis": axis, "keepdims": keep}, (("data", e.source, ins),))
+    return Match(e.combiner, {"axis": axis, "keepdims": keep}, (("data", e.source, ins),),
+                 **unit_axes_open(ins, axis, ctx))
 
 
 def _divided(e) -> "tuple | None":
@@ -115,7 +133,8 @@ def match_mean(expr, space: Space, ctx) -> "Match | None":
     if got is None:
         return None
     ins, axis, keep = got
-    return Match("mean", {"axis": axis, "keepdims": keep}, (("data", d[0].source, ins),))
+    return Match("mean", {"axis": axis, "keepdims": keep}, (("data", d[0].source, ins),),
+                 **unit_axes_open(ins, axis, ctx))
 
 
 def _is_variance(red: Reduce) -> bool:
@@ -148,7 +167,8 @@ def match_variance(expr, space: Space, ctx) -> "Match | None":
     if got is None:
         return None
     ins, axis, keep = got
-    return Match("variance", {"axis": axis, "keepdims": keep}, (("data", x, ins),))
+    return Match("variance", {"axis": axis, "keepdims": keep}, (("data", x, ins),),
+                 **unit_axes_open(ins, axis, ctx))
 
 
 def _same_reading(src: BufferLoad, inner: Reduce, x: BufferLoad, red: Reduce) -> bool:
@@ -201,7 +221,7 @@ def _row_major(e: ArgReduce) -> "list | None":
     return [iv.var for iv in order]
 
 
-def _match_flat_arg(e: ArgReduce, space: Space) -> "Match | None":
+def _match_flat_arg(e: ArgReduce, space: Space, ctx) -> "Match | None":
     """argmax/argmin with ``axis=None``: over every dimension, index of the flattened input."""
     rvs = _row_major(e)
     if rvs is None:
@@ -213,13 +233,14 @@ def _match_flat_arg(e: ArgReduce, space: Space) -> "Match | None":
     ak = _axes_keepdims(ins, space, rvs) if ins is not None else None
     if ak is None or ak[0] != list(range(ins.rank)) or [i for i in ins.indices] != rvs:
         return None
-    return Match(e.combiner, {"axis": None, "keepdims": ak[1]}, (("data", src, ins),))
+    return Match(e.combiner, {"axis": None, "keepdims": ak[1]}, (("data", src, ins),),
+                 **unit_axes_open(ins, ak[0], ctx))
 
 
 def match_arg(expr, space: Space, ctx) -> "Match | None":
     e = strip(expr)
     if isinstance(e, ArgReduce) and len(e.axes) > 1:
-        return _match_flat_arg(e, space)
+        return _match_flat_arg(e, space, ctx)
     if not isinstance(e, ArgReduce) or len(e.axes) != 1 or e.index is not e.axes[0].var:
         return None
     rv = e.axes[0].var
@@ -232,4 +253,5 @@ def match_arg(expr, space: Space, ctx) -> "Match | None":
     ak = _axes_keepdims(ins, space, [rv])
     if ak is None or ins.rank == 1:  # one dimension: axis=0 and axis=None lower the same
         return None
-    return Match(e.combiner, {"axis": ak[0][0], "keepdims": ak[1]}, (("data", src, ins),))
+    return Match(e.combiner, {"axis": ak[0][0], "keepdims": ak[1]}, (("data", src, ins),),
+                 **unit_axes_open(ins, ak[0], ctx))
