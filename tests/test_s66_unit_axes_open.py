@@ -22,6 +22,7 @@ from tests.fixture_util import fixture_func
     ("s66_dlight_max_unit_axis", "max", (1,)),        # TVM's truth: axis=[0, 1]
     ("s66_dlight_max_kept_unit_axis", "max", (1,)),   # TVM's truth: axis=[1]
     ("s66_dlight_mean_unit_axis", "mean", (0,)),      # TVM's truth: axis=[0, 1]
+    ("s66_dlight_std_unit_axis", "std", (0,)),        # TVM's truth: axis=[0, 1]
 ])
 def test_a_kept_unit_axis_of_a_rebuilt_reduction_is_left_open(name, op, axis):
     func = fixture_func(name)

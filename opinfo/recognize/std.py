@@ -18,4 +18,4 @@ def match_std(expr, space: Space, ctx) -> "Match | None":
     var = match_variance(e.args[0], space, ctx)
     if var is None:
         return None
-    return Match("std", var.attrs, var.inputs)
+    return Match("std", var.attrs, var.inputs, assumed=var.assumed, unconventional=var.unconventional)
