@@ -53,3 +53,12 @@ def test_plain_loops_decide_unit_axes(op, shape, data):
     ops = info.ops or info.undecided  # sum over axes making ones: collapse_sum_to's loops too
     assert [o.name for o in ops] == [op]
     assert list(ops[0].attrs["axis"]) == axis and "axis" not in ops[0].assumed
+
+
+def test_a_packed_max_pool_over_the_whole_input_is_no_max_reduction():
+    # transform_layout folded the unit output variables out of the window's index
+    # (x[n, 0, rv0, rv1, c]): the loops are a max over H and W, the compute tag says pool
+    func = fixture_func("s66_packed_global_max_pool")
+    assert "pool_max" in [b.name for b in func.blocks()]
+    info = opinfo.analyze(func)
+    assert not info.ops and not any(op.name == "max" for op in info.undecided)

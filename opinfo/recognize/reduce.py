@@ -19,6 +19,12 @@ pooling to 1) averages exactly what a mean does; read from a packed buffer, TVM'
 so the pool reader cannot see its window and the mean reader would: the tag says which op
 it was, as in :mod:`opinfo.copy_tags`."""
 
+MAX_POOL_TAGS = frozenset({"pool_max"})
+"""TVM's compute tag of max pooling: a pool whose window covers the whole input (one output
+position per axis) maxes exactly what a max over those axes does, and once ``transform_layout``
+(or a scheduler rebuilding blocks) has folded the unit output variables out of the window's
+index, only the tag says which op it was (as :data:`POOL_TAGS` for average pooling)."""
+
 _INIT = {"sum": 0.0, "prod": 1.0}
 
 
@@ -107,6 +113,8 @@ def match_reduce(expr, space: Space, ctx) -> "Match | None":
     e = strip(expr)
     got = _reduction(e, space)
     if got is None:
+        return None
+    if e.combiner == "max" and MAX_POOL_TAGS.intersection(tags(ctx.sem.func)):
         return None
     ins, axis, keep = got
     return Match(e.combiner, {"axis": axis, "keepdims": keep}, (("data", e.source, ins),),
