@@ -102,3 +102,13 @@ def test_a_batch_read_at_0_is_not_taken_for_a_spatial_axis():
     text = re.sub(r"conv2d_nchw\[v_nn, ", "conv2d_nchw[T.int64(0), ", text)
     ops = opinfo.analyze(tir.parse(text)).ops
     assert all(op.attrs.get("data_layout") in (None, "NCHW") for op in ops)
+
+
+def test_an_output_axis_no_operand_reads_gets_no_tap():
+    # one output row: transform_layout simplified ``y * 2 + ry * 3`` to 0, stride and dilation
+    # with it; the unit channel-block axis restore_unit_vars gave a variable is no spatial axis
+    # to give the tap to (it read as an NHCW4c conv of stride 1)
+    func = fixture_func("s66_packed_conv_output_row_folded")
+    info = opinfo.analyze(func)
+    assert not info.ops and not info.undecided
+    assert not opinfo.analyze(func, conventions=True).ops

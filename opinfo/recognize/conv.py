@@ -116,6 +116,11 @@ def _with_unit_taps(e: Reduce, space: Space, x: BufferLoad, w: BufferLoad) -> "R
     if not unit_vars:
         return None
     outs = [v for v in space.indices if isinstance(v, Var)]
+    if not all(any(_reads(i, o) for i in tuple(x.indices) + tuple(w.indices)) for o in outs):
+        # an output axis neither operand reads: its variable (of extent 1) was simplified
+        # out of the data's index with its stride, and a unit axis written at 0 beside it
+        # (one block of channels, given a variable by restore_unit_vars) is no spatial one
+        return None
     red = {id(iv.var) for iv in e.axes}
     alone = []
     for j, i in enumerate(x.indices):
